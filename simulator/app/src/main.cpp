@@ -1,0 +1,65 @@
+// The trainsim executable: parses the command line, runs the chosen command and is the only place
+// that turns errors into exit codes (STYLE.md: "Only main chooses exit codes").
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <utility>
+
+#include "commands.hpp"
+#include "trainsim/core/error.hpp"
+
+namespace trainsim::app {
+namespace {
+std::vector<std::pair<int, CommandAdder>>& registry() {
+  static std::vector<std::pair<int, CommandAdder>> commands;
+  return commands;
+}
+}  // namespace
+
+bool register_command(int order, CommandAdder adder) {
+  registry().emplace_back(order, adder);
+  return true;
+}
+
+std::vector<CommandAdder> registered_commands() {
+  auto commands = registry();
+  std::stable_sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CommandAdder> out;
+  for (const auto& [order, adder] : commands) out.push_back(adder);
+  return out;
+}
+
+}  // namespace trainsim::app
+
+int main(int argc, char** argv) {
+  using namespace trainsim;
+  CLI::App cli{"trainsim: what-if simulator for distributed deep-learning training"};
+  cli.set_version_flag("--version", std::string("trainsim 0.1.0"));
+  cli.require_subcommand(1);
+  app::Action action;
+  for (auto adder : app::registered_commands()) adder(cli, action);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = cli.exit(e);  // prints help, version, or the usage error
+    return code == 0 ? 0 : 2;
+  }
+  if (!action) {
+    std::cerr << "trainsim: no command given; see trainsim --help\n";
+    return 2;
+  }
+  try {
+    return action();
+  } catch (const InputError& e) {
+    std::cerr << "trainsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const RunError& e) {
+    std::cerr << "trainsim: run failed: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "trainsim: run failed: " << e.what() << "\n";
+    return 1;
+  }
+}

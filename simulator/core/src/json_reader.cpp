@@ -1,0 +1,206 @@
+#include "trainsim/core/json_reader.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "trainsim/core/suggest.hpp"
+
+namespace trainsim {
+
+JsonNode::JsonNode(std::shared_ptr<const Json> document, const Json* value,
+                   std::shared_ptr<const std::string> source, std::string pointer)
+    : document_(std::move(document)), value_(value), source_(std::move(source)), pointer_(std::move(pointer)) {}
+
+InputError JsonNode::error(const std::string& detail) const { return InputError(*source_, pointer_, detail); }
+
+std::string describe_json(const Json& value) {
+  std::string dumped = value.dump();
+  if (dumped.size() > 40) dumped = dumped.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + dumped;
+}
+
+void JsonNode::type_error(std::string_view expected) const {
+  throw error("expected " + std::string(expected) + ", got " + describe_json(*value_));
+}
+
+double JsonNode::as_number() const {
+  if (!value_->is_number()) type_error("a number");
+  const double v = value_->get<double>();
+  if (!std::isfinite(v)) type_error("a finite number");
+  return v;
+}
+
+double JsonNode::positive_number() const {
+  const double v = as_number();
+  if (!(v > 0)) throw error("must be > 0, got " + value_->dump());
+  return v;
+}
+
+double JsonNode::non_negative_number() const {
+  const double v = as_number();
+  if (v < 0) throw error("must be ≥ 0, got " + value_->dump());
+  return v;
+}
+
+double JsonNode::number_in(double lo, double hi) const {
+  const double v = as_number();
+  if (v < lo || v > hi) {
+    std::ostringstream range;
+    range << "must be in [" << lo << ", " << hi << "], got " << value_->dump();
+    throw error(range.str());
+  }
+  return v;
+}
+
+std::int64_t JsonNode::as_int() const {
+  if (value_->is_number_integer()) return value_->get<std::int64_t>();
+  if (value_->is_number_float()) {
+    const double v = value_->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15) return static_cast<std::int64_t>(v);
+  }
+  type_error("an integer");
+}
+
+std::int64_t JsonNode::int_at_least(std::int64_t min) const {
+  const std::int64_t v = as_int();
+  if (v < min) throw error("must be ≥ " + std::to_string(min) + ", got " + std::to_string(v));
+  return v;
+}
+
+std::string JsonNode::as_string() const {
+  if (!value_->is_string()) type_error("a string");
+  return value_->get<std::string>();
+}
+
+bool JsonNode::as_bool() const {
+  if (!value_->is_boolean()) type_error("true or false");
+  return value_->get<bool>();
+}
+
+std::string JsonNode::one_of(const std::vector<std::string>& allowed) const {
+  const std::string v = as_string();
+  for (const auto& a : allowed)
+    if (a == v) return v;
+  throw error(unknown_name_message("value", v, allowed));
+}
+
+void JsonNode::require_object() const {
+  if (!value_->is_object()) type_error("an object");
+}
+
+void JsonNode::require_array() const {
+  if (!value_->is_array()) type_error("an array");
+}
+
+bool JsonNode::has(std::string_view key) const {
+  require_object();
+  return value_->contains(key);
+}
+
+JsonNode JsonNode::child(const Json* value, std::string pointer) const {
+  return JsonNode(document_, value, source_, std::move(pointer));
+}
+
+JsonNode JsonNode::at(std::string_view key) const {
+  require_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) throw error("missing required key '" + std::string(key) + "'");
+  return child(&*it, json_pointer_append(pointer_, key));
+}
+
+std::optional<JsonNode> JsonNode::find(std::string_view key) const {
+  require_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) return std::nullopt;
+  return child(&*it, json_pointer_append(pointer_, key));
+}
+
+void JsonNode::allow_only(const std::vector<std::string>& allowed) const {
+  require_object();
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    bool known = false;
+    for (const auto& a : allowed) known = known || a == it.key();
+    if (!known)
+      throw InputError(*source_, json_pointer_append(pointer_, it.key()), unknown_name_message("key", it.key(), allowed));
+  }
+}
+
+std::vector<std::pair<std::string, JsonNode>> JsonNode::members() const {
+  require_object();
+  std::vector<std::pair<std::string, JsonNode>> out;
+  for (auto it = value_->begin(); it != value_->end(); ++it)
+    out.emplace_back(it.key(), child(&*it, json_pointer_append(pointer_, it.key())));
+  return out;
+}
+
+std::size_t JsonNode::size() const {
+  if (!value_->is_array() && !value_->is_object()) type_error("an array");
+  return value_->size();
+}
+
+JsonNode JsonNode::element(std::size_t index) const {
+  require_array();
+  if (index >= value_->size()) throw error("index " + std::to_string(index) + " out of range");
+  return child(&(*value_)[index], pointer_ + "/" + std::to_string(index));
+}
+
+std::vector<JsonNode> JsonNode::elements() const {
+  require_array();
+  std::vector<JsonNode> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i) out.push_back(child(&(*value_)[i], pointer_ + "/" + std::to_string(i)));
+  return out;
+}
+
+std::string json_pointer_append(const std::string& pointer, std::string_view token) {
+  std::string out = pointer + "/";
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
+// nlohmann reports a byte offset; users want line and column.
+std::string line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+}  // namespace
+
+JsonNode parse_json_text(std::string_view text, const std::string& source) {
+  auto source_ptr = std::make_shared<const std::string>(source);
+  try {
+    auto document = std::make_shared<const Json>(Json::parse(text.begin(), text.end()));
+    const Json* root = document.get();
+    return JsonNode(document, root, source_ptr, "");
+  } catch (const Json::parse_error& e) {
+    std::string message = e.what();
+    if (auto colon = message.rfind(": "); colon != std::string::npos) message = message.substr(colon + 2);
+    throw InputError(source, line_column(text, e.byte), "invalid JSON: " + message);
+  }
+}
+
+JsonNode read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string(), "", "cannot open file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_json_text(buffer.str(), path.string());
+}
+
+}  // namespace trainsim
