@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -26,6 +29,61 @@ std::string make_temp_dir(const std::string& prefix) {
 }
 
 CliResult run_trainsim(const std::vector<std::string>& args, const std::string& working_directory) {
+  std::vector<std::string> argv{trainsim_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, working_directory);
+}
+
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return "";
+}
+
+int start_trainsim(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+    }
+    std::vector<std::string> copies{trainsim_binary()};
+    copies.insert(copies.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : copies) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(copies[0].c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+int kill_group(int pid, int signal) {
+  ::kill(-pid, signal);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+CliResult run_program(const std::vector<std::string>& command, const std::string& working_directory) {
+  if (command.empty()) throw std::runtime_error("run_program: empty command");
+  const std::string program = find_program(command[0]);
+  if (program.empty()) throw std::runtime_error("run_program: " + command[0] + " not found in PATH");
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
@@ -40,13 +98,11 @@ CliResult run_trainsim(const std::vector<std::string>& args, const std::string& 
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
     if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0) ::_exit(127);
+    std::vector<std::string> copies = command;
     std::vector<char*> argv;
-    std::string binary = trainsim_binary();
-    argv.push_back(binary.data());
-    std::vector<std::string> copies = args;
     for (auto& a : copies) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
+    ::execv(program.c_str(), argv.data());
     ::_exit(127);
   }
   ::close(out_pipe[1]);

@@ -1,0 +1,164 @@
+#pragma once
+// A platform as pure, validated data: GPUs, the fabric inside a node, NICs, the inter-node topology
+// and the network model. Read from the `platform` object of a scenario (preset + overrides, a
+// `file`, or a full description) or from a standalone file. No SimGrid here; the builder that turns
+// a PlatformSpec into SimGrid netzones lives in simgrid_builder.hpp (target platforms_simgrid).
+//
+// Inside a node (every link is split-duplex: each direction has the full bandwidth):
+//
+//        NVSwitch (nvswitch) / NVLink pairs (nvlink) / nothing (pcie)
+//          |    |    |    |                 <- fabric links, intra_node.bandwidth_GBps
+//        GPU0 GPU1 GPU2 GPU3 ... GPUg-1
+//          |    |    |    |                 <- PCIe links, intra_node.pcie_bandwidth_GBps
+//        PCIe switch 0   PCIe switch 1 ...  (intra_node.pcie_switches; 0 = GPUs on the host bridge)
+//             \           /      NICs (network.nics_per_node) hang off a PCIe switch ("gpu") or
+//             host bridge -- CPU  the host bridge ("host") and lead to the node's gateway, which is
+//                                 one leaf of the inter-node topology (switch, fat tree, torus, dragonfly).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/platforms/gpu_catalog.hpp"
+
+namespace trainsim::platforms {
+
+/// How SimGrid turns latency and bandwidth into transfer times.
+enum class NetworkModel {
+  ideal,    ///< CM02, no cross-traffic, factors 1, no TCP window: time = latency + bytes/bandwidth, max-min sharing
+  tcp,      ///< SimGrid's default LV08 TCP-like model (latency ×13.01, bandwidth ×0.97, cross-traffic)
+  factors,  ///< CM02 with the explicit NetworkFactors below
+};
+
+/// The factors of NetworkModel::factors.
+struct NetworkFactors {
+  double latency_factor = 1.0;    ///< multiplies every route's latency (> 0)
+  double bandwidth_factor = 1.0;  ///< multiplies every link's bandwidth, in (0, 1]
+  double tcp_gamma_bytes = 0.0;   ///< TCP window; 0 = no window limit
+  bool crosstraffic = false;      ///< whether acknowledgements load the reverse path
+};
+
+/// The fabric between the GPUs of one node.
+enum class IntraNodeKind {
+  pcie,      ///< PCIe only: GPUs under PCIe switches under the host bridge
+  nvlink,    ///< DGX-1 NVLink hybrid cube-mesh (its first gpus_per_node ≤ 8 GPUs; bandwidth_GBps per link)
+  nvswitch,  ///< every GPU has one port of bandwidth_GBps into a non-blocking NVSwitch
+};
+
+/// The node's internal fabric. Bandwidths are per direction.
+struct IntraNodeSpec {
+  IntraNodeKind kind = IntraNodeKind::pcie;
+  double bandwidth_Bps = 0;       ///< nvlink: one link; nvswitch: a GPU's port; pcie: unused (see pcie_bandwidth_Bps)
+  double latency_s = 0;           ///< GPU-to-GPU latency over the fabric (split across the links of the path)
+  double efficiency = 1.0;        ///< achievable fraction of the fabric's and PCIe's bandwidth, (0, 1]
+  double pcie_bandwidth_Bps = 0;  ///< one PCIe link (GPU, NIC or switch uplink)
+  int pcie_switches = 0;          ///< 0 = every GPU on the host bridge; else GPU i under switch i·switches/g
+};
+
+/// The inter-node topology.
+enum class TopologyKind { single_switch, fat_tree, torus, dragonfly };
+
+/// Fat tree shape in SimGrid's terms: `down[i]` children per level-(i+1) switch; the product of
+/// `down` is the node count; `oversubscription` divides the uplinks of the first switch level.
+struct FatTreeShape {
+  std::vector<unsigned> down;
+  unsigned oversubscription = 1;
+};
+
+/// Dragonfly shape in SimGrid's terms; groups·chassis·routers·nodes_per_router is the node count.
+struct DragonflyShape {
+  unsigned groups = 1, group_links = 1;
+  unsigned chassis = 1, chassis_links = 1;
+  unsigned routers = 1, router_links = 1;
+  unsigned nodes_per_router = 1;
+};
+
+/// Network between nodes.
+struct NetworkSpec {
+  TopologyKind topology = TopologyKind::single_switch;
+  double bandwidth_Bps = 0;  ///< one NIC port; switch links carry nics_per_node times this
+  double latency_s = 0;      ///< node-to-node latency through one switch (each cable carries half)
+  int nics_per_node = 1;
+  bool nics_on_gpus = false; ///< NICs under the GPUs' PCIe switches (true) or on the host bridge
+  NetworkModel model = NetworkModel::ideal;
+  NetworkFactors factors;    ///< used when model == factors
+  FatTreeShape fat_tree;     ///< used when topology == fat_tree (derived from `nodes` when not given)
+  std::vector<unsigned> torus_dimensions;  ///< used when topology == torus
+  DragonflyShape dragonfly;  ///< used when topology == dragonfly
+};
+
+/// A validated platform. Invariants (checked by read_platform_spec): nodes ≥ 1, gpus_per_node ≥ 1,
+/// every bandwidth > 0, every latency ≥ 0, topology shape matches `nodes`.
+struct PlatformSpec {
+  std::string name;                 ///< preset name, file name, or "custom"
+  std::string source;               ///< where the numbers come from (presets) or the file read
+  GpuSpec gpu;
+  GpuSpec cpu;                      ///< the host CPU of every node (used by colocated parameter servers)
+  int nodes = 1;
+  int gpus_per_node = 1;
+  IntraNodeSpec intra_node;
+  NetworkSpec network;
+  std::optional<double> price_per_gpu_hour;  ///< USD, on-demand list price where public
+  std::optional<std::string> simgrid_xml;    ///< path of a SimGrid XML platform used as is
+
+  int total_gpus() const { return nodes * gpus_per_node; }
+};
+
+/// Reads a `platform` object at `node`: `preset` plus overrides, `file` (platform JSON or SimGrid XML,
+/// relative to the referencing file's directory) plus overrides, or a full description. Throws
+/// InputError naming node.source() and the JSON pointer of the offending value.
+PlatformSpec read_platform_spec(const JsonNode& node);
+
+/// A preset name, or a path to a platform JSON / SimGrid XML file (for the CLI). Throws InputError
+/// (unknown preset with a suggestion, unreadable file, invalid content).
+PlatformSpec load_platform(const std::string& preset_or_file);
+
+/// Preset names in catalog order.
+std::vector<std::string> preset_names();
+
+/// One row of `trainsim platform list`.
+struct PresetInfo {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::optional<double> price_per_gpu_hour;
+};
+/// Every preset with its description and source.
+std::vector<PresetInfo> preset_catalog();
+
+/// The preset called `name` (InputError with a suggestion at source/location otherwise).
+PlatformSpec preset_by_name(const std::string& name, const std::string& source = "command line",
+                            const std::string& location = "");
+
+/// Order in which the GPUs of one node are visited by a ring so that consecutive GPUs share the
+/// fastest link (NVLink cube-mesh: 0 1 5 4 7 6 2 3 without the GPUs ≥ g; otherwise 0 … g−1).
+std::vector<int> ring_order_within_node(const PlatformSpec& spec);
+
+/// Rings over the GPUs of one node that together use the fabric like NCCL's channels: on the
+/// NVLink cube-mesh two link-disjoint NVLink rings (0 1 5 4 7 6 2 3 and 0 2 1 3 7 5 6 4), each in both
+/// directions (four rings, no directed link shared; with fewer than 8 GPUs the rings skip the
+/// missing ones and may share links); otherwise the single ring_order_within_node.
+std::vector<std::vector<int>> ring_channels_within_node(const PlatformSpec& spec);
+
+/// Number of NVLink links between local GPUs a and b of a DGX-1 hybrid cube-mesh (0, 1 or 2;
+/// P100 generation has single links only when `doubled_links` is false).
+int nvlink_links_between(int a, int b, bool doubled_links);
+
+/// Analytic summary of the network: bisection bandwidth (bytes/s, one direction) of the inter-node
+/// topology and of one node's fabric.
+struct NetworkSummary {
+  double node_injection_Bps = 0;       ///< nics × NIC bandwidth
+  double bisection_Bps = 0;            ///< of the inter-node topology (0 for one node)
+  double intra_node_bisection_Bps = 0; ///< of one node's GPU fabric
+};
+NetworkSummary summarize_network(const PlatformSpec& spec);
+
+/// JSON description of a spec (the same format read_platform_spec reads, fully expanded), for
+/// `trainsim platform info --json` and for result objects.
+Json to_json(const PlatformSpec& spec);
+
+std::string to_string(NetworkModel m);
+std::string to_string(IntraNodeKind k);
+std::string to_string(TopologyKind k);
+
+}  // namespace trainsim::platforms

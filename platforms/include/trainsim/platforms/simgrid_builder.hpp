@@ -1,0 +1,53 @@
+#pragma once
+// Turns a validated PlatformSpec into SimGrid 3.32 netzones through the C++ platform API (or loads a
+// SimGrid XML platform as is). Target trainsim::platforms_simgrid; the only platforms header that
+// sees SimGrid.
+//
+// Zones: the inter-node topology is a SimGrid cluster zone (a one-level fat tree for "switch",
+// create_fatTree_zone / create_torus_zone / create_dragonfly_zone otherwise) whose leaves are node
+// zones (Full zones with explicit routes, see platform_spec.hpp for the node's inside). Each node
+// zone's gateway is a router behind the node's NICs; the cluster's links carry the node's injection
+// bandwidth (nics_per_node x NIC bandwidth) and half the node-to-node latency each. Hosts:
+// "node<k>/gpu<i>" (speeds per pstate: fp32, tf32, fp16, bf16 peak FLOP/s), "node<k>/cpu",
+// "server<j>/cpu" for dedicated parameter servers.
+#include <vector>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::platforms {
+
+/// Options of build_platform.
+struct BuildOptions {
+  /// Extra nodes holding only a CPU and NICs (dedicated parameter servers). They join the
+  /// inter-node topology as further leaves; a topology shape that was derived from the node count
+  /// is derived again for nodes + server_nodes, an explicit one must fit that total (InputError).
+  int server_nodes = 0;
+};
+
+/// What build_platform created. Host pointers are owned by the SimGrid engine.
+struct BuiltPlatform {
+  std::vector<simgrid::s4u::Host*> gpus;     ///< rank order: node-major (node·gpus_per_node + local)
+  std::vector<simgrid::s4u::Host*> cpus;     ///< the host CPU of each worker node (empty for XML)
+  std::vector<simgrid::s4u::Host*> servers;  ///< CPUs of the dedicated server nodes
+  int gpus_per_node = 1;
+};
+
+/// pstate index of each precision on GPU hosts (Host::set_pstate selects the peak used by exec).
+int pstate_of(Precision p);
+
+/// Sets SimGrid's network model configuration for `spec.network.model`. Call after the Engine
+/// exists and before anything is built (SimGrid reads the model when the first zone is created).
+///   ideal:   network/model:CM02, crosstraffic 0, latency and bandwidth factors 1, weight-S 0,
+///            TCP-gamma 0 (no window limit): one flow takes latency + bytes/bandwidth exactly.
+///   tcp:     SimGrid's default LV08 (latency x13.01, bandwidth x0.97, cross-traffic on).
+///   factors: CM02 with the spec's factors.
+void configure_network_model(const PlatformSpec& spec);
+
+/// Builds the platform into the engine's (empty) root. Throws InputError when a SimGrid XML file
+/// is rejected by SimGrid or has no hosts, or when the topology does not fit the server nodes.
+BuiltPlatform build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec, const BuildOptions& options);
+
+}  // namespace trainsim::platforms

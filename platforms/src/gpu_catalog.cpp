@@ -1,0 +1,96 @@
+#include "trainsim/platforms/gpu_catalog.hpp"
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/suggest.hpp"
+
+namespace trainsim::platforms {
+
+double GpuSpec::peak_flops(Precision p) const {
+  switch (p) {
+    case Precision::fp32: return fp32_flops;
+    case Precision::tf32: return tf32_flops;
+    case Precision::fp16: return fp16_flops;
+    case Precision::bf16: return bf16_flops;
+  }
+  return fp32_flops;
+}
+
+namespace {
+
+constexpr double T = 1e12;  // TFLOP/s
+constexpr double GB = 1e9;  // decimal gigabytes (datasheet convention for memory bandwidth)
+constexpr double GiB = kGiB;
+
+// Devices without a tensor-core path for a precision carry their fastest applicable rate: tf32 on
+// pre-Ampere parts runs as fp32, bf16 on pre-Ampere parts is emulated at the fp32 rate, fp16 on
+// Kepler has no fast path (fp32 rate).
+std::vector<GpuSpec> make_catalog() {
+  std::vector<GpuSpec> c;
+  auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes,
+                  double mem_bw, std::string source) {
+    c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, false, std::move(source)});
+  };
+  add("K80", 4.37 * T, 4.37 * T, 4.37 * T, 4.37 * T, 12 * GiB, 240 * GB,
+      "NVIDIA Tesla K80 datasheet (2014): 8.73 TFLOP/s fp32 boost, 24 GB, 480 GB/s per board of two GK210 dies; "
+      "one die listed");
+  add("P100-PCIe-16GB", 9.3 * T, 9.3 * T, 18.7 * T, 9.3 * T, 16 * GiB, 732 * GB,
+      "NVIDIA Tesla P100 datasheet (2016), PCIe 16 GB");
+  add("P100-SXM2-16GB", 10.6 * T, 10.6 * T, 21.2 * T, 10.6 * T, 16 * GiB, 732 * GB,
+      "NVIDIA Tesla P100 datasheet (2016), SXM2 (NVLink)");
+  add("V100-PCIe-16GB", 14 * T, 14 * T, 112 * T, 14 * T, 16 * GiB, 900 * GB,
+      "NVIDIA Tesla V100 datasheet (2018), PCIe: 14 TFLOP/s fp32, 112 TFLOP/s fp16 tensor");
+  add("V100-PCIe-32GB", 14 * T, 14 * T, 112 * T, 14 * T, 32 * GiB, 900 * GB,
+      "NVIDIA Tesla V100 datasheet (2018), PCIe 32 GB");
+  add("V100-SXM2-16GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 16 * GiB, 900 * GB,
+      "NVIDIA Tesla V100 datasheet (2018), SXM2: 15.7 TFLOP/s fp32, 125 TFLOP/s fp16 tensor");
+  add("V100-SXM2-32GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 32 * GiB, 900 * GB,
+      "NVIDIA Tesla V100 datasheet (2018), SXM2 32 GB");
+  add("T4", 8.1 * T, 8.1 * T, 65 * T, 8.1 * T, 16 * GiB, 320 * GB,
+      "NVIDIA T4 datasheet (2019): 8.1 TFLOP/s fp32, 65 TFLOP/s fp16 tensor, 320 GB/s");
+  add("A100-SXM4-40GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 40 * GiB, 1555 * GB,
+      "NVIDIA A100 datasheet (2021), SXM4 40 GB: 19.5 fp32, 156 tf32, 312 fp16/bf16 TFLOP/s dense");
+  add("A100-SXM4-80GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 80 * GiB, 2039 * GB,
+      "NVIDIA A100 datasheet (2021), SXM4 80 GB: 2039 GB/s HBM2e");
+  add("H100-SXM", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 80 * GiB, 3350 * GB,
+      "NVIDIA H100 datasheet (2023), SXM5: 67 fp32, 494.7 tf32, 989.4 fp16/bf16 TFLOP/s dense, 3.35 TB/s");
+  add("H100-PCIe", 51 * T, 378 * T, 756 * T, 756 * T, 80 * GiB, 2000 * GB,
+      "NVIDIA H100 datasheet (2023), PCIe: 51 fp32, 378 tf32, 756 fp16/bf16 TFLOP/s dense, 2 TB/s");
+  add("H200", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 141 * GB, 4800 * GB,
+      "NVIDIA H200 datasheet (2024), SXM: H100 compute, 141 GB HBM3e at 4.8 TB/s");
+  add("B200", 80 * T, 1100 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB,
+      "NVIDIA DGX B200 datasheet (2024), per GPU: 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, 180 GB, "
+      "8 TB/s; fp32 80 TFLOP/s from the HGX B200 spec sheet");
+  GpuSpec cpu{"CPU-host", 4.15 * T, 4.15 * T, 4.15 * T, 4.15 * T, 512 * GiB, 256 * GB, true,
+              "2x Intel Xeon Platinum 8168 (DGX-1 V100 host): 24 cores x 2.7 GHz x 32 fp32 FLOP/cycle (AVX-512, "
+              "2 FMA units) per socket; 6 DDR4-2666 channels (128 GB/s) per socket"};
+  c.push_back(std::move(cpu));
+  return c;
+}
+
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = make_catalog();
+  return catalog;
+}
+
+std::vector<std::string> gpu_names() {
+  std::vector<std::string> names;
+  for (const auto& g : gpu_catalog()) names.push_back(g.name);
+  return names;
+}
+
+const GpuSpec* gpu_by_name_or_null(const std::string& name) {
+  for (const auto& g : gpu_catalog())
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+const GpuSpec& gpu_by_name(const std::string& name, const std::string& source, const std::string& location) {
+  if (const GpuSpec* g = gpu_by_name_or_null(name)) return *g;
+  throw InputError(source, location, unknown_name_message("GPU", name, gpu_names()));
+}
+
+const GpuSpec& cpu_host() { return *gpu_by_name_or_null("CPU-host"); }
+
+}  // namespace trainsim::platforms

@@ -1,0 +1,581 @@
+#include "trainsim/platforms/platform_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "presets.hpp"
+#include "simgrid_xml_check.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/suggest.hpp"
+#include "trainsim/core/units.hpp"
+
+namespace trainsim::platforms {
+
+std::string to_string(NetworkModel m) {
+  switch (m) {
+    case NetworkModel::ideal: return "ideal";
+    case NetworkModel::tcp: return "tcp";
+    case NetworkModel::factors: return "factors";
+  }
+  return "ideal";
+}
+
+std::string to_string(IntraNodeKind k) {
+  switch (k) {
+    case IntraNodeKind::pcie: return "pcie";
+    case IntraNodeKind::nvlink: return "nvlink";
+    case IntraNodeKind::nvswitch: return "nvswitch";
+  }
+  return "pcie";
+}
+
+std::string to_string(TopologyKind k) {
+  switch (k) {
+    case TopologyKind::single_switch: return "switch";
+    case TopologyKind::fat_tree: return "fat_tree";
+    case TopologyKind::torus: return "torus";
+    case TopologyKind::dragonfly: return "dragonfly";
+  }
+  return "switch";
+}
+
+namespace {
+
+constexpr double kGBps = 1e9;
+
+std::uint64_t product(const std::vector<unsigned>& v) {
+  std::uint64_t p = 1;
+  for (unsigned x : v) p *= x;
+  return p;
+}
+
+std::string join(const std::vector<unsigned>& v, const char* sep) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+/// Largest divisor of n that is ≤ limit (at least 1).
+unsigned largest_divisor_at_most(unsigned n, unsigned limit) {
+  for (unsigned d = std::min(n, std::max(1u, limit)); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+/// Fat-tree shape for n leaves and `levels` levels: near-equal arities, exact product.
+std::vector<unsigned> derive_fat_tree(unsigned n, unsigned levels) {
+  std::vector<unsigned> down;
+  unsigned rem = n;
+  for (unsigned i = 0; i + 1 < levels; ++i) {
+    const auto target = static_cast<unsigned>(std::ceil(std::pow(double(rem), 1.0 / double(levels - i)) - 1e-9));
+    unsigned d = std::max(1u, target);
+    while (rem % d != 0) ++d;
+    down.push_back(d);
+    rem /= d;
+  }
+  down.push_back(rem);
+  return down;
+}
+
+/// Torus dimensions for n nodes: up to three near-equal factors, largest first.
+std::vector<unsigned> derive_torus(unsigned n) {
+  const unsigned a = largest_divisor_at_most(n, static_cast<unsigned>(std::llround(std::cbrt(double(n)))));
+  const unsigned rem = n / a;
+  const unsigned b = largest_divisor_at_most(rem, static_cast<unsigned>(std::floor(std::sqrt(double(rem)))));
+  std::vector<unsigned> dims{a, b, rem / b};
+  dims.erase(std::remove(dims.begin(), dims.end(), 1u), dims.end());
+  if (dims.empty()) dims.push_back(1);
+  std::sort(dims.rbegin(), dims.rend());
+  return dims;
+}
+
+/// Dragonfly shape for n nodes after Cray Aries: 4 nodes per router, 16 routers per chassis, 6
+/// chassis per group, as many groups as needed (smaller where n does not divide).
+DragonflyShape derive_dragonfly(unsigned n) {
+  DragonflyShape d;
+  d.nodes_per_router = largest_divisor_at_most(n, 4);
+  unsigned rem = n / d.nodes_per_router;
+  d.routers = largest_divisor_at_most(rem, 16);
+  rem /= d.routers;
+  d.chassis = largest_divisor_at_most(rem, 6);
+  d.groups = rem / d.chassis;
+  return d;
+}
+
+unsigned read_unsigned(const JsonNode& n, std::int64_t min) {
+  const std::int64_t v = n.int_at_least(min);
+  if (v > 1'000'000) throw n.error("must be ≤ 1000000, got " + std::to_string(v));
+  return static_cast<unsigned>(v);
+}
+
+NetworkModel read_model(const JsonNode& node, NetworkFactors& factors) {
+  if (node.is_string()) {
+    const std::string m = node.one_of({"ideal", "tcp"});
+    return m == "tcp" ? NetworkModel::tcp : NetworkModel::ideal;
+  }
+  if (!node.is_object())
+    throw node.error("expected \"ideal\", \"tcp\" or an object of factors, got " + describe_json(node.raw()));
+  node.allow_only({"latency_factor", "bandwidth_factor", "tcp_gamma_bytes", "crosstraffic"});
+  if (auto f = node.find("latency_factor")) factors.latency_factor = f->positive_number();
+  if (auto f = node.find("bandwidth_factor")) {
+    factors.bandwidth_factor = f->positive_number();
+    if (factors.bandwidth_factor > 1) throw f->error("must be in (0, 1], got " + f->raw().dump());
+  }
+  if (auto f = node.find("tcp_gamma_bytes")) factors.tcp_gamma_bytes = f->non_negative_number();
+  if (auto f = node.find("crosstraffic")) factors.crosstraffic = f->as_bool();
+  return NetworkModel::factors;
+}
+
+void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
+  node.require_object();
+  node.allow_only({"kind", "bandwidth_GBps", "latency_us", "efficiency", "pcie_bandwidth_GBps", "pcie_switches"});
+  IntraNodeSpec& in = spec.intra_node;
+  const JsonNode kind = node.at("kind");
+  const std::string k = kind.one_of({"pcie", "nvlink", "nvswitch"});
+  in.kind = k == "nvlink" ? IntraNodeKind::nvlink : k == "nvswitch" ? IntraNodeKind::nvswitch : IntraNodeKind::pcie;
+  in.bandwidth_Bps = node.at("bandwidth_GBps").positive_number() * kGBps;
+  in.latency_s = us_to_s(node.at("latency_us").non_negative_number());
+  if (auto e = node.find("efficiency")) {
+    in.efficiency = e->positive_number();
+    if (in.efficiency > 1) throw e->error("must be in (0, 1], got " + e->raw().dump());
+  }
+  if (in.kind == IntraNodeKind::pcie) {
+    if (auto p = node.find("pcie_bandwidth_GBps"))
+      throw p->error("not used with kind \"pcie\": bandwidth_GBps is the PCIe link bandwidth");
+    in.pcie_bandwidth_Bps = in.bandwidth_Bps;
+  } else {
+    in.pcie_bandwidth_Bps = node.at("pcie_bandwidth_GBps").positive_number() * kGBps;
+  }
+  if (auto s = node.find("pcie_switches")) {
+    in.pcie_switches = static_cast<int>(s->int_at_least(0));
+    if (in.pcie_switches > spec.gpus_per_node)
+      throw s->error("must be ≤ gpus_per_node (" + std::to_string(spec.gpus_per_node) + "), got " +
+                     std::to_string(in.pcie_switches));
+  }
+  if (in.kind == IntraNodeKind::nvlink && spec.gpus_per_node > 8)
+    throw kind.error("the NVLink hybrid cube-mesh connects at most 8 GPUs, but gpus_per_node is " +
+                     std::to_string(spec.gpus_per_node) + " (use \"nvswitch\" or \"pcie\")");
+}
+
+void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
+  NetworkSpec& net = spec.network;
+  const auto n = static_cast<unsigned>(spec.nodes);
+  const std::string topo = to_string(net.topology);
+  for (const char* key : {"fat_tree", "torus", "dragonfly"})
+    if (auto sub = network.find(key); sub && topo != key)
+      throw sub->error(std::string("only allowed with topology \"") + key + "\", but topology is \"" + topo + "\"");
+
+  if (net.topology == TopologyKind::fat_tree) {
+    unsigned levels = 2;
+    if (auto ft = network.find("fat_tree")) {
+      ft->require_object();
+      ft->allow_only({"levels", "down", "oversubscription"});
+      if (auto l = ft->find("levels")) levels = read_unsigned(*l, 1);
+      if (auto o = ft->find("oversubscription")) net.fat_tree.oversubscription = read_unsigned(*o, 1);
+      if (auto d = ft->find("down")) {
+        d->require_array();
+        if (d->size() == 0) throw d->error("must list at least one level");
+        net.fat_tree.down.clear();
+        for (const auto& e : d->elements()) net.fat_tree.down.push_back(read_unsigned(e, 1));
+        if (ft->has("levels") && levels != net.fat_tree.down.size())
+          throw d->error("has " + std::to_string(net.fat_tree.down.size()) + " entries but levels is " +
+                         std::to_string(levels));
+        if (product(net.fat_tree.down) != n)
+          throw d->error("a fat tree with down [" + join(net.fat_tree.down, ", ") + "] has " +
+                         std::to_string(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
+      }
+      if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
+      if (net.fat_tree.down.size() >= 2 && net.fat_tree.down[0] % net.fat_tree.oversubscription != 0)
+        throw ft->error("oversubscription " + std::to_string(net.fat_tree.oversubscription) +
+                        " must divide the first level's down count " + std::to_string(net.fat_tree.down[0]));
+    }
+    if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
+  } else if (net.topology == TopologyKind::torus) {
+    if (auto t = network.find("torus")) {
+      t->require_object();
+      t->allow_only({"dimensions"});
+      const JsonNode d = t->at("dimensions");
+      d.require_array();
+      if (d.size() == 0) throw d.error("must list at least one dimension");
+      for (const auto& e : d.elements()) net.torus_dimensions.push_back(read_unsigned(e, 1));
+      if (product(net.torus_dimensions) != n)
+        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " +
+                      std::to_string(product(net.torus_dimensions)) + " nodes, but nodes is " + std::to_string(n));
+    } else {
+      net.torus_dimensions = derive_torus(n);
+    }
+  } else if (net.topology == TopologyKind::dragonfly) {
+    if (auto df = network.find("dragonfly")) {
+      df->require_object();
+      df->allow_only({"groups", "group_links", "chassis", "chassis_links", "routers", "router_links", "nodes_per_router"});
+      DragonflyShape& s = net.dragonfly;
+      s.groups = read_unsigned(df->at("groups"), 1);
+      s.chassis = read_unsigned(df->at("chassis"), 1);
+      s.routers = read_unsigned(df->at("routers"), 1);
+      s.nodes_per_router = read_unsigned(df->at("nodes_per_router"), 1);
+      if (auto l = df->find("group_links")) s.group_links = read_unsigned(*l, 1);
+      if (auto l = df->find("chassis_links")) s.chassis_links = read_unsigned(*l, 1);
+      if (auto l = df->find("router_links")) s.router_links = read_unsigned(*l, 1);
+      const std::uint64_t total = std::uint64_t(s.groups) * s.chassis * s.routers * s.nodes_per_router;
+      if (total != n)
+        throw df->error("groups x chassis x routers x nodes_per_router = " + std::to_string(total) +
+                        ", but nodes is " + std::to_string(n));
+    } else {
+      net.dragonfly = derive_dragonfly(n);
+    }
+  }
+}
+
+void read_network(const JsonNode& node, PlatformSpec& spec) {
+  node.require_object();
+  node.allow_only({"topology", "bandwidth_Gbps", "latency_us", "nics_per_node", "nic_attach", "model", "fat_tree",
+                   "torus", "dragonfly"});
+  NetworkSpec& net = spec.network;
+  const std::string topo = node.at("topology").one_of({"switch", "fat_tree", "torus", "dragonfly"});
+  net.topology = topo == "fat_tree"    ? TopologyKind::fat_tree
+                 : topo == "torus"     ? TopologyKind::torus
+                 : topo == "dragonfly" ? TopologyKind::dragonfly
+                                       : TopologyKind::single_switch;
+  net.bandwidth_Bps = gbps_to_bytes_per_s(node.at("bandwidth_Gbps").positive_number());
+  net.latency_s = us_to_s(node.at("latency_us").non_negative_number());
+  if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
+  if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";
+  if (auto m = node.find("model")) net.model = read_model(*m, net.factors);
+  read_topology_shape(node, spec);
+}
+
+const std::vector<std::string>& platform_keys() {
+  static const std::vector<std::string> keys = {"preset", "file", "name", "description", "source", "gpu", "cpu",
+                                                "nodes", "gpus_per_node", "intra_node", "network",
+                                                "price_per_gpu_hour"};
+  return keys;
+}
+
+/// Reads a complete description (no preset, no file).
+PlatformSpec read_full(const JsonNode& node) {
+  PlatformSpec spec;
+  spec.name = "custom";
+  if (auto n = node.find("name")) spec.name = n->as_string();
+  if (auto s = node.find("source")) spec.source = s->as_string();
+  if (auto d = node.find("description")) (void)d->as_string();
+  const JsonNode gpu = node.at("gpu");
+  spec.gpu = gpu_by_name(gpu.as_string(), gpu.source(), gpu.pointer());
+  spec.cpu = cpu_host();
+  if (auto c = node.find("cpu")) spec.cpu = gpu_by_name(c->as_string(), c->source(), c->pointer());
+  spec.nodes = static_cast<int>(read_unsigned(node.at("nodes"), 1));
+  spec.gpus_per_node = static_cast<int>(read_unsigned(node.at("gpus_per_node"), 1));
+  if (std::int64_t(spec.nodes) * spec.gpus_per_node > 1'000'000)
+    throw node.at("nodes").error("nodes × gpus_per_node must be ≤ 1000000");
+  read_intra_node(node.at("intra_node"), spec);
+  read_network(node.at("network"), spec);
+  if (auto p = node.find("price_per_gpu_hour")) spec.price_per_gpu_hour = p->non_negative_number();
+  return spec;
+}
+
+std::filesystem::path resolve_relative(const std::string& file, const std::string& referencing_source) {
+  std::filesystem::path p(file);
+  if (p.is_absolute()) return p;
+  const std::filesystem::path ref(referencing_source);
+  std::error_code ec;
+  if (ref.has_parent_path() && std::filesystem::is_regular_file(ref, ec)) return ref.parent_path() / p;
+  return p;
+}
+
+bool has_xml_extension(const std::filesystem::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".xml";
+}
+
+/// A spec for a SimGrid XML platform: hosts come from the file; `overrides` may name the GPU model
+/// (for memory and per-precision figures) and how hosts group into nodes.
+PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional<JsonNode>& overrides) {
+  detail::check_simgrid_xml(path);
+  PlatformSpec spec;
+  spec.name = path.filename().string();
+  spec.source = path.string();
+  spec.simgrid_xml = path.string();
+  spec.gpu = gpu_by_name("V100-SXM2-16GB");
+  spec.gpu.source = "SimGrid XML host speeds; memory figures of V100-SXM2-16GB";
+  spec.cpu = cpu_host();
+  spec.intra_node.bandwidth_Bps = spec.intra_node.pcie_bandwidth_Bps = 15.75e9;
+  spec.network.bandwidth_Bps = 1.25e9;
+  if (overrides) {
+    const JsonNode& o = *overrides;
+    for (const auto& [key, value] : o.members())
+      if (key != "file" && key != "gpu" && key != "gpus_per_node" && key != "name" && key != "network" &&
+          key != "price_per_gpu_hour" && key != "description")
+        throw value.error("not allowed beside a SimGrid XML file (the XML describes the platform)");
+    if (auto n = o.find("name")) spec.name = n->as_string();
+    if (auto g = o.find("gpu")) spec.gpu = gpu_by_name(g->as_string(), g->source(), g->pointer());
+    if (auto g = o.find("gpus_per_node")) spec.gpus_per_node = static_cast<int>(read_unsigned(*g, 1));
+    if (auto p = o.find("price_per_gpu_hour")) spec.price_per_gpu_hour = p->non_negative_number();
+    if (auto net = o.find("network")) {
+      net->require_object();
+      net->allow_only({"model"});
+      if (auto m = net->find("model")) spec.network.model = read_model(*m, spec.network.factors);
+    }
+  }
+  spec.nodes = 0;  // taken from the XML's hosts when the platform is built
+  return spec;
+}
+
+PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::string& name) {
+  Json merged = base;
+  Json overrides = node.raw();
+  overrides.erase("preset");
+  overrides.erase("file");
+  // A shape given by the base belongs to its node count; a new node count without a new shape
+  // re-derives it.
+  if (overrides.contains("nodes") && merged.contains("network")) {
+    for (const char* key : {"fat_tree", "torus", "dragonfly"}) {
+      const bool overridden = overrides.contains("network") && overrides["network"].is_object() &&
+                              overrides["network"].contains(key);
+      if (!overridden) merged["network"].erase(key);
+    }
+  }
+  // Fewer (or more) GPUs than the base keep its GPUs per PCIe switch unless switches are given.
+  if (overrides.contains("gpus_per_node") && overrides["gpus_per_node"].is_number_integer() &&
+      !(overrides.contains("intra_node") && overrides["intra_node"].is_object() &&
+        overrides["intra_node"].contains("pcie_switches")) &&
+      merged.contains("intra_node") && merged["intra_node"].contains("pcie_switches")) {
+    const double base_g = merged["gpus_per_node"].get<double>();
+    const double base_s = merged["intra_node"]["pcie_switches"].get<double>();
+    const auto g = overrides["gpus_per_node"].get<std::int64_t>();
+    if (base_s > 0 && g >= 1)
+      merged["intra_node"]["pcie_switches"] =
+          std::clamp<std::int64_t>(std::llround(double(g) * base_s / base_g), 1, g);
+  }
+  merged.merge_patch(overrides);
+  merged["name"] = overrides.contains("name") ? overrides["name"] : Json(name);
+  auto doc = std::make_shared<const Json>(std::move(merged));
+  const JsonNode merged_node(doc, doc.get(), std::make_shared<const std::string>(node.source()), node.pointer());
+  return read_full(merged_node);
+}
+
+}  // namespace
+
+PlatformSpec preset_by_name(const std::string& name, const std::string& source, const std::string& location) {
+  for (const auto& p : detail::preset_texts()) {
+    if (p.name != name) continue;
+    PlatformSpec spec = read_full(parse_json_text(p.json, "preset " + p.name));
+    spec.name = p.name;
+    return spec;
+  }
+  throw InputError(source, location, unknown_name_message("platform preset", name, preset_names()));
+}
+
+PlatformSpec read_platform_spec(const JsonNode& node) {
+  node.require_object();
+  node.allow_only(platform_keys());
+  const auto preset = node.find("preset");
+  const auto file = node.find("file");
+  if (preset && file) throw file->error("give either 'preset' or 'file', not both");
+  if (preset) {
+    const PlatformSpec base = preset_by_name(preset->as_string(), preset->source(), preset->pointer());
+    Json base_json = to_json(base);
+    return read_with_base(node, base_json, base.name);
+  }
+  if (file) {
+    const std::filesystem::path path = resolve_relative(file->as_string(), node.source());
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw file->error("cannot open platform file '" + path.string() + "'");
+    if (has_xml_extension(path)) return xml_platform(path, node);
+    const JsonNode file_node = read_json_file(path);
+    const PlatformSpec base = read_platform_spec(file_node);
+    if (base.simgrid_xml) return base;
+    std::string name = base.name == "custom" ? path.filename().string() : base.name;
+    return read_with_base(node, to_json(base), name);
+  }
+  return read_full(node);
+}
+
+PlatformSpec load_platform(const std::string& preset_or_file) {
+  for (const auto& p : detail::preset_texts())
+    if (p.name == preset_or_file) return preset_by_name(p.name);
+  const std::filesystem::path path(preset_or_file);
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    if (has_xml_extension(path)) return xml_platform(path, std::nullopt);
+    PlatformSpec spec = read_platform_spec(read_json_file(path));
+    if (spec.name == "custom") spec.name = path.filename().string();
+    return spec;
+  }
+  const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
+                               path.extension() == ".json" || has_xml_extension(path);
+  if (looks_like_file) throw InputError(preset_or_file, "", "cannot open platform file");
+  throw InputError("command line", "--platform", unknown_name_message("platform preset", preset_or_file, preset_names()));
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& p : detail::preset_texts()) names.push_back(p.name);
+  return names;
+}
+
+std::vector<PresetInfo> preset_catalog() {
+  std::vector<PresetInfo> out;
+  for (const auto& p : detail::preset_texts()) {
+    const PlatformSpec spec = preset_by_name(p.name);
+    out.push_back(PresetInfo{p.name, p.description, spec.source, spec.price_per_gpu_hour});
+  }
+  return out;
+}
+
+int nvlink_links_between(int a, int b, bool doubled_links) {
+  // DGX-1 hybrid cube-mesh as `nvidia-smi topo -m` shows it on a DGX-1V (NV1/NV2 = 1 or 2 links):
+  // two fully connected quads {0,1,2,3} and {4,5,6,7} plus the links i <-> i+4. On P100 every
+  // connected pair has a single link (4 links per GPU); on V100 six links per GPU double some pairs.
+  static const int v100[8][8] = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
+                                 {2, 1, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+                                 {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+  if (a < 0 || b < 0 || a >= 8 || b >= 8 || a == b) return 0;
+  const int links = v100[a][b];
+  return doubled_links ? links : std::min(links, 1);
+}
+
+namespace {
+/// `order` without the GPUs a node of g GPUs does not have (the first g GPUs of a cube-mesh).
+std::vector<int> first_gpus(std::vector<int> order, int g) {
+  order.erase(std::remove_if(order.begin(), order.end(), [g](int i) { return i >= g; }), order.end());
+  return order;
+}
+}  // namespace
+
+std::vector<int> ring_order_within_node(const PlatformSpec& spec) {
+  if (spec.intra_node.kind == IntraNodeKind::nvlink) return first_gpus({0, 1, 5, 4, 7, 6, 2, 3}, spec.gpus_per_node);
+  std::vector<int> order(static_cast<std::size_t>(std::max(spec.gpus_per_node, 1)));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  return order;
+}
+
+std::vector<std::vector<int>> ring_channels_within_node(const PlatformSpec& spec) {
+  if (spec.intra_node.kind == IntraNodeKind::nvlink && spec.gpus_per_node > 2) {
+    const std::vector<int> a = first_gpus({0, 1, 5, 4, 7, 6, 2, 3}, spec.gpus_per_node);
+    const std::vector<int> c = first_gpus({0, 2, 1, 3, 7, 5, 6, 4}, spec.gpus_per_node);
+    std::vector<int> ra(a.rbegin(), a.rend()), rc(c.rbegin(), c.rend());
+    return {a, ra, c, rc};
+  }
+  return {ring_order_within_node(spec)};
+}
+
+NetworkSummary summarize_network(const PlatformSpec& spec) {
+  NetworkSummary s;
+  const NetworkSpec& net = spec.network;
+  s.node_injection_Bps = net.nics_per_node * net.bandwidth_Bps;
+  const double half = std::floor(spec.nodes / 2.0);
+  const double full = half * s.node_injection_Bps;
+  if (spec.nodes > 1) {
+    switch (net.topology) {
+      case TopologyKind::single_switch: s.bisection_Bps = full; break;
+      case TopologyKind::fat_tree: {
+        const double o = net.fat_tree.down.size() >= 2 ? net.fat_tree.oversubscription : 1.0;
+        s.bisection_Bps = full / o;
+        break;
+      }
+      case TopologyKind::torus: {
+        // Cut across the largest dimension k: 2·N/k links cross it (one when k = 2, no wrap-around).
+        const unsigned k = *std::max_element(net.torus_dimensions.begin(), net.torus_dimensions.end());
+        const double links = (k > 2 ? 2.0 : 1.0) * spec.nodes / k;
+        s.bisection_Bps = std::min(full, links * s.node_injection_Bps);
+        break;
+      }
+      case TopologyKind::dragonfly: {
+        const DragonflyShape& d = net.dragonfly;
+        auto cut = [](unsigned count) { return std::floor(count / 2.0) * std::ceil(count / 2.0); };
+        double links = 0;
+        if (d.groups > 1) links = cut(d.groups) * d.group_links;
+        else if (d.chassis > 1) links = cut(d.chassis) * d.routers * d.chassis_links;
+        else if (d.routers > 1) links = cut(d.routers) * d.router_links;
+        else links = half;
+        s.bisection_Bps = std::min(full, links * s.node_injection_Bps);
+        break;
+      }
+    }
+  }
+  const IntraNodeSpec& in = spec.intra_node;
+  const int g = spec.gpus_per_node;
+  switch (in.kind) {
+    case IntraNodeKind::nvswitch: s.intra_node_bisection_Bps = std::floor(g / 2.0) * in.bandwidth_Bps * in.efficiency; break;
+    case IntraNodeKind::nvlink: {
+      const bool doubled = spec.gpu.name.rfind("P100", 0) != 0;
+      int links = 0;
+      for (int a = 0; a < 4; ++a)
+        for (int b = 4; b < 8; ++b) links += nvlink_links_between(a, b, doubled);
+      s.intra_node_bisection_Bps = links * in.bandwidth_Bps * in.efficiency;
+      break;
+    }
+    case IntraNodeKind::pcie: {
+      const double pcie = in.pcie_bandwidth_Bps * in.efficiency;
+      s.intra_node_bisection_Bps = in.pcie_switches >= 2 ? std::floor(in.pcie_switches / 2.0) * pcie
+                                                         : std::floor(g / 2.0) * pcie;
+      break;
+    }
+  }
+  return s;
+}
+
+namespace {
+/// Unit conversions leave binary noise (3.4e-6 s -> 3.3999999999999995 us); 12 significant digits
+/// keep the JSON readable and make reading it back a fixed point.
+double clean(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return std::stod(s.str());
+}
+}  // namespace
+
+Json to_json(const PlatformSpec& spec) {
+  Json j;
+  j["name"] = spec.name;
+  if (!spec.source.empty()) j["source"] = spec.source;
+  if (spec.simgrid_xml) j["file"] = *spec.simgrid_xml;
+  j["gpu"] = spec.gpu.name;
+  if (spec.cpu.name != cpu_host().name) j["cpu"] = spec.cpu.name;
+  j["nodes"] = spec.nodes;
+  j["gpus_per_node"] = spec.gpus_per_node;
+  Json in;
+  in["kind"] = to_string(spec.intra_node.kind);
+  in["bandwidth_GBps"] = clean(spec.intra_node.bandwidth_Bps / kGBps);
+  in["latency_us"] = clean(spec.intra_node.latency_s * 1e6);
+  in["efficiency"] = spec.intra_node.efficiency;
+  if (spec.intra_node.kind != IntraNodeKind::pcie) in["pcie_bandwidth_GBps"] = clean(spec.intra_node.pcie_bandwidth_Bps / kGBps);
+  in["pcie_switches"] = spec.intra_node.pcie_switches;
+  j["intra_node"] = in;
+  Json net;
+  const NetworkSpec& n = spec.network;
+  net["topology"] = to_string(n.topology);
+  net["bandwidth_Gbps"] = clean(n.bandwidth_Bps * 8.0 / 1e9);
+  net["latency_us"] = clean(n.latency_s * 1e6);
+  net["nics_per_node"] = n.nics_per_node;
+  net["nic_attach"] = n.nics_on_gpus ? "gpu" : "host";
+  if (n.model == NetworkModel::factors) {
+    net["model"] = Json{{"latency_factor", n.factors.latency_factor},
+                        {"bandwidth_factor", n.factors.bandwidth_factor},
+                        {"tcp_gamma_bytes", n.factors.tcp_gamma_bytes},
+                        {"crosstraffic", n.factors.crosstraffic}};
+  } else {
+    net["model"] = to_string(n.model);
+  }
+  if (n.topology == TopologyKind::fat_tree)
+    net["fat_tree"] = Json{{"levels", n.fat_tree.down.size()}, {"down", n.fat_tree.down},
+                           {"oversubscription", n.fat_tree.oversubscription}};
+  if (n.topology == TopologyKind::torus) net["torus"] = Json{{"dimensions", n.torus_dimensions}};
+  if (n.topology == TopologyKind::dragonfly) {
+    const DragonflyShape& d = n.dragonfly;
+    net["dragonfly"] = Json{{"groups", d.groups},   {"group_links", d.group_links}, {"chassis", d.chassis},
+                            {"chassis_links", d.chassis_links}, {"routers", d.routers},
+                            {"router_links", d.router_links}, {"nodes_per_router", d.nodes_per_router}};
+  }
+  j["network"] = net;
+  if (spec.price_per_gpu_hour) j["price_per_gpu_hour"] = *spec.price_per_gpu_hour;
+  return j;
+}
+
+}  // namespace trainsim::platforms

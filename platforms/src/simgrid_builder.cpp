@@ -1,0 +1,343 @@
+#include "trainsim/platforms/simgrid_builder.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <string>
+#include <utility>
+
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <xbt/log.h>
+
+#include "trainsim/core/error.hpp"
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+
+namespace trainsim::platforms {
+
+int pstate_of(Precision p) {
+  switch (p) {
+    case Precision::fp32: return 0;
+    case Precision::tf32: return 1;
+    case Precision::fp16: return 2;
+    case Precision::bf16: return 3;
+  }
+  return 0;
+}
+
+void configure_network_model(const PlatformSpec& spec) {
+  // SimGrid prints every configuration change at INFO level; keep the CLI's output clean.
+  xbt_log_control_set("root.thresh:warning");
+  const NetworkSpec& net = spec.network;
+  if (net.model == NetworkModel::tcp) {
+    sg4::Engine::set_config("network/model:LV08");
+    return;
+  }
+  // CM02 is the plain max-min model. In 3.32 it still bounds a flow's rate by TCP-gamma/(2·latency)
+  // (a TCP window) and weights sharing by latency (weight-S); both are switched off for `ideal` so
+  // that one flow takes exactly latency + bytes/bandwidth, and cross-traffic (ACKs loading the
+  // reverse path) is off.
+  const NetworkFactors ideal;
+  const NetworkFactors& f = net.model == NetworkModel::factors ? net.factors : ideal;
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config(std::string("network/crosstraffic:") + (f.crosstraffic ? "1" : "0"));
+  sg4::Engine::set_config("network/latency-factor:" + std::to_string(f.latency_factor));
+  sg4::Engine::set_config("network/bandwidth-factor:" + std::to_string(f.bandwidth_factor));
+  sg4::Engine::set_config("network/weight-S:0");
+  sg4::Engine::set_config("network/TCP-gamma:" + std::to_string(f.tcp_gamma_bytes));
+}
+
+namespace {
+
+/// A full-duplex connection as two plain links. SimGrid 3.32 resolves every split-duplex link of
+/// a route by name from the root zone (a scan over all zones), which made building 512 nodes take
+/// seconds; two plain links per connection with explicit routes in both directions avoid it.
+struct Duplex {
+  sg4::Link* up;    ///< first endpoint -> second
+  sg4::Link* down;  ///< second -> first
+};
+enum class Dir { UP, DOWN };
+struct Hop {
+  const Duplex* link;
+  Dir dir;
+  Hop(const Duplex* l, Dir d) : link(l), dir(d) {}
+};
+using Route = std::vector<Hop>;
+
+/// Adds src->dst along `route` and dst->src along its reverse.
+void add_both_ways(sg4::NetZone* zone, NetPoint* src, NetPoint* dst, const Route& route) {
+  std::vector<sg4::LinkInRoute> forward, backward;
+  for (const Hop& h : route) forward.emplace_back(h.dir == Dir::UP ? h.link->up : h.link->down);
+  for (auto it = route.rbegin(); it != route.rend(); ++it)
+    backward.emplace_back(it->dir == Dir::UP ? it->link->down : it->link->up);
+  zone->add_route(src, dst, nullptr, nullptr, forward, false);
+  zone->add_route(dst, src, nullptr, nullptr, backward, false);
+}
+
+std::vector<double> speeds_of(const GpuSpec& g) {
+  return {g.peak_flops(Precision::fp32), g.peak_flops(Precision::tf32), g.peak_flops(Precision::fp16),
+          g.peak_flops(Precision::bf16)};
+}
+
+/// Links live in a deque so that Hop pointers stay valid.
+const Duplex* duplex(std::deque<Duplex>& store, sg4::NetZone* zone, const std::string& name, double bandwidth_Bps,
+                     double latency_s) {
+  sg4::Link* up = zone->create_link(name + "_UP", bandwidth_Bps)->set_latency(latency_s)->seal();
+  sg4::Link* down = zone->create_link(name + "_DOWN", bandwidth_Bps)->set_latency(latency_s)->seal();
+  store.push_back({up, down});
+  return &store.back();
+}
+
+/// Builds the inside of node zones. A "PCIe endpoint" is attached to PCIe switch `s` (≥ 0) or to
+/// the host bridge (−1); paths between endpoints climb to the common switch or the host bridge.
+class NodeBuilder {
+public:
+  NodeBuilder(const PlatformSpec& spec, BuiltPlatform& out) : spec_(spec), out_(out) {}
+
+  std::pair<NetPoint*, NetPoint*> worker(sg4::NetZone* parent, int k) {
+    const std::string prefix = "node" + std::to_string(k);
+    sg4::NetZone* zone = sg4::create_full_zone(prefix);
+    if (parent) zone->set_parent(parent);
+    const IntraNodeSpec& in = spec_.intra_node;
+    const int g = spec_.gpus_per_node;
+    const int nics = spec_.network.nics_per_node;
+    const int switches = in.pcie_switches;
+    const double pcie_Bps = in.pcie_bandwidth_Bps * in.efficiency;
+    const double fabric_Bps = in.bandwidth_Bps * in.efficiency;
+    const bool pcie_fabric = in.kind == IntraNodeKind::pcie;
+
+    NetPoint* gw = zone->create_router(prefix + "/gw");
+    std::vector<sg4::Host*> gpus;
+    for (int i = 0; i < g; ++i) {
+      sg4::Host* h = zone->create_host(prefix + "/gpu" + std::to_string(i), speeds_of(spec_.gpu));
+      h->seal();
+      gpus.push_back(h);
+      out_.gpus.push_back(h);
+    }
+    sg4::Host* cpu = zone->create_host(prefix + "/cpu", speeds_of(spec_.cpu));
+    cpu->seal();
+    out_.cpus.push_back(cpu);
+
+    // PCIe tree. The GPU-to-GPU latency of a pcie fabric is split over the two GPU links.
+    const double gpu_pcie_latency = pcie_fabric ? in.latency_s / 2 : 0.0;
+    auto switch_of_gpu = [&](int i) { return switches > 0 ? i * switches / g : -1; };
+    std::vector<const Duplex*> gpu_pcie, switch_up, nic_links;
+    for (int i = 0; i < g; ++i)
+      gpu_pcie.push_back(duplex(links_, zone, prefix + "/pcie-gpu" + std::to_string(i), pcie_Bps, gpu_pcie_latency));
+    for (int s = 0; s < switches; ++s)
+      switch_up.push_back(duplex(links_, zone, prefix + "/pcie-switch" + std::to_string(s), pcie_Bps, 0));
+    std::vector<int> nic_switch;
+    for (int j = 0; j < nics; ++j) {
+      nic_links.push_back(duplex(links_, zone, prefix + "/nic" + std::to_string(j), spec_.network.bandwidth_Bps, 0));
+      nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu(j * g / nics) : -1);
+    }
+    const Duplex* cpu_link = duplex(links_, zone, prefix + "/cpu-memory", spec_.cpu.memory_bandwidth_Bps, 0);
+
+    // Up from an endpoint to the host bridge / down from it.
+    auto climb = [&](const Duplex* own, int s, Route& r) {
+      r.emplace_back(own, Dir::UP);
+      if (s >= 0) r.emplace_back(switch_up[static_cast<std::size_t>(s)], Dir::UP);
+    };
+    auto descend = [&](const Duplex* own, int s, Route& r) {
+      if (s >= 0) r.emplace_back(switch_up[static_cast<std::size_t>(s)], Dir::DOWN);
+      r.emplace_back(own, Dir::DOWN);
+    };
+    auto pcie_path = [&](const Duplex* a, int sa, const Duplex* b, int sb) {
+      Route r;
+      if (sa >= 0 && sa == sb) {
+        r.emplace_back(a, Dir::UP);
+        r.emplace_back(b, Dir::DOWN);
+      } else {
+        climb(a, sa, r);
+        descend(b, sb, r);
+      }
+      return r;
+    };
+
+    // Fabric links.
+    std::vector<const Duplex*> ports;  // NVSwitch: GPU i's port; a route crosses two ports
+    std::vector<std::vector<const Duplex*>> pair_links(static_cast<std::size_t>(g),
+                                                       std::vector<const Duplex*>(static_cast<std::size_t>(g), nullptr));
+    if (in.kind == IntraNodeKind::nvswitch) {
+      for (int i = 0; i < g; ++i)
+        ports.push_back(duplex(links_, zone, prefix + "/nvswitch-port" + std::to_string(i), fabric_Bps, in.latency_s / 2));
+    } else if (in.kind == IntraNodeKind::nvlink) {
+      const bool doubled = spec_.gpu.name.rfind("P100", 0) != 0;  // NVLink 1 (P100) has 4 single links per GPU
+      for (int a = 0; a < g; ++a)
+        for (int b = a + 1; b < g; ++b)
+          if (const int links = nvlink_links_between(a, b, doubled); links > 0)
+            pair_links[std::size_t(a)][std::size_t(b)] =
+                duplex(links_, zone, prefix + "/nvlink" + std::to_string(a) + "-" + std::to_string(b), links * fabric_Bps,
+                       in.latency_s);
+    }
+
+    for (int a = 0; a < g; ++a) {
+      for (int b = a + 1; b < g; ++b) {
+        Route r;
+        if (in.kind == IntraNodeKind::nvswitch) {
+          r = {Hop(ports[std::size_t(a)], Dir::UP), Hop(ports[std::size_t(b)], Dir::DOWN)};
+        } else if (const Duplex* l = pair_links[std::size_t(a)][std::size_t(b)]) {
+          r = {Hop(l, Dir::UP)};
+        } else {
+          r = pcie_path(gpu_pcie[std::size_t(a)], switch_of_gpu(a), gpu_pcie[std::size_t(b)], switch_of_gpu(b));
+        }
+        add_both_ways(zone, gpus[std::size_t(a)]->get_netpoint(), gpus[std::size_t(b)]->get_netpoint(), r);
+      }
+      // GPU <-> CPU and GPU <-> its NIC's gateway.
+      Route to_cpu;
+      climb(gpu_pcie[std::size_t(a)], switch_of_gpu(a), to_cpu);
+      to_cpu.emplace_back(cpu_link, Dir::DOWN);
+      add_both_ways(zone, gpus[std::size_t(a)]->get_netpoint(), cpu->get_netpoint(), to_cpu);
+      const int j = a * nics / g;
+      Route to_gw = pcie_path(gpu_pcie[std::size_t(a)], switch_of_gpu(a), nic_links[std::size_t(j)], nic_switch[std::size_t(j)]);
+      to_gw.back() = Hop(nic_links[std::size_t(j)], Dir::UP);  // the NIC leads out to the gateway
+      add_both_ways(zone, gpus[std::size_t(a)]->get_netpoint(), gw, to_gw);
+    }
+    Route cpu_gw{Hop(cpu_link, Dir::UP)};
+    if (nic_switch[0] >= 0) cpu_gw.emplace_back(switch_up[std::size_t(nic_switch[0])], Dir::DOWN);
+    cpu_gw.emplace_back(nic_links[0], Dir::UP);
+    add_both_ways(zone, cpu->get_netpoint(), gw, cpu_gw);
+    zone->seal();
+    return {zone->get_netpoint(), gw};
+  }
+
+  /// A dedicated server node: one CPU behind the node's NICs, bonded into one port.
+  std::pair<NetPoint*, NetPoint*> server(sg4::NetZone* parent, int j) {
+    const std::string prefix = "server" + std::to_string(j);
+    sg4::NetZone* zone = sg4::create_full_zone(prefix);
+    if (parent) zone->set_parent(parent);
+    NetPoint* gw = zone->create_router(prefix + "/gw");
+    sg4::Host* cpu = zone->create_host(prefix + "/cpu", speeds_of(spec_.cpu));
+    cpu->seal();
+    out_.servers.push_back(cpu);
+    const double port_Bps =
+        std::min(spec_.cpu.memory_bandwidth_Bps, spec_.network.nics_per_node * spec_.network.bandwidth_Bps);
+    const Duplex* port = duplex(links_, zone, prefix + "/nics", port_Bps, 0);
+    add_both_ways(zone, cpu->get_netpoint(), gw, {Hop(port, Dir::UP)});
+    zone->seal();
+    return {zone->get_netpoint(), gw};
+  }
+
+private:
+  const PlatformSpec& spec_;
+  BuiltPlatform& out_;
+  std::deque<Duplex> links_;
+};
+
+/// "host10" after "host9": compares digit runs by value.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      const std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+BuiltPlatform load_xml(sg4::Engine& engine, const PlatformSpec& spec) {
+  try {
+    engine.load_platform(*spec.simgrid_xml);
+  } catch (const std::exception& e) {
+    throw InputError(*spec.simgrid_xml, "", std::string("SimGrid rejected the platform: ") + e.what());
+  }
+  BuiltPlatform out;
+  out.gpus = engine.get_all_hosts();
+  if (out.gpus.empty()) throw InputError(*spec.simgrid_xml, "", "the platform defines no host");
+  std::sort(out.gpus.begin(), out.gpus.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return natural_less(a->get_name(), b->get_name()); });
+  out.gpus_per_node = spec.gpus_per_node;
+  if (out.gpus.size() % static_cast<std::size_t>(spec.gpus_per_node) != 0)
+    throw InputError(*spec.simgrid_xml, "", "has " + std::to_string(out.gpus.size()) +
+                                                " hosts, not a multiple of gpus_per_node " +
+                                                std::to_string(spec.gpus_per_node));
+  return out;
+}
+
+}  // namespace
+
+BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, const BuildOptions& options) {
+  if (spec.simgrid_xml) return load_xml(engine, spec);
+  BuiltPlatform out;
+  out.gpus_per_node = spec.gpus_per_node;
+  NodeBuilder nodes(spec, out);
+  const int leaves = spec.nodes + options.server_nodes;
+  auto leaf = [&](sg4::NetZone* parent, unsigned long id) {
+    const int k = static_cast<int>(id);
+    return k < spec.nodes ? nodes.worker(parent, k) : nodes.server(parent, k - spec.nodes);
+  };
+  if (leaves == 1) {
+    leaf(nullptr, 0);
+    return out;
+  }
+
+  // Shapes for the worker count come from the spec; with server nodes, re-derive (or check) them.
+  PlatformSpec shaped = spec;
+  if (options.server_nodes > 0) {
+    Json j = to_json(spec);
+    j["nodes"] = leaves;
+    j["network"].erase("fat_tree");
+    j["network"].erase("torus");
+    j["network"].erase("dragonfly");
+    if (spec.network.topology == TopologyKind::fat_tree)
+      j["network"]["fat_tree"] = Json{{"levels", spec.network.fat_tree.down.size()},
+                                      {"oversubscription", spec.network.fat_tree.oversubscription}};
+    shaped = read_platform_spec(parse_json_text(j.dump(), spec.name + " with " +
+                                                              std::to_string(options.server_nodes) + " server nodes"));
+  }
+  const NetworkSpec& net = shaped.network;
+  const double link_Bps = net.nics_per_node * net.bandwidth_Bps;
+  const double link_latency = net.latency_s / 2;
+  const auto policy = sg4::Link::SharingPolicy::SPLITDUPLEX;
+  const sg4::ClusterCallbacks callbacks(
+      [&leaf](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) { return leaf(zone, id); });
+  sg4::NetZone* cluster = nullptr;
+  switch (net.topology) {
+    case TopologyKind::single_switch:
+      cluster = sg4::create_fatTree_zone("network", nullptr, sg4::FatTreeParams(1, {unsigned(leaves)}, {1}, {1}),
+                                         callbacks, link_Bps, link_latency, policy);
+      break;
+    case TopologyKind::fat_tree: {
+      const auto& down = net.fat_tree.down;
+      std::vector<unsigned> up{1}, number(down.size(), 1);
+      for (std::size_t i = 1; i < down.size(); ++i)
+        up.push_back(i == 1 ? down[0] / net.fat_tree.oversubscription : down[i - 1]);
+      cluster = sg4::create_fatTree_zone("network", nullptr,
+                                         sg4::FatTreeParams(unsigned(down.size()), down, up, number), callbacks,
+                                         link_Bps, link_latency, policy);
+      break;
+    }
+    case TopologyKind::torus: {
+      std::vector<unsigned long> dims(net.torus_dimensions.begin(), net.torus_dimensions.end());
+      cluster = sg4::create_torus_zone("network", nullptr, dims, callbacks, link_Bps, link_latency, policy);
+      break;
+    }
+    case TopologyKind::dragonfly: {
+      const DragonflyShape& d = net.dragonfly;
+      cluster = sg4::create_dragonfly_zone(
+          "network", nullptr,
+          sg4::DragonflyParams({d.groups, d.group_links}, {d.chassis, d.chassis_links}, {d.routers, d.router_links},
+                               d.nodes_per_router),
+          callbacks, link_Bps, link_latency, policy);
+      break;
+    }
+  }
+  cluster->seal();
+  // The cluster zones call back leaf by leaf in id order, so out.gpus is already node-major.
+  return out;
+}
+
+}  // namespace trainsim::platforms

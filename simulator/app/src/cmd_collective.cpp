@@ -1,0 +1,177 @@
+// `trainsim collective`: one collective on a platform, like nccl-tests (time, algbw, busbw per size).
+// All sizes run one after another in this process's single SimGrid simulation, each on the idle
+// network, so every time is that of the collective alone.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/engine/collectives.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct CollectiveCliOptions {
+  std::string platform;
+  std::string op = "allreduce";
+  std::string algorithm = "ring";
+  std::string bytes;
+  int gpus = 0;
+  int nodes = 0;
+  std::string network_model;
+  std::string representation = "auto";
+  double step_overhead_us = 0;
+  std::string json_output;
+};
+
+/// "N", or "A:B" (factor 2), or "A:B:xF": sizes A, A·F, ... up to B (nccl-tests' -b/-e/-f).
+std::vector<double> parse_sizes(const std::string& text) {
+  auto bad = [&text](const std::string& why) {
+    return InputError("command line", "--bytes", "expected N, A:B or A:B:xF (sizes like 8, 64K, 8G), got '" + text +
+                                                     "': " + why);
+  };
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() > 3) throw bad("too many ':'");
+  const auto first = parse_byte_size(parts[0]);
+  if (!first) throw bad("'" + parts[0] + "' is not a size");
+  if (parts.size() == 1) return {*first};
+  const auto last = parse_byte_size(parts[1]);
+  if (!last) throw bad("'" + parts[1] + "' is not a size");
+  double factor = 2;
+  if (parts.size() == 3) {
+    if (parts[2].size() < 2 || parts[2][0] != 'x') throw bad("the step must read xF");
+    try {
+      std::size_t used = 0;
+      factor = std::stod(parts[2].substr(1), &used);
+      if (used != parts[2].size() - 1) throw bad("the factor is not a number");
+    } catch (const std::logic_error&) {
+      throw bad("the factor is not a number");
+    }
+    if (!(factor > 1)) throw bad("the factor must be > 1");
+  }
+  if (*first <= 0) throw bad("the first size must be > 0 in a range");
+  if (*last < *first) throw bad("the last size is smaller than the first");
+  std::vector<double> sizes;
+  for (double s = *first; s <= *last * (1 + 1e-12) && sizes.size() < 1000; s *= factor) sizes.push_back(std::round(s));
+  return sizes;
+}
+
+platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
+  if (o.nodes == 0 && o.network_model.empty()) return platforms::load_platform(o.platform);
+  // Overrides go through the platform reader, so a new node count re-derives the topology shape.
+  Json j;
+  const bool is_preset = [&] {
+    for (const auto& n : platforms::preset_names())
+      if (n == o.platform) return true;
+    return false;
+  }();
+  if (is_preset) j["preset"] = o.platform;
+  else {
+    platforms::load_platform(o.platform);  // names the file in its errors
+    j["file"] = o.platform;
+  }
+  if (o.nodes > 0) j["nodes"] = o.nodes;
+  if (!o.network_model.empty()) j["network"]["model"] = o.network_model;
+  return platforms::read_platform_spec(parse_json_text(j.dump(), "command line"));
+}
+
+int run_collective(const CollectiveCliOptions& o) {
+  const platforms::PlatformSpec spec = resolve_platform(o);
+  engine::CollectiveRequest request;
+  request.op = o.op == "reduce_scatter" ? engine::CollectiveOp::reduce_scatter
+               : o.op == "all_gather"   ? engine::CollectiveOp::all_gather
+               : o.op == "broadcast"    ? engine::CollectiveOp::broadcast
+                                        : engine::CollectiveOp::allreduce;
+  request.algorithm = o.algorithm == "hierarchical"       ? engine::Algorithm::hierarchical
+                      : o.algorithm == "halving_doubling" ? engine::Algorithm::halving_doubling
+                      : o.algorithm == "tree"             ? engine::Algorithm::tree
+                                                          : engine::Algorithm::ring;
+  request.options.representation = o.representation == "coarse" ? engine::Representation::coarse
+                                   : o.representation == "step" ? engine::Representation::step
+                                                                : engine::Representation::automatic;
+  request.options.step_overhead_s = us_to_s(o.step_overhead_us);
+  request.gpus = o.gpus;
+  const std::vector<double> sizes = parse_sizes(o.bytes);
+  const auto timings = engine::time_collectives(spec, request, sizes);
+  const int n = o.gpus > 0 ? o.gpus : (spec.simgrid_xml ? 0 : spec.total_gpus());
+  const int ranks = n > 0 ? n : 1;
+  const double bus_factor = ranks > 1 ? engine::bus_bandwidth_factor(request.op, ranks) : 0.0;
+  const std::string algorithm = request.op == engine::CollectiveOp::allreduce ? o.algorithm
+                                : request.op == engine::CollectiveOp::broadcast ? "chain" : "ring";
+
+  Json results = Json::array();
+  for (const auto& t : timings) {
+    const double algbw = t.time_s > 0 ? t.bytes / t.time_s / 1e9 : 0.0;
+    results.push_back(Json{{"size_bytes", t.bytes},
+                           {"time_s", t.time_s},
+                           {"algbw_GBps", algbw},
+                           {"busbw_GBps", algbw * bus_factor},
+                           {"representation", engine::to_string(t.used)}});
+  }
+  if (!o.json_output.empty()) {
+    Json j;
+    j["platform"] = spec.name;
+    j["op"] = o.op;
+    j["algorithm"] = algorithm;
+    j["gpus"] = ranks;
+    j["network_model"] = platforms::to_string(spec.network.model);
+    j["step_overhead_s"] = request.options.step_overhead_s;
+    if (results.size() == 1)
+      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation"})
+        j[key] = results[0][key];
+    j["results"] = results;
+    write_output(o.json_output, j.dump(2) + "\n");
+    return 0;
+  }
+  std::string out = fmt::format("# trainsim collective: {} ({}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
+                                spec.name, ranks, platforms::to_string(spec.network.model));
+  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {}\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
+                     "representation");
+  for (const auto& r : results)
+    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {}\n", r["size_bytes"].get<double>(),
+                       r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
+                       r["busbw_GBps"].get<double>(), r["representation"].get<std::string>());
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+void add_collective(CLI::App& app, Action& action) {
+  auto o = std::make_shared<CollectiveCliOptions>();
+  CLI::App* cmd = app.add_subcommand("collective", "Time one collective on a platform, like nccl-tests");
+  cmd->add_option("--platform", o->platform, "preset name, platform JSON or SimGrid XML file")->required();
+  cmd->add_option("--op", o->op, "allreduce, reduce_scatter, all_gather or broadcast")
+      ->check(CLI::IsMember({"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
+  cmd->add_option("--algorithm", o->algorithm, "all-reduce algorithm: ring, hierarchical, halving_doubling, tree")
+      ->check(CLI::IsMember({"ring", "hierarchical", "halving_doubling", "tree"}));
+  cmd->add_option("--bytes", o->bytes, "size N, or a range A:B:xF (e.g. 8:8G:x2); K, M, G are binary")->required();
+  cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(CLI::PositiveNumber);
+  cmd->add_option("--network-model", o->network_model, "override the network model: ideal or tcp")
+      ->check(CLI::IsMember({"ideal", "tcp"}));
+  cmd->add_option("--representation", o->representation, "auto (coarse where exact), coarse or step")
+      ->check(CLI::IsMember({"auto", "coarse", "step"}));
+  cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");
+  cmd->callback([&action, o] { action = [o] { return run_collective(*o); }; });
+}
+
+[[maybe_unused]] static const bool registered = register_command(50, &add_collective);
+
+}  // namespace
+}  // namespace trainsim::app

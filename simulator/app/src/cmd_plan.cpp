@@ -1,0 +1,184 @@
+// trainsim plan SCENARIO.json (--target-samples-per-s X | --epochs E --dataset-size N --deadline-hours H)
+// Capacity planning: simulate the scenario's sweep space and rank the configurations that meet the
+// target by cost (price per GPU-hour from the platform).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "sweep.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct PlanArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::optional<double> target_samples_per_s;
+  std::optional<double> epochs;
+  std::optional<double> dataset_size;
+  std::optional<double> deadline_hours;
+  std::optional<double> price;
+  std::string out;
+  std::string json;
+  int jobs = 0;
+  std::size_t top = 10;
+};
+
+struct Candidate {
+  const Json* result;
+  double price_per_gpu_hour;
+  double hours_to_train;  // NaN without --epochs/--dataset-size
+  double cost;            // USD per hour (throughput target) or USD in total (deadline target)
+};
+
+std::string describe_point(const Json& point) {
+  std::string s;
+  for (const auto& [path, value] : point.items()) s += (s.empty() ? "" : ", ") + path + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return s.empty() ? "(the scenario as given)" : s;
+}
+
+int run_plan(const PlanArgs& a) {
+  const bool throughput_target = a.target_samples_per_s.has_value();
+  const bool deadline_target = a.deadline_hours.has_value();
+  if (throughput_target == deadline_target)
+    throw InputError("command line", "", "give either --target-samples-per-s, or --epochs, --dataset-size and --deadline-hours");
+  if (deadline_target && (!a.epochs || !a.dataset_size))
+    throw InputError("command line", "", "--deadline-hours needs --epochs and --dataset-size");
+  const bool know_training = a.epochs && a.dataset_size;
+
+  const Json document = engine::load_scenario_document(a.scenario, a.sets);
+  const engine::Scenario base = engine::read_scenario(document, a.scenario);
+  const auto points = expand_sweep(base);
+  std::vector<double> prices;
+  for (const auto& p : points) {
+    const engine::Scenario s = engine::read_scenario(p.document, a.scenario);
+    const auto price = a.price ? a.price : s.platform.price_per_gpu_hour;
+    if (!price)
+      throw InputError(a.scenario, "/platform",
+                       "no price per GPU-hour for platform '" + s.platform.name + "' (point " + describe_point(p.point) +
+                           "); give platform.price_per_gpu_hour or --price-per-gpu-hour");
+    prices.push_back(*price);
+  }
+
+  SweepOptions options;
+  std::filesystem::path scratch;
+  if (a.out.empty()) {
+    scratch = std::filesystem::temp_directory_path() / fmt::format("trainsim-plan-{}", ::getpid());
+    options.out_dir = scratch.string();
+  } else {
+    options.out_dir = a.out;
+    options.resume = true;  // a plan directory is a cache of simulated points
+  }
+  options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.progress = ::isatty(STDERR_FILENO) != 0;
+  const SweepSummary summary = run_sweep(base, options);
+  if (summary.interrupted) return 130;
+  std::vector<Json> results = read_results((std::filesystem::path(options.out_dir) / "results.jsonl").string());
+  if (!scratch.empty()) std::filesystem::remove_all(scratch);
+
+  std::vector<Candidate> feasible;
+  const Json* best_reachable = nullptr;
+  for (const Json& r : results) {
+    if (r.contains("error") || !r["fits_in_memory"].get<bool>()) continue;
+    const double sps = r["samples_per_s"].get<double>();
+    const double price = prices.at(r["index"].get<std::size_t>());
+    const double gpus = r["gpus"].get<double>();
+    const double hours = know_training ? *a.epochs * *a.dataset_size / sps / 3600.0 : std::nan("");
+    if (!best_reachable || sps > (*best_reachable)["samples_per_s"].get<double>()) best_reachable = &r;
+    const bool meets = throughput_target ? sps >= *a.target_samples_per_s : hours <= *a.deadline_hours;
+    if (!meets) continue;
+    const double cost = throughput_target ? gpus * price : hours * gpus * price;
+    feasible.push_back(Candidate{&r, price, hours, cost});
+  }
+  std::stable_sort(feasible.begin(), feasible.end(), [](const Candidate& x, const Candidate& y) {
+    if (x.cost != y.cost) return x.cost < y.cost;
+    return (*x.result)["samples_per_s"].get<double>() > (*y.result)["samples_per_s"].get<double>();
+  });
+
+  const std::string target_text = throughput_target ? fmt::format("{:g} samples/s", *a.target_samples_per_s)
+                                                    : fmt::format("{:g} epochs of {:g} samples within {:g} h", *a.epochs, *a.dataset_size, *a.deadline_hours);
+  Json out;
+  out["target"] = target_text;
+  out["points"] = results.size();
+  Json ranked = Json::array();
+  for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
+    const Candidate& c = feasible[i];
+    const Json& r = *c.result;
+    ranked.push_back(Json{{"rank", i + 1},
+                          {"point", r["point"]},
+                          {"gpus", r["gpus"]},
+                          {"samples_per_s", r["samples_per_s"]},
+                          {"scaling_efficiency", r["scaling_efficiency"]},
+                          {"price_per_gpu_hour", c.price_per_gpu_hour},
+                          {"cost_per_hour_usd", r["gpus"].get<double>() * c.price_per_gpu_hour},
+                          {"hours_to_train", know_training ? Json(c.hours_to_train) : Json(nullptr)},
+                          {"cost_to_train_usd", know_training ? Json(c.hours_to_train * r["gpus"].get<double>() * c.price_per_gpu_hour) : Json(nullptr)}});
+  }
+  out["feasible"] = ranked;
+  if (best_reachable)
+    out["best_reachable"] = Json{{"point", (*best_reachable)["point"]}, {"gpus", (*best_reachable)["gpus"]}, {"samples_per_s", (*best_reachable)["samples_per_s"]}};
+  if (!a.json.empty()) write_output(a.json, out.dump(2) + "\n");
+  if (a.json == "-") return 0;
+
+  std::cout << fmt::format("Target: {} ({} configurations simulated)\n", target_text, results.size());
+  if (feasible.empty()) {
+    if (!best_reachable) {
+      std::cout << "No configuration could be simulated or fits in GPU memory.\n";
+      return 0;
+    }
+    const Json& b = *best_reachable;
+    const double sps = b["samples_per_s"].get<double>();
+    std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s", describe_point(b["point"]),
+                             b["gpus"].get<int>(), sps);
+    if (know_training) std::cout << fmt::format(", {:.2f} h to train", *a.epochs * *a.dataset_size / sps / 3600.0);
+    std::cout << ".\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:>4}  {:>6}  {:>12}  {:>10}  {:>10}  {:>12}  {}\n", "rank", "GPUs", "samples/s", "efficiency", "USD/hour",
+                           know_training ? "train (h, $)" : "", "configuration");
+  for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
+    const Candidate& c = feasible[i];
+    const Json& r = *c.result;
+    const double per_hour = r["gpus"].get<double>() * c.price_per_gpu_hour;
+    std::cout << fmt::format("{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r["gpus"].get<int>(),
+                             r["samples_per_s"].get<double>(), 100 * r["scaling_efficiency"].get<double>(), per_hour,
+                             know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
+                             describe_point(r["point"]));
+  }
+  return 0;
+}
+
+void add_plan(CLI::App& app, Action& action) {
+  auto args = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand("plan", "Capacity planning: the cheapest configurations of a scenario's sweep that meet a target");
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file; its \"sweep\" is the search space")->required();
+  cmd->add_option("--target-samples-per-s", args->target_samples_per_s, "Throughput to reach")->check(CLI::PositiveNumber);
+  cmd->add_option("--epochs", args->epochs, "Epochs to train")->check(CLI::PositiveNumber);
+  cmd->add_option("--dataset-size", args->dataset_size, "Samples per epoch")->check(CLI::PositiveNumber);
+  cmd->add_option("--deadline-hours", args->deadline_hours, "Training must finish within this many hours")->check(CLI::PositiveNumber);
+  cmd->add_option("--price-per-gpu-hour", args->price, "USD per GPU-hour for every platform (default: the platform's price)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", args->out, "Keep the simulated points in DIR (reused by later runs)");
+  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(CLI::PositiveNumber);
+  cmd->add_option("--top", args->top, "How many configurations to list")->capture_default_str();
+  cmd->add_option("--json", args->json, "Write the ranking as JSON to FILE ('-' = stdout)");
+  cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
+  cmd->callback([args, &action] { action = [args] { return run_plan(*args); }; });
+}
+
+[[maybe_unused]] const bool registered = register_command(25, &add_plan);
+
+}  // namespace
+}  // namespace trainsim::app

@@ -1,0 +1,104 @@
+// `trainsim platform list | info`: the preset catalog, and what a platform builds into (hosts,
+// links, bisection bandwidth).
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "commands.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/engine/simulation.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct PlatformInfoOptions {
+  std::string platform;
+  std::string json_output;
+};
+
+int platform_list() {
+  std::string out = fmt::format("{:<18} {:>6}  {:>9}  {}\n", "preset", "GPUs", "$/GPU-h", "description (source)");
+  for (const auto& p : platforms::preset_catalog()) {
+    const platforms::PlatformSpec spec = platforms::preset_by_name(p.name);
+    const std::string price = p.price_per_gpu_hour ? fmt::format("{:.3f}", *p.price_per_gpu_hour) : "-";
+    out += fmt::format("{:<18} {:>6}  {:>9}  {} ({})\n", p.name,
+                       fmt::format("{}x{}", spec.nodes, spec.gpus_per_node), price, p.description, p.source);
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+int platform_info(const PlatformInfoOptions& o) {
+  const platforms::PlatformSpec spec = platforms::load_platform(o.platform);
+  // Build it (this process's one SimGrid engine) to count what SimGrid sees.
+  engine::Simulation sim(spec);
+  const std::size_t hosts = sim.engine().get_host_count();
+  const std::size_t links = sim.engine().get_link_count();
+  const platforms::NetworkSummary net = platforms::summarize_network(spec);
+  if (!o.json_output.empty()) {
+    Json j;
+    j["platform"] = platforms::to_json(spec);
+    j["gpus"] = sim.gpu_count();
+    j["hosts"] = hosts;
+    j["links"] = links;
+    j["gpu_peak_flops"] = Json{{"fp32", spec.gpu.peak_flops(Precision::fp32)},
+                               {"tf32", spec.gpu.peak_flops(Precision::tf32)},
+                               {"fp16", spec.gpu.peak_flops(Precision::fp16)},
+                               {"bf16", spec.gpu.peak_flops(Precision::bf16)}};
+    j["gpu_memory_bytes"] = spec.gpu.memory_bytes;
+    j["gpu_memory_bandwidth_Bps"] = spec.gpu.memory_bandwidth_Bps;
+    j["gpu_source"] = spec.gpu.source;
+    j["node_injection_Bps"] = net.node_injection_Bps;
+    j["bisection_Bps"] = net.bisection_Bps;
+    j["intra_node_bisection_Bps"] = net.intra_node_bisection_Bps;
+    write_output(o.json_output, j.dump(2) + "\n");
+    return 0;
+  }
+  std::string out;
+  out += fmt::format("platform   {}\n", spec.name);
+  if (!spec.source.empty()) out += fmt::format("source     {}\n", spec.source);
+  out += fmt::format("GPUs       {} x {} ({} per node x {} nodes)\n", sim.gpu_count(), spec.gpu.name,
+                     sim.gpus_per_node(), sim.gpu_count() / sim.gpus_per_node());
+  out += fmt::format("GPU peak   fp32 {}FLOP/s, tf32 {}FLOP/s, fp16 {}FLOP/s, bf16 {}FLOP/s; memory {} at {}\n",
+                     format_si(spec.gpu.peak_flops(Precision::fp32)), format_si(spec.gpu.peak_flops(Precision::tf32)),
+                     format_si(spec.gpu.peak_flops(Precision::fp16)), format_si(spec.gpu.peak_flops(Precision::bf16)),
+                     format_bytes(spec.gpu.memory_bytes), format_rate_GBps(spec.gpu.memory_bandwidth_Bps));
+  if (!spec.simgrid_xml) {
+    out += fmt::format("intra-node {} {:.1f} GB/s x {:.3g} efficiency, {:.2f} us; PCIe {:.2f} GB/s, {} switches\n",
+                       platforms::to_string(spec.intra_node.kind), spec.intra_node.bandwidth_Bps / 1e9,
+                       spec.intra_node.efficiency, spec.intra_node.latency_s * 1e6,
+                       spec.intra_node.pcie_bandwidth_Bps / 1e9, spec.intra_node.pcie_switches);
+    out += fmt::format("network    {}, {} NIC(s) x {:.0f} Gb/s on the {}, {:.2f} us node to node\n",
+                       platforms::to_string(spec.network.topology), spec.network.nics_per_node,
+                       spec.network.bandwidth_Bps * 8 / 1e9, spec.network.nics_on_gpus ? "GPUs' PCIe switches" : "host",
+                       spec.network.latency_s * 1e6);
+    out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
+                       format_rate_GBps(net.intra_node_bisection_Bps));
+  }
+  out += fmt::format("model      {}\n", platforms::to_string(spec.network.model));
+  out += fmt::format("SimGrid    {} hosts, {} links\n", hosts, links);
+  if (spec.price_per_gpu_hour) out += fmt::format("price      ${:.4f} per GPU-hour\n", *spec.price_per_gpu_hour);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+void add_platform(CLI::App& app, Action& action) {
+  CLI::App* platform = app.add_subcommand("platform", "Platform presets and descriptions");
+  platform->require_subcommand(1);
+  CLI::App* list = platform->add_subcommand("list", "List the platform presets with their sources and prices");
+  list->callback([&action] { action = [] { return platform_list(); }; });
+  auto options = std::make_shared<PlatformInfoOptions>();
+  CLI::App* info = platform->add_subcommand("info", "Describe a preset or platform file: hosts, links, bisection bandwidth");
+  info->add_option("platform", options->platform, "preset name, platform JSON or SimGrid XML file")->required();
+  info->add_option("--json", options->json_output, "write the description as JSON to FILE (- = stdout)");
+  info->callback([&action, options] { action = [options] { return platform_info(*options); }; });
+}
+
+[[maybe_unused]] static const bool registered = register_command(45, &add_platform);
+
+}  // namespace
+}  // namespace trainsim::app

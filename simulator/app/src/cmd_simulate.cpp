@@ -1,0 +1,91 @@
+// trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE]
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/engine/scenario.hpp"
+#include "trainsim/engine/training.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct SimulateArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string json;
+  std::string trace;
+  std::size_t links = 5;
+  bool reproducible = false;
+};
+
+std::string summary(const engine::Scenario& s, const engine::IterationResult& r) {
+  std::ostringstream out;
+  const auto& p = s.platform;
+  out << s.name << "\n";
+  out << fmt::format("  {} GPUs ({} node{} x {} {}), {}, {} buckets, overlap {}, network model {}\n", r.gpus, p.nodes,
+                     p.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, r.strategy,
+                     s.strategy.bucket_bytes > 0 ? format_bytes(s.strategy.bucket_bytes) : std::string("per-layer"),
+                     s.strategy.overlap ? "on" : "off", r.network_model);
+  out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch,
+                     s.workload.scaling == engine::Scaling::weak ? "weak" : "strong", to_string(s.workload.precision));
+  out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
+  out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
+  out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
+                     r.single_gpu_samples_per_s, s.single_gpu_samples_per_s ? ", calibrated" : "");
+  out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",
+                     format_seconds(r.breakdown.compute_s), format_seconds(r.breakdown.communication_s),
+                     format_seconds(r.breakdown.exposed_communication_s), format_seconds(r.breakdown.idle_s));
+  const auto& m = r.memory;
+  out << fmt::format("  memory per GPU        {} of {}{} (weights {}, gradients {}, optimizer {}, activations {}, framework {})\n",
+                     format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",
+                     format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),
+                     format_bytes(m.activations), format_bytes(m.framework));
+  out << fmt::format("  network traffic       {} in {} bucket{}\n", format_bytes(r.network_bytes), r.buckets.size(),
+                     r.buckets.size() == 1 ? "" : "s");
+  if (!r.busiest_links.empty()) {
+    out << "  busiest links:\n";
+    for (const auto& l : r.busiest_links)
+      out << fmt::format("    {:<40} {:>12}  busy {:5.1f} %\n", l.name, format_bytes(l.bytes), 100 * l.busy_fraction);
+  }
+  out << fmt::format("  simulated in {:.3f} s\n", r.sim_wall_s);
+  return out.str();
+}
+
+void add_simulate(CLI::App& app, Action& action) {
+  auto args = std::make_shared<SimulateArgs>();
+  auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a scenario: time, throughput, breakdown");
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
+  cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE (dotted path, JSON value)")->take_all();
+  cmd->add_option("--json", args->json, "Write the result object to FILE ('-' = stdout, nothing else printed)");
+  cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
+  cmd->add_option("--links", args->links, "How many of the busiest links to report")->capture_default_str();
+  cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
+  cmd->callback([args, &action] {
+    action = [args] {
+      const Json document = engine::load_scenario_document(args->scenario, args->sets);
+      const engine::Scenario scenario = engine::read_scenario(document, args->scenario);
+      engine::SimulateOptions options;
+      options.trace_path = args->trace;
+      options.busiest_links = args->links;
+      engine::IterationResult result = engine::simulate_iteration(scenario, options);
+      if (args->reproducible) result.sim_wall_s = 0;
+      if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
+      if (args->json != "-") std::cout << summary(scenario, result);
+      if (!result.memory.fits() && args->json != "-")
+        std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",
+                                 format_bytes(result.memory.total), scenario.platform.gpu.name, format_bytes(result.memory.available));
+      return 0;
+    };
+  });
+}
+
+[[maybe_unused]] const bool registered = register_command(10, &add_simulate);
+
+}  // namespace
+}  // namespace trainsim::app

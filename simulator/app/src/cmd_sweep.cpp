@@ -1,0 +1,58 @@
+// trainsim sweep SCENARIO.json --out DIR [--jobs N] [--resume] [--set PATH=VALUE]...
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "sweep.hpp"
+#include "trainsim/core/error.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct SweepArgs {
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  int jobs = 0;
+  bool resume = false;
+};
+
+void add_sweep(CLI::App& app, Action& action) {
+  auto args = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "Simulate every point of a scenario's sweep; write results.jsonl, results.csv, report.html");
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file with a \"sweep\" object")->required();
+  cmd->add_option("--out", args->out, "Output directory (created if missing)")->required();
+  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", args->resume, "Skip points already in DIR/results.jsonl");
+  cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
+  cmd->footer(
+      "Each point runs in its own process. Under mpirun (`mpirun -np N trainsim sweep ...`) the ranks share the points and rank 0 "
+      "writes the files.\nExit status: 0 all points simulated, 1 some points failed (recorded with their error), 130 interrupted.");
+  cmd->callback([args, &action] {
+    action = [args] {
+      const Json document = engine::load_scenario_document(args->scenario, args->sets);
+      const engine::Scenario base = engine::read_scenario(document, args->scenario);
+      SweepOptions options;
+      options.out_dir = args->out;
+      options.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      options.resume = args->resume;
+      options.progress = ::isatty(STDERR_FILENO) != 0;
+      const SweepSummary s = run_sweep(base, options);
+      if (s.points > 0)  // non-coordinator MPI ranks print nothing
+        std::cout << fmt::format("{} points: {} simulated, {} already done, {} failed{} -> {}/results.jsonl, results.csv, report.html\n",
+                                 s.points, s.simulated, s.skipped, s.failed, s.interrupted ? ", interrupted" : "", args->out);
+      if (s.interrupted) return 130;
+      return s.failed > 0 ? 1 : 0;
+    };
+  });
+}
+
+[[maybe_unused]] const bool registered = register_command(20, &add_sweep);
+
+}  // namespace
+}  // namespace trainsim::app

@@ -1,0 +1,145 @@
+// `trainsim workload list | info | export`: the model zoo and the per-layer costs of a model or a
+// layer-graph / Paleo file.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/workloads/layer_graph.hpp"
+
+namespace trainsim::app {
+namespace {
+
+struct WorkloadInfoOptions {
+  std::string model;
+  std::int64_t batch = 1;
+  std::string precision = "fp32";
+  std::string json_output;  // empty: the human table on stdout
+};
+
+// Left-aligned text columns, right-aligned numbers, widths from the content.
+std::string aligned_table(const std::vector<std::vector<std::string>>& rows, std::size_t text_columns) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      line += c < text_columns ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+// Digits grouped by thousands: 25,557,032.
+std::string grouped(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+// FLOPs with an SI prefix: "24.9 M", "1.36 G" (the column headers say FLOPs).
+std::string flops_text(double flops) { return format_si(flops); }
+
+int run_list(const std::string& json_output) {
+  const auto entries = workloads::zoo();
+  if (!json_output.empty()) {
+    Json list = Json::array();
+    for (const auto& e : entries)
+      list.push_back({{"name", e.name}, {"description", e.description}, {"reference_params", e.reference_params}});
+    write_output(json_output, list.dump(2) + "\n");
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows{{"model", "description", "params"}};
+  for (const auto& e : entries) rows.push_back({e.name, e.description, grouped(e.reference_params)});
+  std::fputs(aligned_table(rows, 2).c_str(), stdout);
+  return 0;
+}
+
+int run_info(const WorkloadInfoOptions& o) {
+  const auto precision = parse_precision(o.precision);
+  if (!precision) throw InputError("--precision", "", "unknown precision '" + o.precision + "'; expected fp32, tf32, fp16 or bf16");
+  const workloads::Workload w = workloads::load_workload(o.model);
+  if (!o.json_output.empty()) {
+    write_output(o.json_output, workloads::workload_report(w, o.batch, *precision).dump(2) + "\n");
+    return 0;
+  }
+  const double b = static_cast<double>(o.batch);
+  // The activation column is what each layer keeps for backward (its output, nothing for views,
+  // internal tensors for attention), so that the column adds up to the total.
+  const double element_bytes = bytes_per_element(*precision);
+  std::vector<std::vector<std::string>> rows{{"layer", "type", "output", "params", "fwd FLOPs", "bwd FLOPs", "saved activations"}};
+  for (const auto& l : w.layers)
+    rows.push_back({l.name, l.type, shape_text(l.output_shape), grouped(l.params), flops_text(l.flops_fwd * b),
+                    flops_text(l.flops_bwd() * b), format_bytes(l.saved_elements * element_bytes * b)});
+  rows.push_back({"total", "", "", grouped(w.params()), flops_text(w.forward_flops() * b), flops_text(w.backward_flops() * b),
+                  format_bytes(w.activation_bytes(*precision) * b)});
+  std::ostringstream out;
+  out << w.name << " (" << w.source << "): " << w.layers.size() << " layers, batch " << o.batch << ", " << o.precision << "\n\n";
+  out << aligned_table(rows, 3) << "\n";
+  out << "parameters          " << grouped(w.params()) << " (" << format_bytes(w.weight_bytes(*precision)) << ")\n";
+  out << "forward             " << flops_text(w.forward_flops() * b) << " FLOPs\n";
+  out << "backward            " << flops_text(w.backward_flops() * b) << " FLOPs\n";
+  out << "saved activations   " << format_bytes(w.activation_bytes(*precision) * b) << " (kept for backward)\n";
+  std::fputs(out.str().c_str(), stdout);
+  return 0;
+}
+
+void add_workload(CLI::App& app, Action& action) {
+  CLI::App* workload = app.add_subcommand("workload", "The model zoo and per-layer costs of layer graphs");
+  workload->require_subcommand(1);
+
+  auto list_json = std::make_shared<std::string>();
+  CLI::App* list = workload->add_subcommand("list", "List the zoo models with their reference parameter counts");
+  list->add_option("--json", *list_json, "Write the list as JSON to FILE ('-' = stdout)");
+  list->callback([&action, list_json] { action = [list_json] { return run_list(*list_json); }; });
+
+  auto info_opts = std::make_shared<WorkloadInfoOptions>();
+  CLI::App* info = workload->add_subcommand("info", "Per-layer and total parameters, FLOPs and activation bytes of a model");
+  info->add_option("model", info_opts->model, "Zoo model name (see 'workload list') or a layer-graph / Paleo JSON file")->required();
+  info->add_option("--batch", info_opts->batch, "Samples per mini-batch: FLOPs and activations are for the whole batch")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  info->add_option("--precision", info_opts->precision, "Tensor precision for bytes: fp32, tf32, fp16 or bf16")
+      ->check(CLI::IsMember(precision_names()));
+  info->add_option("--json", info_opts->json_output, "Write the report as JSON to FILE ('-' = stdout, then nothing else goes there)");
+  info->callback([&action, info_opts] { action = [info_opts] { return run_info(*info_opts); }; });
+
+  auto export_model = std::make_shared<std::string>();
+  auto export_out = std::make_shared<std::string>("-");
+  CLI::App* exp = workload->add_subcommand("export", "Print a zoo model as a layer-graph JSON file, to edit or to read back");
+  exp->add_option("model", *export_model, "Zoo model name")->required();
+  exp->add_option("--out", *export_out, "Destination FILE ('-' = stdout, the default)");
+  exp->callback([&action, export_model, export_out] {
+    action = [export_model, export_out] {
+      const auto canonical = workloads::zoo_canonical_name(*export_model);
+      write_output(*export_out, workloads::zoo_layer_graph(canonical ? *canonical : *export_model).dump(2) + "\n");
+      return 0;
+    };
+  });
+}
+
+[[maybe_unused]] static const bool registered = register_command(40, &add_workload);
+
+}  // namespace
+}  // namespace trainsim::app

@@ -1,0 +1,362 @@
+#include "sweep.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sweep_mpi.hpp"
+#include "sweep_report.hpp"
+#include "trainsim/core/csv.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/engine/training.hpp"
+
+namespace trainsim::app {
+
+namespace {
+
+volatile sig_atomic_t g_stop_requested = 0;
+extern "C" void request_stop(int) { g_stop_requested = 1; }
+
+// Installs SIGINT/SIGTERM handlers for the life of the object; the previous ones come back after.
+class StopSignals {
+public:
+  StopSignals() {
+    g_stop_requested = 0;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string format_duration(double seconds) {
+  const long s = static_cast<long>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+class ProgressBar {
+public:
+  ProgressBar(bool enabled, std::size_t total) : enabled_(enabled), total_(total), start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done, std::size_t failed) {
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const int width = 30;
+    const int filled = total_ == 0 ? width : static_cast<int>(width * done / total_);
+    const std::string eta = done == 0 ? "--:--" : format_duration(elapsed / done * (total_ - done));
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu points%s, elapsed %s, ETA %s ", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done, total_, failed ? fmt::format(" ({} failed)", failed).c_str() : "",
+                 format_duration(elapsed).c_str(), eta.c_str());
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (enabled_) std::fprintf(stderr, "\n");
+  }
+
+private:
+  bool enabled_;
+  std::size_t total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void write_all(int fd, const std::string& text) {
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw RunError("cannot write results: " + std::string(std::strerror(errno)));
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+Json error_line(const SweepPoint& point, const std::string& name, const std::string& message) {
+  return Json{{"index", point.index}, {"name", name}, {"point", point.point}, {"error", message}};
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::size_t point = 0;
+  std::string output;
+};
+
+}  // namespace
+
+std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
+  std::size_t total = 1;
+  for (const auto& [path, values] : base.sweep) total *= values.size();
+  std::vector<SweepPoint> points;
+  points.reserve(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    SweepPoint p;
+    p.index = i;
+    p.point = Json::object();
+    p.document = base.document;
+    std::vector<std::size_t> choice(base.sweep.size());
+    std::size_t rest = i;
+    for (std::size_t a = base.sweep.size(); a-- > 0;) {
+      choice[a] = rest % base.sweep[a].second.size();
+      rest /= base.sweep[a].second.size();
+    }
+    for (std::size_t a = 0; a < base.sweep.size(); ++a) {
+      const auto& [path, values] = base.sweep[a];
+      const Json& value = values[choice[a]];
+      p.point[path] = value;
+      const std::string where = json_pointer_append("/sweep", path);
+      try {
+        engine::set_path(p.document, path, value, base.source);
+      } catch (const InputError& e) {
+        throw InputError(base.source, where, e.detail());
+      }
+    }
+    // Validate the point as a scenario now, so a bad axis fails before anything runs.
+    try {
+      engine::read_scenario(p.document, base.source);
+    } catch (const InputError& e) {
+      std::string culprit;
+      for (const auto& [path, value] : p.point.items()) {
+        // The error's pointer lies under the axis path ("platform.nodse" → /platform/nodse): blame that axis.
+        std::string pointer = "/" + path;
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        if (e.location().rfind(pointer, 0) == 0 || pointer.rfind(e.location() + "/", 0) == 0) culprit = path;
+      }
+      if (culprit.empty()) throw;
+      throw InputError(base.source, json_pointer_append("/sweep", culprit),
+                       "value " + p.point[culprit].dump() + ": " + e.location() + ": " + e.detail());
+    }
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+std::string simulate_point_line(const SweepPoint& point, const std::string& source) {
+  std::string name;
+  try {
+    const engine::Scenario scenario = engine::read_scenario(point.document, source);
+    name = scenario.name;
+    const engine::IterationResult result = engine::simulate_iteration(scenario, engine::SimulateOptions{});
+    Json line = Json{{"index", point.index}};
+    Json body = result.to_json();
+    body["point"] = point.point;
+    for (auto it = body.begin(); it != body.end(); ++it) line[it.key()] = it.value();
+    return line.dump();
+  } catch (const std::exception& e) {
+    return error_line(point, name, e.what()).dump();
+  }
+}
+
+SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std::string& source, const SweepOptions& options,
+                                const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
+                                const std::function<void()>& on_tick) {
+  StopSignals signals;
+  SweepSummary summary;
+  std::vector<Child> children;
+  std::size_t next = 0;
+  ProgressBar progress(options.progress, todo.size());
+  progress.update(0, 0);
+
+  auto launch = [&](std::size_t index) {
+    int channel[2];
+    if (::pipe(channel) != 0) throw RunError("cannot create a pipe for a sweep point");
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw RunError("cannot fork a child for a sweep point");
+    if (pid == 0) {
+      ::signal(SIGINT, SIG_IGN);  // the parent decides; it terminates us with SIGTERM
+      ::signal(SIGTERM, SIG_DFL);
+      ::close(channel[0]);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
+      const std::string line = simulate_point_line(points[index], source);
+      try {
+        write_all(channel[1], line);
+      } catch (...) {
+      }
+      ::_exit(0);
+    }
+    ::close(channel[1]);
+    children.push_back(Child{pid, channel[0], index, {}});
+  };
+
+  while ((next < todo.size() && !g_stop_requested) || !children.empty()) {
+    while (!g_stop_requested && children.size() < static_cast<std::size_t>(options.jobs) && next < todo.size()) launch(todo[next++]);
+    if (on_tick) on_tick();
+    if (children.empty()) break;
+    std::vector<pollfd> fds;
+    for (const auto& c : children) fds.push_back(pollfd{c.fd, POLLIN, 0});
+    const int ready = ::poll(fds.data(), fds.size(), 250);
+    if (g_stop_requested) {
+      for (auto& c : children) ::kill(c.pid, SIGTERM);
+      for (auto& c : children) {
+        ::waitpid(c.pid, nullptr, 0);
+        ::close(c.fd);
+      }
+      children.clear();
+      summary.interrupted = true;
+      break;
+    }
+    if (ready <= 0) {
+      progress.update(summary.simulated + summary.failed, summary.failed);
+      continue;
+    }
+    for (std::size_t i = fds.size(); i-- > 0;) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& c = children[i];
+      char buffer[65536];
+      const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+      if (n > 0) {
+        c.output.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      ::close(c.fd);
+      int status = 0;
+      ::waitpid(c.pid, &status, 0);
+      std::string line = c.output;
+      if (line.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        const std::string how = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                                    : fmt::format("exited with status {}", WEXITSTATUS(status));
+        line = error_line(points[c.point], "", "simulation child " + how).dump();
+      }
+      if (Json::parse(line).contains("error"))
+        ++summary.failed;
+      else
+        ++summary.simulated;
+      on_line(line);
+      children.erase(children.begin() + static_cast<std::ptrdiff_t>(i));
+      progress.update(summary.simulated + summary.failed, summary.failed);
+    }
+  }
+  progress.finish();
+  return summary;
+}
+
+std::vector<Json> read_results(const std::string& path) {
+  std::vector<Json> out;
+  if (!std::filesystem::exists(path)) return out;
+  std::string text;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (complete < text.size()) std::filesystem::resize_file(path, complete);  // a writer died mid-line
+  std::size_t start = 0, line_number = 1;
+  while (start < complete) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    if (!line.empty()) {
+      try {
+        Json j = Json::parse(line);
+        if (!j.is_object() || !j.contains("index")) throw std::runtime_error("not a result object");
+        out.push_back(std::move(j));
+      } catch (const std::exception&) {
+        throw InputError(path, "line " + std::to_string(line_number), "expected one result object per line");
+      }
+    }
+    start = end + 1;
+    ++line_number;
+  }
+  return out;
+}
+
+void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir) {
+  std::stable_sort(results.begin(), results.end(), [](const Json& a, const Json& b) { return a["index"].get<std::size_t>() < b["index"].get<std::size_t>(); });
+  std::vector<std::string> axes;
+  for (const auto& [path, values] : base.sweep) axes.push_back(path);
+  std::ostringstream csv;
+  csv << "index";
+  for (const auto& a : axes) csv << "," << csv_escape(a);
+  const char* fields[] = {"gpus", "nodes", "global_batch", "iteration_time_s", "samples_per_s", "scaling_efficiency", "network_bytes",
+                          "strategy", "network_model", "fits_in_memory"};
+  for (const char* f : fields) csv << "," << f;
+  csv << ",compute_s,communication_s,exposed_communication_s,idle_s,memory_per_gpu_bytes,sim_wall_s,error\n";
+  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); };
+  for (const Json& r : results) {
+    csv << r["index"].get<std::size_t>();
+    for (const auto& a : axes) csv << "," << csv_escape(r["point"].contains(a) ? text(r["point"][a]) : "");
+    for (const char* f : fields) csv << "," << csv_escape(r.contains(f) ? text(r[f]) : "");
+    const bool ok = !r.contains("error");
+    for (const char* b : {"compute", "communication", "exposed_communication", "idle"})
+      csv << "," << (ok ? text(r["breakdown_s"][b]) : "");
+    csv << "," << (ok ? text(r["memory_per_gpu_bytes"]["total"]) : "") << "," << (ok ? text(r["sim_wall_s"]) : "") << ","
+        << csv_escape(ok ? "" : r["error"].get<std::string>()) << "\n";
+  }
+  write_file_atomically(std::filesystem::path(out_dir) / "results.csv", csv.str());
+  write_file_atomically(std::filesystem::path(out_dir) / "report.html", sweep_report_html(base, results));
+}
+
+SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options) {
+  const std::vector<SweepPoint> points = expand_sweep(base);
+  MpiContext mpi;
+  const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
+
+  std::vector<std::size_t> todo;
+  SweepSummary summary;
+  summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
+  if (mpi.is_coordinator()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.out_dir, ec);
+    if (ec || !std::filesystem::is_directory(options.out_dir))
+      throw InputError(options.out_dir, "", "cannot create the output directory");
+    std::set<std::string> done;
+    if (options.resume) {
+      for (const Json& r : read_results(results_path)) done.insert(r["point"].dump());
+    } else {
+      write_file_atomically(results_path, "");
+    }
+    for (const auto& p : points)
+      if (!done.count(p.key())) todo.push_back(p.index);
+    summary.skipped = points.size() - todo.size();
+  }
+  todo = mpi.broadcast_indices(todo);
+
+  const int fd = mpi.is_coordinator() ? ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
+  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + results_path + " for appending");
+  // One write() per line with O_APPEND: a reader never sees two lines interleaved, and a kill
+  // leaves at most one partial last line, which read_results cuts off.
+  auto append = [&](const std::string& line) { write_all(fd, line + "\n"); };
+
+  SweepSummary ran;
+  if (mpi.size() > 1) {
+    ran = run_points_with_mpi(mpi, points, base.source, options, todo, append);
+  } else {
+    ran = run_points_locally(points, base.source, options, todo, append, {});
+  }
+  if (fd >= 0) ::close(fd);
+  summary.simulated = ran.simulated;
+  summary.failed = ran.failed;
+  summary.interrupted = ran.interrupted;
+  if (mpi.is_coordinator()) write_sweep_outputs(base, read_results(results_path), options.out_dir);
+  return summary;
+}
+
+}  // namespace trainsim::app

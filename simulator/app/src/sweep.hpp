@@ -1,0 +1,65 @@
+#pragma once
+// Sweeps: the cartesian product of a scenario's `sweep` axes, each point simulated in a child
+// process (SimGrid allows one engine per process), results appended to DIR/results.jsonl as they
+// finish, then DIR/results.csv and DIR/report.html.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/engine/scenario.hpp"
+
+namespace trainsim::app {
+
+/// One point of a sweep.
+struct SweepPoint {
+  std::size_t index = 0;  ///< position in the cartesian product (first axis varies slowest)
+  Json point;             ///< dotted path → value, in axis order
+  Json document;          ///< the scenario document with the point's values set
+  std::string key() const { return point.dump(); }
+};
+
+/// Every point of `base`'s sweep (one point, with an empty `point`, when it has none). Each point's
+/// document is validated; a path that is not a scenario field is reported at /sweep/<path> with the
+/// nearest valid key. Throws InputError.
+std::vector<SweepPoint> expand_sweep(const engine::Scenario& base);
+
+struct SweepOptions {
+  std::string out_dir;
+  int jobs = 1;          ///< child processes at a time (≥ 1)
+  bool resume = false;   ///< skip points already in results.jsonl
+  bool progress = false; ///< progress bar with ETA on stderr
+};
+
+/// What a sweep did.
+struct SweepSummary {
+  std::size_t points = 0;    ///< 0 on MPI ranks other than 0
+  std::size_t skipped = 0;   ///< already present (resume)
+  std::size_t simulated = 0;
+  std::size_t failed = 0;    ///< recorded with their error
+  bool interrupted = false;  ///< SIGINT/SIGTERM stopped it early
+};
+
+/// Simulates one point in the current process and returns its result line (a JSON object with
+/// "index", "point", and either the result fields or "error"). Used by children.
+std::string simulate_point_line(const SweepPoint& point, const std::string& source);
+
+/// Runs the points not yet done, `jobs` children at a time, appending each finished line to
+/// out_dir/results.jsonl; `on_line` receives every finished line; `on_tick` (may be empty) runs at
+/// least four times a second while children run. Stops early on SIGINT/SIGTERM.
+SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std::string& source, const SweepOptions& options,
+                                const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
+                                const std::function<void()>& on_tick);
+
+/// Reads results.jsonl: one parsed object per complete line. A trailing partial line (a writer
+/// killed mid-write) is cut off the file. Lines that are not JSON objects are an InputError.
+std::vector<Json> read_results(const std::string& path);
+
+/// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
+void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir);
+
+/// The whole `trainsim sweep` (local, or across MPI ranks when started by mpirun).
+SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options);
+
+}  // namespace trainsim::app

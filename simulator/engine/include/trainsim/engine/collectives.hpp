@@ -1,0 +1,121 @@
+#pragma once
+// Collectives as reusable blocking calls for the training simulation, and a convenience that times
+// a collective on a fresh simulation (`trainsim collective`).
+//
+// Every collective is called from INSIDE a SimGrid actor and returns when it is complete on all
+// ranks (simulated time advances). Flows are created when they become ready, never up front.
+//
+// Representations (S bytes, n ranks, K steps, c bytes per step, o = step_overhead_s):
+//   step:   each rank is an actor that sends its step-k chunk when it has received step k−1 and its
+//           own step-(k−1) send is done, plus `o` before every send: exact under contention.
+//   coarse: one flow per ring hop carrying the phase's K·c bytes, then K−1 further latencies of
+//           the critical hop (largest α_h + c/β_h) and K·o are slept. Exact when no link is
+//           oversubscribed by the phase's flows at their lone rates and the critical hop's K-step
+//           flow also finishes last: time = K·(o + α* + c/β*), the step-level result.
+//   automatic: coarse where that condition holds under the ideal network model, else step.
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+
+#include "trainsim/engine/simulation.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::engine {
+
+/// All-reduce algorithm.
+enum class Algorithm {
+  ring,              ///< reduce-scatter + all-gather around one ring, 2(n−1) steps of S/n
+  hierarchical,      ///< intra-node reduce-scatter, g parallel inter-node ring all-reduces on S/g, intra-node all-gather
+  halving_doubling,  ///< recursive halving reduce-scatter + recursive doubling all-gather, 2·log2(n) steps
+  tree,              ///< double binary tree (each tree S/2), reduce then broadcast, pipelined in chunks
+};
+
+/// How flows are represented (see the header comment).
+enum class Representation { automatic, coarse, step };
+
+/// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
+struct CollectiveOptions {
+  Representation representation = Representation::automatic;
+  /// Software latency added before every step's send (seconds, ≥ 0); the route latency comes
+  /// from the platform and is paid by each flow.
+  double step_overhead_s = 0;
+  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB buffer).
+  double pipeline_chunk_bytes = 512.0 * 1024.0;
+  /// Largest number of chunks a pipeline is cut into (bounds the step count), ≥ 1.
+  int max_pipeline_chunks = 64;
+  /// Order ring ranks topology-aware (by node, then the node's ring order, e.g. the NVLink ring of
+  /// a DGX-1) instead of the order given.
+  bool topology_aware_ring = true;
+  /// Ring algorithms split the buffer over the node's ring channels (the four link-disjoint
+  /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
+  /// Needs topology_aware_ring.
+  bool multi_ring = true;
+};
+
+/// What one collective did.
+struct CollectiveStats {
+  Representation used = Representation::step;  ///< the representation actually run (never automatic)
+  long long flows = 0;                          ///< flows created
+};
+
+/// All-reduce of `bytes` over `ranks` (indices into Simulation::gpu). bytes ≥ 0; a single rank
+/// returns at once. Halving-doubling handles non-powers of two by folding the extra ranks in.
+CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
+                           const CollectiveOptions& options = {});
+/// Reduce-scatter of `bytes` (the full input per rank; each rank ends with bytes/n) around a ring.
+CollectiveStats reduce_scatter(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                               const CollectiveOptions& options = {});
+/// All-gather producing `bytes` on every rank (each contributes bytes/n) around a ring.
+CollectiveStats all_gather(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                           const CollectiveOptions& options = {});
+/// Broadcast of `bytes` from ranks[0] along a pipelined chain (NCCL's ring broadcast).
+CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                          const CollectiveOptions& options = {});
+
+/// Parameter-server options.
+struct ParameterServerOptions {
+  /// FLOPs a server spends per byte it receives to aggregate it (one add per fp32 element = 0.25).
+  double aggregate_flops_per_byte = 0.25;
+};
+/// Push: every worker sends bytes/servers to each server (all at once: the incast is the point),
+/// then every server aggregates what it received (time from its speed). servers non-empty.
+CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
+                                const std::vector<simgrid::s4u::Host*>& servers, double bytes,
+                                const ParameterServerOptions& options = {});
+/// Pull: every server sends bytes/servers back to each worker.
+CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
+                                  const std::vector<simgrid::s4u::Host*>& servers, double bytes);
+
+/// The collective operations of `trainsim collective`.
+enum class CollectiveOp { allreduce, reduce_scatter, all_gather, broadcast };
+
+/// nccl-tests' bus-bandwidth factor: 2(n−1)/n all-reduce, (n−1)/n reduce-scatter / all-gather, 1 broadcast.
+double bus_bandwidth_factor(CollectiveOp op, int ranks);
+
+/// One timed collective of a size sweep.
+struct CollectiveTiming {
+  double bytes = 0;
+  double time_s = 0;
+  Representation used = Representation::step;
+};
+
+/// What to time.
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::allreduce;
+  Algorithm algorithm = Algorithm::ring;
+  int gpus = 0;  ///< first `gpus` ranks; 0 = all
+  CollectiveOptions options;
+};
+
+/// Builds a Simulation of `spec` in this process and runs the collective once per size, one after
+/// another on the idle network (so the times are independent). Uses up this process's one SimGrid
+/// engine. Throws InputError when `gpus` exceeds the platform.
+std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
+                                               const std::vector<double>& sizes_bytes);
+
+std::string to_string(Algorithm a);
+std::string to_string(Representation r);
+std::string to_string(CollectiveOp op);
+
+}  // namespace trainsim::engine

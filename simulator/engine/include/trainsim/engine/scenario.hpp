@@ -1,0 +1,93 @@
+#pragma once
+// The scenario file (SPEC.md): workload, platform, strategy, calibration, sweep. Pure data, read
+// through checked JSON so every error names the file and the JSON pointer.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/engine/compute_model.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+#include "trainsim/workloads/iteration_graph.hpp"
+
+namespace trainsim::engine {
+
+enum class Scaling { weak, strong };
+enum class StrategyKind { ring_allreduce, hierarchical_allreduce, tree_allreduce, halving_doubling, parameter_server };
+enum class ServerPlacement { colocated, dedicated };
+enum class Aggregation { cpu, gpu };
+
+std::string_view to_string(StrategyKind kind);
+std::vector<std::string> strategy_kind_names();
+
+struct WorkloadConfig {
+  std::string model_or_file;   ///< zoo name, or a layer-graph / Paleo file (resolved against the scenario's folder)
+  Scaling scaling = Scaling::weak;
+  std::int64_t batch_per_gpu = 0;  ///< weak scaling: samples per GPU
+  std::int64_t global_batch = 0;   ///< strong scaling: samples per iteration, split across GPUs
+  Precision precision = Precision::fp32;
+  workloads::Optimizer optimizer = workloads::Optimizer::momentum;
+};
+
+struct StrategyConfig {
+  StrategyKind kind = StrategyKind::ring_allreduce;
+  double bucket_bytes = 25.0 * kMiB;   ///< `bucket_MB` (MiB, as PyTorch's bucket_cap_mb); 0 = per layer
+  double first_bucket_bytes = 0;       ///< `first_bucket_MB`; 0 = same as bucket_MB
+  bool overlap = true;                 ///< start a bucket's collective as soon as it is ready
+  int servers = 1;                     ///< parameter server: shards
+  ServerPlacement placement = ServerPlacement::colocated;
+  Aggregation aggregation = Aggregation::cpu;  ///< where servers add gradients
+  std::string representation = "auto";  ///< collectives: auto, coarse or step
+};
+
+/// Per-GPU speed differences and random slowdowns; synchronous SGD waits for the slowest GPU.
+struct HeterogeneityConfig {
+  std::vector<std::pair<int, double>> gpu_speed;   ///< GPU rank → relative speed (1 = nominal)
+  std::vector<std::pair<int, double>> node_speed;  ///< node → relative speed of all its GPUs
+  double jitter_sigma = 0;          ///< lognormal per-GPU slowdown, σ of its logarithm
+  double straggler_probability = 0; ///< chance that a GPU is a straggler in the iteration
+  double straggler_slowdown = 1;    ///< a straggler's time multiplier (≥ 1)
+  std::uint64_t seed = 1;
+  bool any() const { return !gpu_speed.empty() || !node_speed.empty() || jitter_sigma > 0 || straggler_probability > 0; }
+};
+
+struct Scenario {
+  std::string name;
+  std::string source;   ///< file the scenario came from
+  Json document;        ///< the scenario JSON after --set overrides (sweeps re-read it per point)
+  WorkloadConfig workload;
+  platforms::PlatformSpec platform;
+  StrategyConfig strategy;
+  std::optional<double> single_gpu_samples_per_s;  ///< calibration
+  ComputeModelOptions compute;
+  HeterogeneityConfig heterogeneity;
+  std::vector<std::pair<std::string, std::vector<Json>>> sweep;  ///< dotted path → values, in file order
+
+  int gpus() const { return platform.total_gpus(); }
+  /// Samples per iteration over all GPUs.
+  double global_batch() const;
+  /// Samples on GPU `rank` (strong scaling spreads the remainder over the first ranks).
+  double batch_of(int rank) const;
+};
+
+/// Applies one `--set PATH=VALUE` to a scenario document: PATH is dotted ("platform.nodes"),
+/// VALUE parsed as JSON, else taken as a string. Missing objects on the path are created.
+/// Throws InputError (source "--set") when the assignment is malformed or walks through a non-object.
+void apply_set(Json& document, const std::string& assignment);
+/// Sets a dotted path to a value (used by sweeps).
+void set_path(Json& document, const std::string& dotted_path, const Json& value, const std::string& source);
+
+/// Reads a scenario file and applies the overrides in order.
+Json load_scenario_document(const std::string& path, const std::vector<std::string>& sets);
+
+/// Validates and reads a scenario document. `source` names it in errors; relative file paths inside
+/// are resolved against `source`'s directory. Throws InputError.
+Scenario read_scenario(const Json& document, const std::string& source);
+
+/// The scenario's workload. An unknown zoo name or a missing file is reported at the scenario's
+/// /workload/model or /workload/file; errors inside a layer-graph file name that file.
+workloads::Workload load_scenario_workload(const Scenario& scenario);
+
+}  // namespace trainsim::engine

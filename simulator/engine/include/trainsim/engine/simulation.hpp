@@ -1,0 +1,97 @@
+#pragma once
+// The process's SimGrid simulation: network model, platform, rank ↔ host mapping, byte accounting.
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "trainsim/platforms/platform_spec.hpp"
+#include "trainsim/platforms/simgrid_builder.hpp"
+
+namespace trainsim::engine {
+
+/// Options of a Simulation.
+struct SimulationOptions {
+  /// Extra nodes holding only a CPU (dedicated parameter servers); see server_hosts().
+  int server_nodes = 0;
+};
+
+/// One link's share of the traffic.
+struct LinkUsage {
+  std::string name;
+  double bytes = 0;          ///< bytes of all flows that crossed it (both directions of a split-duplex link are separate links)
+  double busy_fraction = 0;  ///< bytes / (bandwidth × simulated time), in [0, 1] when the time is the whole run
+};
+
+/// Network traffic of a run so far.
+struct LinkReport {
+  double total_network_bytes = 0;  ///< bytes of every flow (each counted once, whatever its path length)
+  std::vector<LinkUsage> busiest;  ///< the top_k links by bytes, ties by name
+};
+
+/// A route between two hosts as SimGrid resolved it.
+struct RouteInfo {
+  std::vector<simgrid::s4u::Link*> links;
+  double latency_s = 0;      ///< sum of the links' latencies (before the network model's latency factor)
+  double bandwidth_Bps = 0;  ///< the smallest link bandwidth (a lone flow's rate)
+};
+
+/// Owns the process's SimGrid engine: configures the network model and builds the platform. Only
+/// one may ever exist in a process (SimGrid's engine is process-global; a second one keeps the
+/// first one's clock): tests and sweeps create it in a forked child. Throws InputError when the
+/// platform cannot be built (SimGrid XML rejected).
+class Simulation {
+public:
+  Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const platforms::PlatformSpec& spec() const noexcept { return spec_; }
+  simgrid::s4u::Engine& engine() noexcept { return *engine_; }
+
+  /// GPU host of a rank; rank order is node-major (node·gpus_per_node + local).
+  simgrid::s4u::Host* gpu(int rank) const;
+  int gpu_count() const noexcept { return static_cast<int>(built_.gpus.size()); }
+  int gpus_per_node() const noexcept { return built_.gpus_per_node; }
+  int node_of(int rank) const { return rank / built_.gpus_per_node; }
+  int local_rank(int rank) const { return rank % built_.gpus_per_node; }
+  /// Host CPU of each worker node (colocated parameter servers); empty for SimGrid XML platforms.
+  const std::vector<simgrid::s4u::Host*>& node_cpus() const noexcept { return built_.cpus; }
+  /// Dedicated server CPUs when server_nodes > 0, else the worker nodes' CPUs.
+  std::vector<simgrid::s4u::Host*> server_hosts() const;
+
+  /// Runs the engine until every actor has finished.
+  void run();
+  /// Simulated time, seconds.
+  double now() const;
+
+  /// Starts a flow of `bytes` from src to dst (Comm::sendto_async) and records it for link_report.
+  /// Call from inside an actor. bytes ≥ 0.
+  simgrid::s4u::CommPtr start_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
+  /// The route from src to dst (cached).
+  const RouteInfo& route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
+  /// Latency multiplier of the configured network model (1 for ideal, 13.01 for tcp).
+  double latency_factor() const noexcept;
+
+  /// Total bytes and the top_k busiest links.
+  LinkReport link_report(std::size_t top_k) const;
+
+private:
+  platforms::PlatformSpec spec_;
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+  platforms::BuiltPlatform built_;
+  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, RouteInfo> routes_;
+  std::unordered_map<const simgrid::s4u::Link*, double> link_bytes_;
+  double total_bytes_ = 0;
+};
+
+}  // namespace trainsim::engine

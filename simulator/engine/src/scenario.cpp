@@ -1,0 +1,262 @@
+#include "trainsim/engine/scenario.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "trainsim/core/suggest.hpp"
+
+namespace trainsim::engine {
+
+std::string_view to_string(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::ring_allreduce: return "ring_allreduce";
+    case StrategyKind::hierarchical_allreduce: return "hierarchical_allreduce";
+    case StrategyKind::tree_allreduce: return "tree_allreduce";
+    case StrategyKind::halving_doubling: return "halving_doubling";
+    case StrategyKind::parameter_server: return "parameter_server";
+  }
+  return "ring_allreduce";
+}
+
+std::vector<std::string> strategy_kind_names() {
+  return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server"};
+}
+
+namespace {
+
+StrategyKind parse_kind(const std::string& name) {
+  for (auto k : {StrategyKind::ring_allreduce, StrategyKind::hierarchical_allreduce, StrategyKind::tree_allreduce,
+                 StrategyKind::halving_doubling, StrategyKind::parameter_server})
+    if (to_string(k) == name) return k;
+  return StrategyKind::ring_allreduce;
+}
+
+std::vector<std::string> split_path(const std::string& dotted) {
+  std::vector<std::string> parts;
+  std::string current;
+  for (char c : dotted) {
+    if (c == '.') {
+      parts.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  parts.push_back(current);
+  return parts;
+}
+
+std::string resolve_relative(const std::string& path, const std::string& source) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  const std::filesystem::path base = std::filesystem::path(source).parent_path();
+  const auto candidate = base / p;
+  // Paths are relative to the scenario file; fall back to the working directory for paths that
+  // exist only there (users running from the repository root with scenario-relative habits).
+  if (std::filesystem::exists(candidate) || !std::filesystem::exists(p)) return candidate.lexically_normal().string();
+  return path;
+}
+
+WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer"});
+  WorkloadConfig w;
+  const auto model = node.find("model");
+  const auto file = node.find("file");
+  if (model && file) throw file->error("give either 'model' or 'file', not both");
+  if (!model && !file) throw node.error("missing required key 'model' (a zoo name) or 'file' (a layer-graph file)");
+  w.model_or_file = model ? model->as_string() : resolve_relative(file->as_string(), source);
+  if (auto s = node.find("scaling")) w.scaling = s->one_of({"weak", "strong"}) == "weak" ? Scaling::weak : Scaling::strong;
+  if (w.scaling == Scaling::weak) {
+    w.batch_per_gpu = node.at("batch_per_gpu").int_at_least(1);
+    if (auto g = node.find("global_batch")) throw g->error("'global_batch' applies to scaling \"strong\"; weak scaling uses batch_per_gpu");
+  } else {
+    w.global_batch = node.at("global_batch").int_at_least(1);
+    if (auto b = node.find("batch_per_gpu")) throw b->error("'batch_per_gpu' applies to scaling \"weak\"; strong scaling splits global_batch");
+  }
+  if (auto p = node.find("precision")) w.precision = *parse_precision(p->one_of(precision_names()));
+  if (auto o = node.find("optimizer")) {
+    const std::string name = o->one_of(workloads::optimizer_names());
+    w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
+  }
+  return w;
+}
+
+// Kinds a scenario can take: its own and those its sweep gives strategy.kind.
+std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root) {
+  std::vector<StrategyKind> kinds{own};
+  if (auto sweep = root.find("sweep"); sweep && sweep->is_object())
+    if (auto values = sweep->find("strategy.kind"); values && values->is_array())
+      for (const auto& v : values->elements())
+        if (v.is_string()) kinds.push_back(parse_kind(v.as_string()));
+  return kinds;
+}
+
+StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
+  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "representation"});
+  StrategyConfig s;
+  s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
+  const auto kinds = possible_kinds(s.kind, root);
+  const bool may_be_ps = std::find(kinds.begin(), kinds.end(), StrategyKind::parameter_server) != kinds.end();
+  const bool may_be_collective = std::any_of(kinds.begin(), kinds.end(), [](StrategyKind k) { return k != StrategyKind::parameter_server; });
+  auto only_for_ps = [&](const char* key) {
+    auto v = node.find(key);
+    if (v && !may_be_ps)
+      throw v->error(std::string("'") + key + "' applies to kind \"parameter_server\" only, and this scenario uses \"" +
+                     std::string(to_string(s.kind)) + "\"");
+    return v;
+  };
+  if (auto v = node.find("bucket_MB")) s.bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
+  if (auto v = node.find("first_bucket_MB")) s.first_bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
+  if (auto v = node.find("overlap")) s.overlap = v->as_bool();
+  if (auto v = only_for_ps("servers")) s.servers = static_cast<int>(v->int_at_least(1));
+  if (auto v = only_for_ps("server_placement"))
+    s.placement = v->one_of({"colocated", "dedicated"}) == "colocated" ? ServerPlacement::colocated : ServerPlacement::dedicated;
+  if (auto v = only_for_ps("aggregation")) {
+    s.aggregation = v->one_of({"cpu", "gpu"}) == "cpu" ? Aggregation::cpu : Aggregation::gpu;
+    if (s.aggregation == Aggregation::gpu && s.placement == ServerPlacement::dedicated)
+      throw v->error("dedicated parameter servers are CPU nodes: aggregation \"gpu\" needs server_placement \"colocated\"");
+  }
+  if (auto v = node.find("representation")) {
+    if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
+    s.representation = v->one_of({"auto", "coarse", "step"});
+  }
+  return s;
+}
+
+std::vector<std::pair<int, double>> read_speed_map(const JsonNode& node, const char* what) {
+  node.require_object();
+  std::vector<std::pair<int, double>> out;
+  for (const auto& [key, value] : node.members()) {
+    int index = -1;
+    try {
+      std::size_t used = 0;
+      index = std::stoi(key, &used);
+      if (used != key.size()) index = -1;
+    } catch (const std::exception&) {
+      index = -1;
+    }
+    if (index < 0) throw value.error(std::string("keys of '") + what + "' must be " + what + " indices (\"0\", \"1\", …)");
+    out.emplace_back(index, value.positive_number());
+  }
+  return out;
+}
+
+HeterogeneityConfig read_heterogeneity(const JsonNode& node) {
+  node.allow_only({"gpu_speed", "node_speed", "jitter_sigma", "straggler_probability", "straggler_slowdown", "seed"});
+  HeterogeneityConfig h;
+  if (auto v = node.find("gpu_speed")) h.gpu_speed = read_speed_map(*v, "GPU");
+  if (auto v = node.find("node_speed")) h.node_speed = read_speed_map(*v, "node");
+  if (auto v = node.find("jitter_sigma")) h.jitter_sigma = v->number_in(0, 2);
+  if (auto v = node.find("straggler_probability")) h.straggler_probability = v->number_in(0, 1);
+  if (auto v = node.find("straggler_slowdown")) h.straggler_slowdown = v->number_in(1, 1e6);
+  if (auto v = node.find("seed")) h.seed = static_cast<std::uint64_t>(v->int_at_least(0));
+  return h;
+}
+
+}  // namespace
+
+double Scenario::global_batch() const {
+  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) * gpus()
+                                           : static_cast<double>(workload.global_batch);
+}
+
+double Scenario::batch_of(int rank) const {
+  if (workload.scaling == Scaling::weak) return static_cast<double>(workload.batch_per_gpu);
+  const std::int64_t n = gpus();
+  return static_cast<double>(workload.global_batch / n + (rank < workload.global_batch % n ? 1 : 0));
+}
+
+void set_path(Json& document, const std::string& dotted_path, const Json& value, const std::string& source) {
+  const auto parts = split_path(dotted_path);
+  Json* cursor = &document;
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) throw InputError(source, dotted_path, "empty component in the path");
+    if (!cursor->is_object())
+      throw InputError(source, dotted_path, "'" + walked + "' is " + describe_json(*cursor) + ", not an object");
+    walked += (walked.empty() ? "" : ".") + parts[i];
+    if (i + 1 == parts.size()) {
+      (*cursor)[parts[i]] = value;
+    } else {
+      if (!cursor->contains(parts[i])) (*cursor)[parts[i]] = Json::object();
+      cursor = &(*cursor)[parts[i]];
+    }
+  }
+}
+
+void apply_set(Json& document, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set", assignment, "expected PATH=VALUE, e.g. platform.nodes=16");
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  Json value;
+  try {
+    value = Json::parse(text);
+  } catch (const Json::parse_error&) {
+    value = text;  // SPEC: values are parsed as JSON, falling back to a string
+  }
+  set_path(document, path, value, "--set");
+}
+
+Json load_scenario_document(const std::string& path, const std::vector<std::string>& sets) {
+  Json document = read_json_file(path).raw();
+  for (const auto& s : sets) apply_set(document, s);
+  return document;
+}
+
+Scenario read_scenario(const Json& document, const std::string& source) {
+  const JsonNode root = parse_json_text(document.dump(), source);
+  root.require_object();
+  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "sweep", "plan"});
+  Scenario s;
+  s.source = source;
+  s.document = document;
+  s.name = root.find("name") ? root.at("name").as_string() : std::filesystem::path(source).stem().string();
+  if (auto d = root.find("description")) d->as_string();
+  s.workload = read_workload(root.at("workload"), source);
+  s.platform = platforms::read_platform_spec(root.at("platform"));
+  s.strategy = read_strategy(root.at("strategy"), root);
+  if (auto c = root.find("calibration")) {
+    c->allow_only({"single_gpu_samples_per_s"});
+    if (auto v = c->find("single_gpu_samples_per_s")) s.single_gpu_samples_per_s = v->positive_number();
+  }
+  if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
+  if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
+  if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
+    throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
+                                                       " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");
+  for (const auto& [rank, speed] : s.heterogeneity.gpu_speed)
+    if (rank >= s.gpus())
+      throw root.at("heterogeneity").at("gpu_speed").error("GPU " + std::to_string(rank) + " does not exist: the platform has " +
+                                                           std::to_string(s.gpus()) + " GPUs");
+  for (const auto& [node, speed] : s.heterogeneity.node_speed)
+    if (node >= s.platform.nodes)
+      throw root.at("heterogeneity").at("node_speed").error("node " + std::to_string(node) + " does not exist: the platform has " +
+                                                            std::to_string(s.platform.nodes) + " nodes");
+  if (auto sweep = root.find("sweep")) {
+    for (const auto& [path, values] : sweep->members()) {
+      values.require_array();
+      if (values.size() == 0) throw values.error("a sweep axis needs at least one value");
+      s.sweep.emplace_back(path, std::vector<Json>(values.raw().begin(), values.raw().end()));
+    }
+  }
+  return s;
+}
+
+workloads::Workload load_scenario_workload(const Scenario& scenario) {
+  const std::string& what = scenario.workload.model_or_file;
+  try {
+    return workloads::load_workload(what);
+  } catch (const InputError& e) {
+    // Errors inside an existing layer-graph file already name it; a bad name or path is the
+    // scenario's fault and is reported there.
+    if (std::filesystem::exists(what)) throw;
+    const JsonNode root = parse_json_text(scenario.document.dump(), scenario.source);
+    const JsonNode workload = root.at("workload");
+    const auto key = workload.find("model") ? workload.at("model") : workload.at("file");
+    throw key.error(workload.find("file") ? "cannot open layer-graph file '" + what + "'" : e.detail());
+  }
+}
+
+}  // namespace trainsim::engine

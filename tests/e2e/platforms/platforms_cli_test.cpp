@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "trainsim/core/csv.hpp"
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim_test/cli.hpp"
+
+using trainsim_test::run_trainsim;
+
+namespace {
+std::string data(const std::string& rel) { return trainsim_test::test_data_dir() + "/" + rel; }
+trainsim::Json parse(const std::string& text) { return trainsim::Json::parse(text); }
+}  // namespace
+
+TEST(PlatformCli, ListShowsEveryPresetWithPrices) {
+  const auto r = run_trainsim({"platform", "list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* p : {"dgx-a100", "dgx1-v100", "aws-p3.16xlarge", "piz-daint", "cluster-10gbe"})
+    EXPECT_NE(r.out.find(p), std::string::npos) << p;
+  EXPECT_NE(r.out.find("3.060"), std::string::npos);  // p3.16xlarge $/GPU-h
+}
+
+TEST(PlatformCli, InfoJsonCountsHostsLinksAndBisection) {
+  const auto r = run_trainsim({"platform", "info", "dgx-a100", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = parse(r.out);
+  EXPECT_EQ(j["gpus"], 8);
+  EXPECT_EQ(j["hosts"], 9);  // 8 GPUs + the host CPU
+  EXPECT_GT(j["links"].get<int>(), 16);
+  EXPECT_DOUBLE_EQ(j["intra_node_bisection_Bps"].get<double>(), 4 * 240e9);
+  const auto again = run_trainsim({"platform", "info", "dgx-a100", "--json", "-"});
+  EXPECT_EQ(r.out, again.out);  // deterministic
+}
+
+TEST(PlatformCli, InfoReadsPlatformFilesAndSimgridXml) {
+  const auto j = run_trainsim({"platform", "info", data("good/platforms/torus_cluster.json")});
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("torus"), std::string::npos);
+  const auto x = run_trainsim({"platform", "info", data("good/platforms/two_hosts.xml"), "--json", "-"});
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  EXPECT_EQ(parse(x.out)["hosts"], 2);
+}
+
+TEST(PlatformCli, UnknownPresetSuggestsTheNearestAndExits2) {
+  const auto r = run_trainsim({"platform", "info", "dgx-a10"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'dgx-a100'"), std::string::npos) << r.err;
+}
+
+// Bad platform files through the CLI: exit 2, the message names the file and the JSON pointer.
+class BadPlatformCli : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+TEST_P(BadPlatformCli, Exits2NamingFileAndPointer) {
+  const auto& [file, pointer] = GetParam();
+  const auto r = run_trainsim({"collective", "--platform", data(std::string("bad/platforms/") + file), "--bytes", "1M"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("platforms/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(pointer), std::string::npos) << r.err;
+}
+INSTANTIATE_TEST_SUITE_P(Kinds, BadPlatformCli,
+                         ::testing::Values(std::make_pair("unknown_gpu.json", ": /gpu:"),
+                                           std::make_pair("zero_bandwidth.json", ": /network/bandwidth_Gbps:"),
+                                           std::make_pair("torus_misfit.json", ": /network/torus/dimensions:"),
+                                           std::make_pair("unconnected_hosts.json", ": /network/nics_per_node:"),
+                                           std::make_pair("malformed.xml", "malformed.xml: line 7:"),
+                                           std::make_pair("unconnected.xml", "unconnected.xml: line 7:")));
+
+TEST(CollectiveCli, BadBytesAndTooManyGpusExit2) {
+  EXPECT_EQ(run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "8:1:x2"}).exit_code, 2);
+  EXPECT_EQ(run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "12Q"}).exit_code, 2);
+  const auto r = run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "1M", "--gpus", "9"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
+}
+
+TEST(CollectiveCli, DgxA100RingAllReduceOf1GiBIsWithin15PercentOfNccl) {
+  const auto r = run_trainsim({"collective", "--platform", "dgx-a100", "--op", "allreduce", "--algorithm", "ring",
+                               "--bytes", "1073741824", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = parse(r.out);
+  const double busbw = j["busbw_GBps"].get<double>();
+  EXPECT_NEAR(busbw, 227.83, 0.15 * 227.83);
+  EXPECT_NEAR(j["algbw_GBps"].get<double>() * 2 * 7 / 8, busbw, 1e-9);
+  EXPECT_NEAR(j["time_s"].get<double>(), 1073741824 / (j["algbw_GBps"].get<double>() * 1e9), 1e-12);
+}
+
+TEST(CollectiveCli, NcclAllReduceSweepFrom64KiBTo4GiBHasMeanErrorAtMost20Percent) {
+  const auto r = run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "64K:4G:x2", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = parse(r.out)["results"];
+  const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce.csv"));
+  const auto ds = csv.column("dataset"), size = csv.column("size_bytes"), time = csv.column("time_us");
+  double sum = 0;
+  int count = 0;
+  std::printf("%14s %12s %12s %8s\n", "size(B)", "measured_us", "simulated_us", "error");
+  for (std::size_t row = 0; row < csv.row_count(); ++row) {
+    if (csv.cell(row, ds) != "nccl_tests_a100_8gpu") continue;
+    const double bytes = csv.number(row, size);
+    if (bytes < 65536) continue;
+    const double measured = csv.number(row, time) * 1e-6;
+    double simulated = -1;
+    for (const auto& res : results)
+      if (res["size_bytes"].get<double>() == bytes) simulated = res["time_s"].get<double>();
+    ASSERT_GT(simulated, 0) << "no simulated point at " << bytes;
+    const double err = std::fabs(simulated - measured) / measured;
+    std::printf("%14.0f %12.2f %12.2f %7.1f%%\n", bytes, measured * 1e6, simulated * 1e6, 100 * err);
+    sum += err;
+    ++count;
+  }
+  ASSERT_EQ(count, 17);
+  std::printf("mean absolute percentage error: %.1f%%\n", 100 * sum / count);
+  EXPECT_LE(sum / count, 0.20);
+}
+
+TEST(CollectiveCli, TextOutputHasNcclTestsColumnsAndIsDeterministic) {
+  const std::vector<std::string> args{"collective", "--platform", "cluster-25gbe", "--algorithm", "hierarchical",
+                                      "--bytes", "1M:4M"};
+  const auto a = run_trainsim(args), b = run_trainsim(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("busbw(GB/s)"), std::string::npos);
+  EXPECT_NE(a.out.find("4194304"), std::string::npos);
+}

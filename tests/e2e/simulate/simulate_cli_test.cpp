@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim_test/cli.hpp"
+
+using trainsim_test::run_trainsim;
+
+namespace {
+
+std::string bad(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/scenarios/" + name; }
+std::string scenario(const std::string& name) { return trainsim_test::source_dir() + "/scenarios/" + name; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct BadScenario {
+  const char* file;
+  const char* location;  // JSON pointer (or "line L, column C")
+  const char* message;   // a fragment of the detail
+};
+
+class SimulateBadInput : public ::testing::TestWithParam<BadScenario> {};
+
+TEST_P(SimulateBadInput, ExitsTwoNamingFileAndPointer) {
+  const auto& c = GetParam();
+  const auto r = run_trainsim({"simulate", bad(c.file)});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(c.file), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(std::string(": ") + c.location + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one message: " << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, SimulateBadInput,
+    ::testing::Values(BadScenario{"unknown_key.json", "/strategy/bucket_mb", "did you mean 'bucket_MB'?"},
+                      BadScenario{"unknown_top_key.json", "/platfrom", "did you mean 'platform'?"},
+                      BadScenario{"wrong_type.json", "/workload/batch_per_gpu", "expected an integer"},
+                      BadScenario{"option_not_applicable.json", "/strategy/servers", "applies to kind \"parameter_server\" only"},
+                      BadScenario{"zero_batch.json", "/workload/batch_per_gpu", "must be ≥ 1, got 0"},
+                      BadScenario{"negative_batch.json", "/workload/batch_per_gpu", "must be ≥ 1, got -8"},
+                      BadScenario{"zero_nodes.json", "/platform/nodes", "got 0"},
+                      BadScenario{"zero_gpus_per_node.json", "/platform/gpus_per_node", "got 0"},
+                      BadScenario{"unknown_model_file.json", "/workload/file", "no_such_network.json"},
+                      BadScenario{"unknown_model.json", "/workload/model", "did you mean 'resnet50'?"},
+                      BadScenario{"unknown_strategy.json", "/strategy/kind", "did you mean 'ring_allreduce'?"},
+                      BadScenario{"strong_without_global_batch.json", "/workload", "missing required key 'global_batch'"},
+                      BadScenario{"global_batch_too_small.json", "/workload/global_batch", "smaller than the 8 GPUs"},
+                      BadScenario{"straggler_gpu_out_of_range.json", "/heterogeneity/gpu_speed", "GPU 8 does not exist"},
+                      BadScenario{"malformed.json", "line 3, column 12", "invalid JSON"}),
+    [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
+
+TEST(Simulate, MissingScenarioFileExitsTwo) {
+  const auto r = run_trainsim({"simulate", "/nonexistent/scenario.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/scenario.json: cannot open file"), std::string::npos) << r.err;
+}
+
+TEST(Simulate, BadSetIsReported) {
+  auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "platform.nodes=0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/platform/nodes"), std::string::npos) << r.err;
+  r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "nodes"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected PATH=VALUE"), std::string::npos) << r.err;
+}
+
+TEST(Simulate, QuickstartPrintsASummary) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* field : {"iteration time", "throughput", "scaling efficiency", "breakdown", "memory per GPU", "busiest links"})
+    EXPECT_NE(r.out.find(field), std::string::npos) << field << "\n" << r.out;
+}
+
+TEST(Simulate, JsonToStdoutIsTheResultObjectOnly) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // throws if anything else was printed
+  for (const char* key : {"name", "point", "gpus", "global_batch", "iteration_time_s", "samples_per_s", "scaling_efficiency",
+                          "breakdown_s", "network_bytes", "sim_wall_s"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"compute", "communication", "exposed_communication", "idle"}) EXPECT_TRUE(j["breakdown_s"].contains(key)) << key;
+  EXPECT_EQ(j["gpus"], 32);
+  EXPECT_NEAR(j["samples_per_s"].get<double>(), j["global_batch"].get<double>() / j["iteration_time_s"].get<double>(), 1e-6);
+}
+
+TEST(Simulate, SameScenarioGivesByteIdenticalJson) {
+  const std::string dir = trainsim_test::make_temp_dir("determinism");
+  const std::vector<std::string> args = {"simulate", scenario("resnet50_dgx1_ring_vs_ps.json"), "--set", "strategy.kind=parameter_server",
+                                         "--set", "heterogeneity={\"jitter_sigma\":0.1,\"straggler_probability\":0.1,\"straggler_slowdown\":2,\"seed\":7}",
+                                         "--reproducible", "--json"};
+  auto a = args, b = args;
+  a.push_back(dir + "/a.json");
+  b.push_back(dir + "/b.json");
+  ASSERT_EQ(run_trainsim(a).exit_code, 0);
+  ASSERT_EQ(run_trainsim(b).exit_code, 0);
+  const std::string first = read_file(dir + "/a.json");
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, read_file(dir + "/b.json"));
+}
+
+TEST(Simulate, TraceIsAChromeTrace) {
+  const std::string dir = trainsim_test::make_temp_dir("trace");
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "platform.nodes=1", "--trace", dir + "/t.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto trace = nlohmann::json::parse(read_file(dir + "/t.json"));
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  int compute = 0, communication = 0, gpu_tracks = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && (e["cat"] == "forward" || e["cat"] == "backward")) ++compute;
+    if (e["ph"] == "X" && e["cat"] == "communication") ++communication;
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"].get<std::string>().rfind("GPU ", 0) == 0) ++gpu_tracks;
+  }
+  EXPECT_EQ(gpu_tracks, 8);
+  EXPECT_GT(compute, 8 * 100);
+  EXPECT_GT(communication, 0);
+}
+
+TEST(Simulate, ScenariosRun) {
+  for (const char* file : {"quickstart.json", "resnet50_dgx1_ring_vs_ps.json", "vgg16_25gbe.json", "bert_large_dgx_a100_fat_tree.json"}) {
+    const auto r = run_trainsim({"simulate", scenario(file), "--json", "-"});
+    EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
+  }
+}
+
+}  // namespace

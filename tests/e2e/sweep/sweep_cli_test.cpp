@@ -1,0 +1,192 @@
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "trainsim_test/cli.hpp"
+
+using nlohmann::json;
+using trainsim_test::run_trainsim;
+
+namespace {
+
+std::string good(const std::string& name) { return trainsim_test::test_data_dir() + "/good/scenarios/" + name; }
+std::string bad(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/sweep/" + name; }
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// index → result with the wall-clock field removed (the only field that may differ between runs).
+std::map<int, json> results_by_index(const std::string& dir) {
+  std::map<int, json> out;
+  for (const auto& line : lines_of(dir + "/results.jsonl")) {
+    json j = json::parse(line);
+    j.erase("sim_wall_s");
+    const int index = j["index"];
+    EXPECT_FALSE(out.count(index)) << "point " << index << " appears twice";
+    out[index] = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Sweep, WritesResultsCsvAndReport) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep");
+  const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("8 points: 8 simulated"), std::string::npos) << r.out;
+  const auto results = results_by_index(dir);
+  ASSERT_EQ(results.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(results.count(i));
+    EXPECT_TRUE(results.at(i)["point"].contains("platform.nodes"));
+    EXPECT_GT(results.at(i)["samples_per_s"].get<double>(), 0);
+  }
+  // First axis varies slowest: index 3 = nodes 2, parameter_server.
+  EXPECT_EQ(results.at(3)["point"]["platform.nodes"], 2);
+  EXPECT_EQ(results.at(3)["point"]["strategy.kind"], "parameter_server");
+  EXPECT_EQ(lines_of(dir + "/results.csv").size(), 9u);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.html"));
+}
+
+TEST(Sweep, FailingPointIsRecordedAndTheOthersRun) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-fail");
+  const auto r = run_trainsim({"sweep", good("sweep_with_failure.json"), "--out", dir});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto results = results_by_index(dir);
+  ASSERT_EQ(results.size(), 4u);
+  int failed = 0;
+  for (const auto& [index, j] : results)
+    if (j.contains("error")) {
+      ++failed;
+      EXPECT_NE(j["error"].get<std::string>().find("no_such_layer_graph.json"), std::string::npos) << j.dump();
+    }
+  EXPECT_EQ(failed, 2);
+  std::ifstream csv(dir + "/results.csv");
+  std::stringstream text;
+  text << csv.rdbuf();
+  EXPECT_NE(text.str().find("no_such_layer_graph.json"), std::string::npos);
+}
+
+TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
+  const std::string reference = trainsim_test::make_temp_dir("sweep-reference");
+  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", reference, "--jobs", "1"}).exit_code, 0);
+
+  const std::string dir = trainsim_test::make_temp_dir("sweep-killed");
+  const int pid = trainsim_test::start_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "1"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (lines_of(dir + "/results.jsonl").size() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const int status = trainsim_test::kill_group(pid, SIGKILL);
+  const std::size_t before = lines_of(dir + "/results.jsonl").size();
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+  ASSERT_GE(before, 3u);
+  ASSERT_LT(before, 8u);
+
+  const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "2", "--resume"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(std::to_string(before) + " already done"), std::string::npos) << r.out;
+  EXPECT_EQ(results_by_index(dir), results_by_index(reference));
+  EXPECT_EQ(lines_of(dir + "/results.csv").size(), 9u);  // rows differ from the reference only in sim_wall_s
+}
+
+TEST(Sweep, ResumeCutsAPartialLastLine) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-partial");
+  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", dir}).exit_code, 0);
+  auto lines = lines_of(dir + "/results.jsonl");
+  {
+    std::ofstream out(dir + "/results.jsonl", std::ios::trunc);
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) out << lines[i] << "\n";
+    out << lines.back().substr(0, lines.back().size() / 2);  // a writer killed mid-line
+  }
+  const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 simulated, 7 already done"), std::string::npos) << r.out;
+  EXPECT_EQ(results_by_index(dir).size(), 8u);
+}
+
+TEST(Sweep, TwoMpiRanksGiveTheSameResultsAsALocalSweep) {
+  const std::string mpirun = trainsim_test::find_program("mpirun");
+  ASSERT_FALSE(mpirun.empty()) << "mpirun not installed (Debian openmpi-bin)";
+  const std::string local = trainsim_test::make_temp_dir("sweep-local");
+  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", local}).exit_code, 0);
+  const std::string distributed = trainsim_test::make_temp_dir("sweep-mpi");
+  const auto r = trainsim_test::run_program({mpirun, "--allow-run-as-root", "--oversubscribe", "--mca", "mpi_warn_on_fork", "0", "-np", "2",
+                                             trainsim_test::trainsim_binary(), "sweep", good("small_sweep.json"), "--out", distributed,
+                                             "--jobs", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(results_by_index(distributed), results_by_index(local));
+  EXPECT_TRUE(std::filesystem::exists(distributed + "/report.html"));
+  EXPECT_EQ(lines_of(distributed + "/results.csv").size(), 9u);
+}
+
+struct BadSweep {
+  const char* file;
+  const char* location;
+  const char* message;
+};
+
+class SweepBadInput : public ::testing::TestWithParam<BadSweep> {};
+
+TEST_P(SweepBadInput, ExitsTwoBeforeAnythingRuns) {
+  const auto& c = GetParam();
+  const std::string dir = trainsim_test::make_temp_dir("sweep-bad");
+  const auto r = run_trainsim({"sweep", bad(c.file), "--out", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(std::string(c.file) + ": " + c.location + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/results.jsonl"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SweepBadInput,
+                         ::testing::Values(BadSweep{"unknown_path.json", "/sweep/platform.nodse", "did you mean 'nodes'?"},
+                                           BadSweep{"empty_axis.json", "/sweep/platform.nodes", "at least one value"},
+                                           BadSweep{"bad_value.json", "/sweep/platform.nodes", "value 0: /platform/nodes"},
+                                           BadSweep{"axis_not_array.json", "/sweep/platform.nodes", "expected an array"}),
+                         [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
+
+TEST(Plan, RanksTheCheapestConfigurationsThatMeetTheTarget) {
+  const auto r = run_trainsim({"plan", good("small_sweep.json"), "--price-per-gpu-hour", "2.5", "--target-samples-per-s", "1500", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = json::parse(r.out);
+  ASSERT_FALSE(j["feasible"].empty()) << r.out;
+  double previous_cost = 0;
+  for (const auto& c : j["feasible"]) {
+    EXPECT_GE(c["samples_per_s"].get<double>(), 1500);
+    EXPECT_GE(c["cost_per_hour_usd"].get<double>(), previous_cost);
+    previous_cost = c["cost_per_hour_usd"];
+  }
+}
+
+TEST(Plan, DeadlineTargetGivesTimeAndCostToTrain) {
+  const auto r = run_trainsim({"plan", good("small_sweep.json"), "--price-per-gpu-hour", "2.5", "--epochs", "90", "--dataset-size", "1281167", "--deadline-hours", "400"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("train (h, $)"), std::string::npos) << r.out;
+}
+
+TEST(Plan, ImpossibleTargetSaysTheBestReachable) {
+  const auto r = run_trainsim({"plan", good("small_sweep.json"), "--price-per-gpu-hour", "2.5", "--target-samples-per-s", "1e9"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No configuration meets the target. Best reachable:"), std::string::npos) << r.out;
+}
+
+TEST(Plan, NeedsExactlyOneKindOfTarget) {
+  EXPECT_EQ(run_trainsim({"plan", good("small_sweep.json")}).exit_code, 2);
+  EXPECT_EQ(run_trainsim({"plan", good("small_sweep.json"), "--price-per-gpu-hour", "2.5", "--deadline-hours", "3"}).exit_code, 2);
+}

@@ -1,0 +1,259 @@
+// Closed-form oracles for the SimGrid platform builder and the collectives (ideal network model).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/engine/collectives.hpp"
+#include "trainsim/engine/simulation.hpp"
+#include "trainsim_test/cli.hpp"
+#include "trainsim_test/fork.hpp"
+
+namespace te = trainsim::engine;
+namespace tp = trainsim::platforms;
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kLatency = 5e-6;         // node to node through the switch
+constexpr double kBandwidth = 12.5e9;     // 100 Gb/s NIC
+constexpr double KiB = 1024.0, MiB = 1024.0 * KiB, GiB = 1024.0 * MiB;
+
+/// n single-GPU nodes on one non-blocking switch; PCIe fast and latency-free so that the NIC and
+/// the switch are the only costs: α = 5 us, β = 12.5 GB/s between any two GPUs.
+tp::PlatformSpec switch_cluster(int n, const std::string& model = "\"ideal\"") {
+  std::ostringstream j;
+  j << R"({"gpu": "V100-SXM2-16GB", "nodes": )" << n << R"(, "gpus_per_node": 1,
+          "intra_node": {"kind": "pcie", "bandwidth_GBps": 1000, "latency_us": 0},
+          "network": {"topology": "switch", "bandwidth_Gbps": 100, "latency_us": 5, "model": )"
+    << model << "}}";
+  return tp::read_platform_spec(trainsim::parse_json_text(j.str(), "test"));
+}
+
+double ring_formula(int n, double bytes) {
+  return 2.0 * (n - 1) * kLatency + 2.0 * (n - 1) / n * bytes / kBandwidth;
+}
+
+/// Times one collective in a forked child.
+double timed(const tp::PlatformSpec& spec, te::CollectiveRequest request, double bytes) {
+  const std::string out = trainsim_test::run_forked([&] {
+    const auto t = te::time_collectives(spec, request, {bytes});
+    std::ostringstream s;
+    s.precision(17);
+    s << t.at(0).time_s << " " << te::to_string(t.at(0).used);
+    return s.str();
+  });
+  std::istringstream in(out);
+  double t = 0;
+  in >> t;
+  return t;
+}
+
+te::CollectiveRequest request(te::Algorithm a, te::Representation r = te::Representation::automatic) {
+  te::CollectiveRequest q;
+  q.algorithm = a;
+  q.options.representation = r;
+  return q;
+}
+
+}  // namespace
+
+TEST(IdealModel, OneFlowTakesLatencyPlusBytesOverBandwidth) {
+  const std::string out = trainsim_test::run_forked([] {
+    te::Simulation sim(switch_cluster(2));
+    double elapsed = 0;
+    sg4::Actor::create("flow", sim.gpu(0), [&] {
+      sim.start_flow(sim.gpu(0), sim.gpu(1), 1e8)->wait();
+      elapsed = sim.now();
+    });
+    sim.run();
+    std::ostringstream s;
+    s.precision(17);
+    s << elapsed;
+    return s.str();
+  });
+  EXPECT_NEAR(std::stod(out), kLatency + 1e8 / kBandwidth, 1e-9);
+}
+
+TEST(IdealModel, TcpModelIsSlowerThanIdeal) {
+  const double ideal = timed(switch_cluster(4), request(te::Algorithm::ring), 1 * MiB);
+  const double tcp = timed(switch_cluster(4, "\"tcp\""), request(te::Algorithm::ring), 1 * MiB);
+  EXPECT_GT(tcp, ideal * 1.05);
+}
+
+// The acceptance grid is n = 2..1024, S = 1 KiB..4 GiB (bench_collectives covers all of it); the
+// test keeps a sample of both ends.
+struct RingCase {
+  int n;
+  double bytes;
+};
+class RingOracle : public ::testing::TestWithParam<RingCase> {};
+
+TEST_P(RingOracle, MatchesTheAlphaBetaFormulaWithin1Percent) {
+  const auto [n, bytes] = GetParam();
+  const double t = timed(switch_cluster(n), request(te::Algorithm::ring), bytes);
+  const double expected = ring_formula(n, bytes);
+  EXPECT_NEAR(t, expected, 0.01 * expected) << "n=" << n << " S=" << bytes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sample, RingOracle,
+                         ::testing::Values(RingCase{2, 1 * KiB}, RingCase{2, 4 * GiB}, RingCase{16, 1 * MiB},
+                                           RingCase{128, 64 * MiB}, RingCase{1024, 1 * KiB},
+                                           RingCase{1024, 4 * GiB}));
+
+class Representations : public ::testing::TestWithParam<RingCase> {};
+
+TEST_P(Representations, CoarseAndStepAgreeWithin1Percent) {
+  const auto [n, bytes] = GetParam();
+  const double coarse = timed(switch_cluster(n), request(te::Algorithm::ring, te::Representation::coarse), bytes);
+  const double step = timed(switch_cluster(n), request(te::Algorithm::ring, te::Representation::step), bytes);
+  EXPECT_NEAR(coarse, step, 0.01 * step);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sample, Representations,
+                         ::testing::Values(RingCase{2, 1 * KiB}, RingCase{8, 1 * MiB}, RingCase{64, 256 * MiB}));
+
+TEST(Representations, AgreeOnAMultiGpuNodeRing) {
+  // 2 DGX A100: 14 NVSwitch hops and 2 NIC hops, different latencies and rates.
+  const tp::PlatformSpec spec =
+      tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx-a100", "nodes": 2})", "test"));
+  const double coarse = timed(spec, request(te::Algorithm::ring, te::Representation::coarse), 256 * MiB);
+  const double step = timed(spec, request(te::Algorithm::ring, te::Representation::step), 256 * MiB);
+  EXPECT_NEAR(coarse, step, 0.01 * step);
+}
+
+TEST(Ring, UsesTheFourNvlinkChannelsOfADgx1) {
+  // S split over 4 link-disjoint rings; each ring's slowest hop is one NVLink 2 at 25 GB/s x 0.8.
+  const double S = 1 * GiB;
+  const double t = timed(tp::load_platform("dgx1-v100"), request(te::Algorithm::ring), S);
+  const double expected = 14 * (3.4e-6 + S / 8 / 4 / 20e9);
+  EXPECT_NEAR(t, expected, 1e-6 * expected);
+  te::CollectiveRequest one_ring = request(te::Algorithm::ring);
+  one_ring.options.multi_ring = false;
+  EXPECT_NEAR(timed(tp::load_platform("dgx1-v100"), one_ring, S), 14 * (3.4e-6 + S / 8 / 20e9), 1e-3);
+}
+
+TEST(HalvingDoubling, MatchesItsFormulaOnPowersOfTwo) {
+  const int n = 16;
+  const double bytes = 8 * MiB;
+  const double t = timed(switch_cluster(n), request(te::Algorithm::halving_doubling), bytes);
+  const double expected = 2 * std::log2(n) * kLatency + 2.0 * (n - 1) / n * bytes / kBandwidth;
+  EXPECT_NEAR(t, expected, 1e-3 * expected);
+}
+
+TEST(HalvingDoubling, BeatsRingOnSmallBuffersAndHandlesNonPowersOfTwo) {
+  EXPECT_LT(timed(switch_cluster(64), request(te::Algorithm::halving_doubling), 4 * KiB),
+            timed(switch_cluster(64), request(te::Algorithm::ring), 4 * KiB) / 3);
+  const double t12 = timed(switch_cluster(12), request(te::Algorithm::halving_doubling), 1 * MiB);
+  // 8-rank core plus folding the 4 extra ranks in and out (a full buffer each way). Ranks 4..7
+  // start halving at once, so their S/2 shares ranks 0..3's NIC with the fold: at most S/(2β) more.
+  const double expected = (2 + 2 * 3) * kLatency + 2 * 1 * MiB / kBandwidth + 2.0 * 7 / 8 * MiB / kBandwidth;
+  EXPECT_GE(t12, expected * (1 - 1e-9));
+  EXPECT_LE(t12, expected + 0.5 * MiB / kBandwidth + 1e-9);
+}
+
+TEST(Tree, IsLogarithmicInLatency) {
+  // Tiny buffer: the tree pays ~2·2·log2(n) latencies, the ring 2(n−1).
+  const double tree = timed(switch_cluster(64), request(te::Algorithm::tree), 1 * KiB);
+  EXPECT_LT(tree, 30 * kLatency);
+  EXPECT_GT(tree, 2 * 5 * kLatency);
+}
+
+TEST(Hierarchical, EqualsTheSumOfItsThreePhases) {
+  // 4 nodes x 8 GPUs (NVSwitch, 8 NICs each): rings of 8 inside, 8 parallel rings of 4 across.
+  const tp::PlatformSpec spec =
+      tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx-a100", "nodes": 4})", "test"));
+  const double S = 1 * GiB;
+  const double t = timed(spec, request(te::Algorithm::hierarchical), S);
+  const double a_in = 3.4e-6, b_in = 240e9;  // NVSwitch port: 300 GB/s x 0.8, 3.4 us GPU to GPU
+  const double a_out = 2e-6, b_out = 25e9;   // HDR NIC 200 Gb/s, 2 us node to node
+  const double intra = 7 * (a_in + S / 8 / b_in);  // g−1 steps of S/g
+  const double inter = 2 * 3 * (a_out + S / 8 / 4 / b_out);
+  EXPECT_NEAR(t, 2 * intra + inter, 0.01 * (2 * intra + inter));
+}
+
+TEST(ParameterServer, IncastMakesOneServerSlowerThanFour) {
+  auto run = [](int servers) {
+    return std::stod(trainsim_test::run_forked([servers] {
+      te::SimulationOptions o;
+      o.server_nodes = servers;
+      te::Simulation sim(switch_cluster(8), o);
+      std::vector<int> workers{0, 1, 2, 3, 4, 5, 6, 7};
+      double t = 0;
+      sg4::Actor::create("ps", sim.gpu(0), [&] {
+        te::push_to_servers(sim, workers, sim.server_hosts(), 64 * MiB);
+        te::pull_from_servers(sim, workers, sim.server_hosts(), 64 * MiB);
+        t = sim.now();
+      });
+      sim.run();
+      return std::to_string(t);
+    }));
+  };
+  const double one = run(1), four = run(4);
+  // One server receives 8 x 64 MiB through one 12.5 GB/s port (and sends as much back).
+  EXPECT_NEAR(one, 2 * 8 * 64 * MiB / kBandwidth, 0.05 * one);
+  EXPECT_LT(four, one / 3);
+}
+
+TEST(Topologies, TorusFatTreeAndDragonflyBuildAndRun) {
+  for (const char* json :
+       {R"({"preset": "cluster-ib-edr", "nodes": 16, "network": {"fat_tree": {"down": [4, 4], "oversubscription": 2}}})",
+        R"({"preset": "cluster-100gbe", "nodes": 8, "network": {"topology": "torus"}})",
+        R"({"preset": "piz-daint", "nodes": 32})"}) {
+    const tp::PlatformSpec spec = tp::read_platform_spec(trainsim::parse_json_text(json, "test"));
+    const double t = timed(spec, request(te::Algorithm::ring), 64 * MiB);
+    EXPECT_GT(t, 0) << json;
+    EXPECT_TRUE(std::isfinite(t)) << json;
+  }
+}
+
+TEST(SimgridXml, IsLoadedAsIsWithHostsInNaturalOrder) {
+  const std::string path = trainsim_test::test_data_dir() + "/good/platforms/two_hosts.xml";
+  const std::string out = trainsim_test::run_forked([&] {
+    te::Simulation sim(tp::load_platform(path));
+    double t = 0;
+    sg4::Actor::create("flow", sim.gpu(0), [&] {
+      sim.start_flow(sim.gpu(0), sim.gpu(1), 1.25e9)->wait();
+      t = sim.now();
+    });
+    sim.run();
+    return sim.gpu(0)->get_name() + " " + std::to_string(t) + " " +
+           std::to_string(sim.link_report(1).total_network_bytes);
+  });
+  EXPECT_EQ(out.substr(0, out.find(' ')), "host0");
+  std::istringstream in(out.substr(out.find(' ')));
+  double t = 0, bytes = 0;
+  in >> t >> bytes;
+  EXPECT_NEAR(t, 10e-6 + 1.0, 1e-6);
+  EXPECT_DOUBLE_EQ(bytes, 1.25e9);
+}
+
+TEST(LinkReport, CountsRingBytesOnTheBusiestLinks) {
+  const std::string out = trainsim_test::run_forked([] {
+    te::Simulation sim(switch_cluster(4));
+    sg4::Actor::create("ring", sim.gpu(0), [&] {
+      te::all_reduce(sim, {0, 1, 2, 3}, 4 * MiB, te::Algorithm::ring);
+    });
+    sim.run();
+    const te::LinkReport r = sim.link_report(3);
+    std::ostringstream s;
+    s.precision(17);
+    s << r.total_network_bytes << " " << r.busiest.size() << " " << r.busiest.at(0).bytes << " "
+      << r.busiest.at(0).busy_fraction;
+    return s.str();
+  });
+  std::istringstream in(out);
+  double total = 0, top = 0, busy = 0;
+  std::size_t count = 0;
+  in >> total >> count >> top >> busy;
+  EXPECT_DOUBLE_EQ(total, 4 * 2 * 3.0 / 4 * 4 * MiB);  // n flows of 2(n−1)/n·S
+  EXPECT_EQ(count, 3u);
+  EXPECT_DOUBLE_EQ(top, 2 * 3.0 / 4 * 4 * MiB);
+  EXPECT_GT(busy, 0.5);
+  EXPECT_LE(busy, 1.0 + 1e-9);
+}

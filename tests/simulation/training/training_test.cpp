@@ -1,0 +1,145 @@
+// Oracle tests of one simulated training iteration (ideal network model, closed-form answers).
+// Every simulation runs in a forked child: SimGrid allows one engine per process.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <simgrid/s4u.hpp>
+
+#include "trainsim/engine/compute_model.hpp"
+#include "trainsim/engine/scenario.hpp"
+#include "trainsim/engine/simulation.hpp"
+#include "trainsim/engine/training.hpp"
+#include "trainsim_test/fork.hpp"
+
+using namespace trainsim;
+using namespace trainsim::engine;
+using trainsim_test::run_forked;
+
+namespace {
+
+// A small custom cluster: `nodes` nodes of `gpus` V100s on PCIe, one NIC each, one switch, ideal model.
+Json cluster(int nodes, int gpus, double bandwidth_Gbps = 10, double latency_us = 5) {
+  return Json{{"gpu", "V100-SXM2-16GB"},
+              {"nodes", nodes},
+              {"gpus_per_node", gpus},
+              {"intra_node", Json{{"kind", "pcie"}, {"bandwidth_GBps", 12}, {"latency_us", 1}}},
+              {"network", Json{{"topology", "switch"}, {"bandwidth_Gbps", bandwidth_Gbps}, {"latency_us", latency_us}, {"model", "ideal"}}}};
+}
+
+Json scenario_json(const Json& platform, const std::string& kind, bool overlap, const std::string& model = "resnet18") {
+  Json s;
+  s["name"] = "oracle";
+  s["workload"] = Json{{"model", model}, {"batch_per_gpu", 16}};
+  s["platform"] = platform;
+  s["strategy"] = Json{{"kind", kind}, {"bucket_MB", 25}, {"overlap", overlap}};
+  return s;
+}
+
+IterationResult simulate(const Json& document) {
+  const std::string text = run_forked([&] {
+    const Scenario s = read_scenario(document, "oracle.json");
+    return simulate_iteration(s, SimulateOptions{}).to_json().dump();
+  });
+  const Json j = Json::parse(text);
+  IterationResult r;
+  r.iteration_time_s = j["iteration_time_s"];
+  r.samples_per_s = j["samples_per_s"];
+  r.scaling_efficiency = j["scaling_efficiency"];
+  r.breakdown.compute_s = j["breakdown_s"]["compute"];
+  r.breakdown.communication_s = j["breakdown_s"]["communication"];
+  r.breakdown.exposed_communication_s = j["breakdown_s"]["exposed_communication"];
+  r.breakdown.idle_s = j["breakdown_s"]["idle"];
+  r.network_bytes = j["network_bytes"];
+  for (const auto& b : j["buckets"]) r.buckets.push_back(BucketTiming{b["bytes"], b["ready_s"], b["start_s"], b["end_s"]});
+  return r;
+}
+
+// One GPU's iteration computed from the model without simulating.
+double one_gpu_model_s(const Json& document) {
+  const Scenario s = read_scenario(document, "oracle.json");
+  workloads::IterationOptions o;
+  o.batch = s.batch_of(0);
+  o.bucket_bytes = s.strategy.bucket_bytes;
+  const auto graph = workloads::expand_iteration(load_scenario_workload(s), o);
+  return iteration_times(graph, s.platform.gpu, s.compute).total_s();
+}
+
+}  // namespace
+
+TEST(TrainingOracle, OneGpuIsTheSumOfItsLayerTimesPlusTheUpdate) {
+  const Json doc = scenario_json(cluster(1, 1), "ring_allreduce", true);
+  const IterationResult r = simulate(doc);
+  const double expected = one_gpu_model_s(doc);
+  EXPECT_NEAR(r.iteration_time_s, expected, 1e-9 * expected);
+  EXPECT_NEAR(r.scaling_efficiency, 1.0, 1e-9);
+  EXPECT_EQ(r.network_bytes, 0.0);
+  EXPECT_TRUE(r.buckets.empty());
+}
+
+TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheAlphaBetaTimeOfEveryBucket) {
+  const Json doc = scenario_json(cluster(2, 1), "ring_allreduce", false);
+  // α and β of the route between the two GPUs, read from the built platform in a child.
+  const Json route = Json::parse(run_forked([&] {
+    const Scenario s = read_scenario(doc, "oracle.json");
+    Simulation sim(s.platform, SimulationOptions{});
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    sim.gpu(0)->route_to(sim.gpu(1), links, &latency);
+    double bandwidth = 1e300;
+    for (auto* l : links) bandwidth = std::min(bandwidth, l->get_bandwidth());
+    return Json{{"latency", latency}, {"bandwidth", bandwidth}}.dump();
+  }));
+  const IterationResult r = simulate(doc);
+  const double alpha = route["latency"], beta = route["bandwidth"];
+  double expected = one_gpu_model_s(doc);
+  for (const auto& b : r.buckets) expected += 2 * alpha + b.bytes / beta;  // ring, n = 2: 2(n−1)α + 2(n−1)/n·S/β
+  EXPECT_GE(r.buckets.size(), 2u);
+  EXPECT_NEAR(r.iteration_time_s, expected, 1e-6 * expected);
+}
+
+TEST(TrainingOracle, OverlapNeverSlowsAnIteration) {
+  for (const char* kind : {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server"}) {
+    const double with = simulate(scenario_json(cluster(4, 2), kind, true)).iteration_time_s;
+    const double without = simulate(scenario_json(cluster(4, 2), kind, false)).iteration_time_s;
+    EXPECT_LE(with, without * (1 + 1e-9)) << kind;
+  }
+}
+
+TEST(TrainingOracle, MoreBandwidthNeverSlowsAnIteration) {
+  double previous = 1e300;
+  for (double gbps : {1.0, 10.0, 25.0, 100.0, 400.0}) {
+    const double t = simulate(scenario_json(cluster(4, 1, gbps), "ring_allreduce", true)).iteration_time_s;
+    EXPECT_LE(t, previous * (1 + 1e-9)) << gbps << " Gb/s";
+    previous = t;
+  }
+}
+
+TEST(TrainingOracle, OneParameterServerLosesThroughputWithMoreWorkersAsTheIncastPredicts) {
+  // One dedicated server; every worker pushes and pulls the whole gradient through the server's
+  // single link: its communication grows like 2·n·S/β.
+  std::vector<double> per_gpu, communication;
+  for (int n : {2, 4, 8}) {
+    Json doc = scenario_json(cluster(n, 1, 10, 1), "parameter_server", false);
+    doc["strategy"]["servers"] = 1;
+    doc["strategy"]["server_placement"] = "dedicated";
+    const IterationResult r = simulate(doc);
+    per_gpu.push_back(r.samples_per_s / n);
+    communication.push_back(r.breakdown.communication_s);
+  }
+  EXPECT_GT(per_gpu[0], per_gpu[1]);
+  EXPECT_GT(per_gpu[1], per_gpu[2]);
+  // Doubling the workers doubles the bytes through the server's link.
+  EXPECT_NEAR(communication[1] / communication[0], 2.0, 0.1);
+  EXPECT_NEAR(communication[2] / communication[1], 2.0, 0.1);
+}
+
+TEST(TrainingOracle, StragglerSlowsTheWholeSynchronousIteration) {
+  // Compute-bound (fast network): a GPU at half speed doubles the iteration, and the others idle.
+  Json doc = scenario_json(cluster(2, 2, 400), "ring_allreduce", true);
+  const double nominal = simulate(doc).iteration_time_s;
+  doc["heterogeneity"] = Json{{"gpu_speed", Json{{"3", 0.5}}}};
+  const IterationResult slow = simulate(doc);
+  EXPECT_GT(slow.iteration_time_s, 1.8 * nominal);
+  EXPECT_GT(slow.breakdown.idle_s, 0.0);
+}

@@ -1,0 +1,186 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/platforms/gpu_catalog.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+#include "trainsim_test/cli.hpp"
+
+namespace tp = trainsim::platforms;
+using trainsim::InputError;
+using trainsim::Precision;
+
+namespace {
+
+tp::PlatformSpec from_text(const std::string& text) {
+  return tp::read_platform_spec(trainsim::parse_json_text(text, "test.json"));
+}
+
+std::string bad_file(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/platforms/" + name; }
+
+}  // namespace
+
+TEST(GpuCatalog, HasTheIssueListWithPositivePeaksAndSources) {
+  for (const char* name : {"K80", "P100-PCIe-16GB", "P100-SXM2-16GB", "V100-PCIe-16GB", "V100-PCIe-32GB",
+                           "V100-SXM2-16GB", "V100-SXM2-32GB", "T4", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM",
+                           "H100-PCIe", "H200", "B200", "CPU-host"}) {
+    const tp::GpuSpec& g = tp::gpu_by_name(name);
+    for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+      EXPECT_GT(g.peak_flops(p), 0) << name;
+    EXPECT_GT(g.memory_bytes, 0) << name;
+    EXPECT_GT(g.memory_bandwidth_Bps, 0) << name;
+    EXPECT_FALSE(g.source.empty()) << name;
+  }
+  EXPECT_DOUBLE_EQ(tp::gpu_by_name("A100-SXM4-80GB").peak_flops(Precision::bf16), 312e12);
+  EXPECT_DOUBLE_EQ(tp::gpu_by_name("V100-SXM2-16GB").peak_flops(Precision::fp32), 15.7e12);
+}
+
+TEST(GpuCatalog, UnknownNameSuggestsTheNearest) {
+  try {
+    tp::gpu_by_name("A100-SXM4-80G", "x.json", "/platform/gpu");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/platform/gpu");
+    EXPECT_NE(std::string(e.what()).find("did you mean 'A100-SXM4-80GB'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Presets, EveryPresetOfTheIssueLoadsAndNamesItsSource) {
+  for (const char* name : {"dgx1-p100", "dgx1-v100", "dgx2", "dgx-a100", "dgx-h100", "dgx-h200", "aws-p2.xlarge",
+                           "aws-p2.8xlarge", "aws-p3.16xlarge", "aws-p3dn.24xlarge", "aws-p4d.24xlarge", "gce-k80x8",
+                           "piz-daint", "cluster-10gbe", "cluster-25gbe", "cluster-40gbe", "cluster-100gbe",
+                           "cluster-ib-edr", "cluster-ib-hdr"}) {
+    const tp::PlatformSpec spec = tp::load_platform(name);
+    EXPECT_EQ(spec.name, name);
+    EXPECT_FALSE(spec.source.empty()) << name;
+    EXPECT_GE(spec.total_gpus(), 1) << name;
+  }
+  EXPECT_EQ(tp::preset_names().size(), tp::preset_catalog().size());
+  EXPECT_DOUBLE_EQ(*tp::load_platform("aws-p3.16xlarge").price_per_gpu_hour, 3.06);
+  EXPECT_EQ(tp::load_platform("piz-daint").network.topology, tp::TopologyKind::dragonfly);
+}
+
+TEST(Presets, OverridesApplyAndANewNodeCountReshapesTheTopology) {
+  const tp::PlatformSpec spec = from_text(R"({"preset": "piz-daint", "nodes": 96, "network": {"model": "tcp"}})");
+  EXPECT_EQ(spec.nodes, 96);
+  EXPECT_EQ(spec.network.model, tp::NetworkModel::tcp);
+  const tp::DragonflyShape& d = spec.network.dragonfly;
+  EXPECT_EQ(std::uint64_t(d.groups) * d.chassis * d.routers * d.nodes_per_router, 96u);
+  EXPECT_EQ(spec.gpu.name, "P100-PCIe-16GB");  // untouched fields keep the preset's values
+
+  const tp::PlatformSpec ft = from_text(R"({"preset": "cluster-ib-edr", "nodes": 12})");
+  std::uint64_t leaves = 1;
+  for (unsigned d2 : ft.network.fat_tree.down) leaves *= d2;
+  EXPECT_EQ(leaves, 12u);
+}
+
+TEST(Presets, PartOfADgx1KeepsItsNvlinksAndGpusPerPcieSwitch) {
+  const tp::PlatformSpec two = from_text(R"({"preset": "dgx1-v100", "gpus_per_node": 2})");
+  EXPECT_EQ(two.intra_node.pcie_switches, 1);
+  EXPECT_EQ(tp::ring_order_within_node(two), (std::vector<int>{0, 1}));
+  const tp::PlatformSpec four = from_text(R"({"preset": "dgx1-v100", "gpus_per_node": 4})");
+  EXPECT_EQ(four.intra_node.pcie_switches, 2);
+  for (const auto& ring : tp::ring_channels_within_node(four)) {
+    ASSERT_EQ(ring.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_GT(tp::nvlink_links_between(ring[i], ring[(i + 1) % 4], true), 0);
+  }
+}
+
+TEST(Presets, FactorsModelIsRead) {
+  const tp::PlatformSpec spec = from_text(
+      R"({"preset": "cluster-10gbe", "network": {"model": {"latency_factor": 2, "bandwidth_factor": 0.9}}})");
+  EXPECT_EQ(spec.network.model, tp::NetworkModel::factors);
+  EXPECT_DOUBLE_EQ(spec.network.factors.latency_factor, 2);
+  EXPECT_DOUBLE_EQ(spec.network.factors.bandwidth_factor, 0.9);
+}
+
+TEST(Spec, JsonRoundTripIsStable) {
+  const tp::PlatformSpec a = tp::load_platform("dgx1-v100");
+  const tp::PlatformSpec b = from_text(tp::to_json(a).dump());
+  EXPECT_EQ(tp::to_json(a).dump(), tp::to_json(b).dump());
+}
+
+TEST(Spec, NvlinkCubeMeshHasSixLinksPerV100AndFourPerP100) {
+  for (int a = 0; a < 8; ++a) {
+    int v100 = 0, p100 = 0;
+    for (int b = 0; b < 8; ++b) {
+      EXPECT_EQ(tp::nvlink_links_between(a, b, true), tp::nvlink_links_between(b, a, true));
+      v100 += tp::nvlink_links_between(a, b, true);
+      p100 += tp::nvlink_links_between(a, b, false);
+    }
+    EXPECT_EQ(v100, 6) << a;
+    EXPECT_EQ(p100, 4) << a;
+  }
+  const auto ring = tp::ring_order_within_node(tp::load_platform("dgx1-v100"));
+  for (std::size_t i = 0; i < ring.size(); ++i)
+    EXPECT_GT(tp::nvlink_links_between(ring[i], ring[(i + 1) % ring.size()], true), 0) << "ring hop " << i;
+}
+
+TEST(Spec, CubeMeshRingChannelsUseOnlyNvlinkAndShareNoDirectedLink) {
+  const auto channels = tp::ring_channels_within_node(tp::load_platform("dgx1-v100"));
+  ASSERT_EQ(channels.size(), 4u);
+  std::set<std::pair<int, int>> used;
+  for (const auto& ring : channels) {
+    ASSERT_EQ(ring.size(), 8u);
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const int a = ring[i], b = ring[(i + 1) % ring.size()];
+      EXPECT_GT(tp::nvlink_links_between(a, b, true), 0) << a << "->" << b;
+      EXPECT_TRUE(used.insert({a, b}).second) << "directed link " << a << "->" << b << " used twice";
+    }
+  }
+  EXPECT_EQ(tp::ring_channels_within_node(tp::load_platform("dgx-a100")).size(), 1u);
+}
+
+TEST(Spec, BisectionBandwidthFollowsTheTopology) {
+  const tp::PlatformSpec sw = from_text(R"({"preset": "cluster-100gbe", "nodes": 8})");
+  EXPECT_DOUBLE_EQ(tp::summarize_network(sw).bisection_Bps, 4 * 12.5e9);
+  const tp::PlatformSpec over = from_text(
+      R"({"preset": "cluster-ib-edr", "nodes": 16, "network": {"fat_tree": {"down": [4, 4], "oversubscription": 2}}})");
+  EXPECT_DOUBLE_EQ(tp::summarize_network(over).bisection_Bps, 8 * 12.5e9 / 2);
+  const tp::PlatformSpec a100 = tp::load_platform("dgx-a100");
+  EXPECT_DOUBLE_EQ(tp::summarize_network(a100).intra_node_bisection_Bps, 4 * 300e9 * 0.8);
+}
+
+// One fixture per kind of bad input: the error names the file and the JSON pointer.
+struct BadCase {
+  const char* file;
+  const char* pointer;  // expected location (for the XML: "line N")
+  const char* detail;   // a fragment of the message
+};
+
+class BadPlatform : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadPlatform, IsRejectedWithFileAndPointer) {
+  const BadCase& c = GetParam();
+  try {
+    tp::read_platform_spec(trainsim::read_json_file(bad_file(c.file)));
+    FAIL() << "accepted " << c.file;
+  } catch (const InputError& e) {
+    EXPECT_NE(e.source().find("platforms/"), std::string::npos) << e.what();
+    EXPECT_EQ(e.location(), c.pointer) << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.detail), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, BadPlatform,
+    ::testing::Values(BadCase{"unknown_preset.json", "/preset", "did you mean 'dgx-a100'"},
+                      BadCase{"unknown_gpu.json", "/gpu", "did you mean 'V100-SXM2-16GB'"},
+                      BadCase{"zero_bandwidth.json", "/network/bandwidth_Gbps", "must be > 0"},
+                      BadCase{"negative_latency.json", "/network/latency_us", "must be ≥ 0"},
+                      BadCase{"torus_misfit.json", "/network/torus/dimensions", "but nodes is 4"},
+                      BadCase{"fat_tree_misfit.json", "/network/fat_tree/down", "but nodes is 4"},
+                      BadCase{"dragonfly_misfit.json", "/network/dragonfly", "but nodes is 4"},
+                      BadCase{"unconnected_hosts.json", "/network/nics_per_node", "must be ≥ 1"},
+                      BadCase{"unknown_key.json", "/network/nic_atach", "did you mean 'nic_attach'"},
+                      BadCase{"nvlink_too_many_gpus.json", "/intra_node/kind", "at most 8 GPUs"},
+                      BadCase{"bad_model.json", "/network/model/bandwidth_factor", "(0, 1]"},
+                      BadCase{"malformed_xml_ref.json", "line 7", "<host> opened on line 6"},
+                      BadCase{"unconnected_xml_ref.json", "line 7", "hosts left unconnected"}),
+    [](const ::testing::TestParamInfo<BadCase>& param) {
+      std::string name = param.param.file;
+      return name.substr(0, name.find('.'));
+    });

@@ -1,0 +1,166 @@
+// The layer-graph format, the Workload accessors, loading by name or path, and the JSON report.
+#include "trainsim/workloads/layer_graph.hpp"
+
+#include <cmath>
+
+#include "graph_build.hpp"
+#include "trainsim/core/suggest.hpp"
+
+namespace trainsim::workloads {
+
+std::string_view to_string(OpClass op_class) {
+  switch (op_class) {
+    case OpClass::data: return "data";
+    case OpClass::conv: return "conv";
+    case OpClass::matmul: return "matmul";
+    case OpClass::attention: return "attention";
+    case OpClass::elementwise: return "elementwise";
+    case OpClass::normalization: return "normalization";
+    case OpClass::pooling: return "pooling";
+    case OpClass::embedding: return "embedding";
+    case OpClass::reshape: return "reshape";
+    case OpClass::loss: return "loss";
+  }
+  return "unknown";
+}
+
+double LayerCost::activation_bytes(Precision p) const { return output_elements * bytes_per_element(p); }
+double LayerCost::weight_bytes(Precision p) const { return static_cast<double>(params) * bytes_per_element(p); }
+
+std::int64_t Workload::params() const {
+  std::int64_t total = 0;
+  for (const auto& l : layers) total += l.params;
+  return total;
+}
+
+double Workload::forward_flops() const {
+  double total = 0;
+  for (const auto& l : layers) total += l.flops_fwd;
+  return total;
+}
+
+double Workload::backward_flops() const {
+  double total = 0;
+  for (const auto& l : layers) total += l.flops_bwd();
+  return total;
+}
+
+double Workload::activation_bytes(Precision p) const {
+  double total = 0;
+  for (const auto& l : layers) total += l.saved_elements;
+  return total * bytes_per_element(p);
+}
+
+double Workload::weight_bytes(Precision p) const { return static_cast<double>(params()) * bytes_per_element(p); }
+
+const LayerCost* Workload::find_layer(std::string_view layer_name) const {
+  for (const auto& l : layers)
+    if (l.name == layer_name) return &l;
+  return nullptr;
+}
+
+std::vector<std::string> layer_type_names() { return detail::layer_types(); }
+
+Workload parse_layer_graph(const JsonNode& root, const std::string& source_label) {
+  root.require_object();
+  root.allow_only({"name", "description", "layers"});
+  std::string name = source_label;
+  if (auto n = root.find("name")) name = n->as_string();
+  const JsonNode layers = root.at("layers");
+  layers.require_array();
+  if (layers.size() == 0) throw layers.error("expected at least one layer");
+
+  std::vector<detail::LayerSpec> specs;
+  for (const JsonNode& node : layers.elements()) {
+    node.require_object();
+    const JsonNode name_node = node.at("name");
+    detail::LayerSpec spec{name_node.as_string(), "", {}, {}, node, {}};
+    if (spec.name.empty()) throw name_node.error("expected a non-empty layer name");
+    detail::with_layer_context(spec.name, [&] {
+      const JsonNode type_node = node.at("type");
+      spec.type = type_node.as_string();
+      const auto& types = detail::layer_types();
+      if (std::find(types.begin(), types.end(), spec.type) == types.end())
+        throw type_node.error(unknown_name_message("layer type", spec.type, types));
+      if (auto parents = node.find("parents")) {
+        for (const JsonNode& p : parents->elements()) {
+          spec.parents.push_back(p.as_string());
+          spec.parent_nodes.push_back(p);
+        }
+      } else if (spec.type != "input" && !specs.empty()) {
+        // Sequential shorthand: without "parents" a layer reads the layer written before it.
+        spec.parents.push_back(specs.back().name);
+        spec.parent_nodes.push_back(node);
+      }
+      detail::read_layer_attrs(spec);
+    });
+    specs.push_back(std::move(spec));
+  }
+  return detail::build_workload(std::move(name), source_label, std::move(specs));
+}
+
+bool is_paleo_graph(const JsonNode& root) {
+  return root.is_object() && root.raw().contains("layers") && root.raw().at("layers").is_object();
+}
+
+Workload load_workload_file(const std::filesystem::path& path) {
+  const JsonNode root = read_json_file(path);
+  if (is_paleo_graph(root)) return parse_paleo_graph(root, path.string());
+  return parse_layer_graph(root, path.string());
+}
+
+Workload load_workload(const std::string& model_or_file) {
+  const bool looks_like_path = model_or_file.find('/') != std::string::npos ||
+                               (model_or_file.size() > 5 && model_or_file.ends_with(".json"));
+  if (!looks_like_path) {
+    if (auto canonical = zoo_canonical_name(model_or_file)) {
+      auto document = std::make_shared<const Json>(zoo_layer_graph(*canonical));
+      const JsonNode root(document, document.get(), std::make_shared<const std::string>("zoo:" + *canonical), "");
+      Workload w = parse_layer_graph(root, "zoo");
+      w.name = *canonical;
+      return w;
+    }
+    if (!std::filesystem::exists(model_or_file)) {
+      std::vector<std::string> names;
+      for (const auto& entry : zoo()) names.push_back(entry.name);
+      throw InputError("model", "", unknown_name_message("zoo model", model_or_file, names) +
+                                        " (or give the path of a layer-graph JSON file)");
+    }
+  }
+  return load_workload_file(model_or_file);
+}
+
+Json workload_report(const Workload& workload, std::int64_t batch, Precision precision) {
+  TRAINSIM_CHECK(batch >= 1, "batch must be ≥ 1");
+  const double b = static_cast<double>(batch);
+  Json layers = Json::array();
+  for (const auto& l : workload.layers) {
+    layers.push_back({{"name", l.name},
+                      {"type", l.type},
+                      {"op_class", std::string(to_string(l.op_class))},
+                      {"parents", l.parents},
+                      {"output_shape", l.output_shape},
+                      {"params", l.params},
+                      {"forward_flops", l.flops_fwd * b},
+                      {"backward_input_flops", l.flops_bwd_input * b},
+                      {"backward_weight_flops", l.flops_bwd_weight * b},
+                      {"input_elements", l.input_elements * b},
+                      {"output_elements", l.output_elements * b},
+                      {"saved_elements", l.saved_elements * b},
+                      {"activation_bytes", l.activation_bytes(precision) * b},
+                      {"saved_bytes", l.saved_elements * bytes_per_element(precision) * b},
+                      {"weight_bytes", l.weight_bytes(precision)}});
+  }
+  return Json{{"name", workload.name},
+              {"source", workload.source},
+              {"batch", batch},
+              {"precision", std::string(to_string(precision))},
+              {"params", workload.params()},
+              {"weight_bytes", workload.weight_bytes(precision)},
+              {"forward_flops", workload.forward_flops() * b},
+              {"backward_flops", workload.backward_flops() * b},
+              {"activation_bytes", workload.activation_bytes(precision) * b},
+              {"layers", std::move(layers)}};
+}
+
+}  // namespace trainsim::workloads
