@@ -350,6 +350,26 @@ PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::s
       merged["intra_node"]["pcie_switches"] =
           std::clamp<std::int64_t>(std::llround(double(g) * base_s / base_g), 1, g);
   }
+  // A new intra-node kind makes the base's fabric figures meaningless (an NVLink link is not a PCIe
+  // link). Going to PCIe keeps the base's PCIe link and takes NCCL's PCIe figures (presets.cpp:
+  // 5.7 us per step, 12 of 15.75 GB/s); going to NVLink or NVSwitch needs the new bandwidth from
+  // the user, and the base's PCIe link stays the PCIe link. Figures the user gives always win.
+  if (overrides.contains("intra_node") && overrides["intra_node"].is_object() && overrides["intra_node"].contains("kind") &&
+      overrides["intra_node"]["kind"].is_string() && merged.contains("intra_node") && merged["intra_node"].is_object() &&
+      merged["intra_node"].contains("kind") && merged["intra_node"]["kind"] != overrides["intra_node"]["kind"]) {
+    Json& in = merged["intra_node"];
+    const bool from_pcie = in["kind"] == "pcie";
+    const bool to_pcie = overrides["intra_node"]["kind"] == "pcie";
+    const Json pcie_link = from_pcie ? in.value("bandwidth_GBps", Json()) : in.value("pcie_bandwidth_GBps", Json());
+    for (const char* key : {"bandwidth_GBps", "latency_us", "efficiency", "pcie_bandwidth_GBps"}) in.erase(key);
+    if (to_pcie) {
+      if (!pcie_link.is_null()) in["bandwidth_GBps"] = pcie_link;
+      in["latency_us"] = 5.7;
+      in["efficiency"] = 12.0 / 15.75;
+    } else if (!pcie_link.is_null()) {
+      in["pcie_bandwidth_GBps"] = pcie_link;
+    }
+  }
   merged.merge_patch(overrides);
   merged["name"] = overrides.contains("name") ? overrides["name"] : Json(name);
   auto doc = std::make_shared<const Json>(std::move(merged));

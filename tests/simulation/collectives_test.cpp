@@ -127,6 +127,40 @@ TEST(Representations, AgreeOnAMultiGpuNodeRing) {
   EXPECT_NEAR(coarse, step, 0.01 * step);
 }
 
+TEST(Representations, AutoPicksCoarseForSymmetricRingsThatShareNicPathsAndItIsExact) {
+  // 4 DGX-1 nodes: four NVLink rings per node whose inter-node hops share PCIe uplinks and NICs.
+  // At lone rates those links look oversubscribed, but the sharing is symmetric, so one coarse flow
+  // per hop gives the step-level answer (and 1000× fewer flows at 512 GPUs).
+  const tp::PlatformSpec spec =
+      tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx1-v100", "nodes": 4})", "test"));
+  const std::string used = trainsim_test::run_forked([&] {
+    return te::to_string(te::time_collectives(spec, request(te::Algorithm::ring), {100 * MiB}).at(0).used);
+  });
+  EXPECT_EQ(used, "coarse");
+  const double automatic = timed(spec, request(te::Algorithm::ring), 100 * MiB);
+  const double step = timed(spec, request(te::Algorithm::ring, te::Representation::step), 100 * MiB);
+  EXPECT_NEAR(automatic, step, 1e-9 * step);
+}
+
+TEST(Representations, LockstepMatchesStepWhereCoarseIsNotExact) {
+  // 8 DGX-1 nodes at 1 MiB: latency phases differ between NVLink and NIC hops, so one long coarse
+  // flow per hop is 12% off; one simulated step repeated K times is exact, and auto picks it.
+  const tp::PlatformSpec spec =
+      tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx1-v100", "nodes": 8})", "test"));
+  const std::string used = trainsim_test::run_forked([&] {
+    return te::to_string(te::time_collectives(spec, request(te::Algorithm::ring), {1 * MiB}).at(0).used);
+  });
+  EXPECT_EQ(used, "lockstep");
+  const double step = timed(spec, request(te::Algorithm::ring, te::Representation::step), 1 * MiB);
+  EXPECT_NEAR(timed(spec, request(te::Algorithm::ring, te::Representation::lockstep), 1 * MiB), step, 1e-9 * step);
+  EXPECT_GT(std::fabs(timed(spec, request(te::Algorithm::ring, te::Representation::coarse), 1 * MiB) - step), 0.05 * step);
+  for (const char* cluster : {R"({"preset": "cluster-25gbe", "nodes": 4})", R"({"preset": "dgx-a100", "nodes": 2})"}) {
+    const tp::PlatformSpec other = tp::read_platform_spec(trainsim::parse_json_text(cluster, "test"));
+    const double s = timed(other, request(te::Algorithm::ring, te::Representation::step), 64 * KiB);
+    EXPECT_NEAR(timed(other, request(te::Algorithm::ring, te::Representation::lockstep), 64 * KiB), s, 1e-9 * s) << cluster;
+  }
+}
+
 TEST(Ring, UsesTheFourNvlinkChannelsOfADgx1) {
   // S split over 4 link-disjoint rings; each ring's slowest hop is one NVLink 2 at 25 GB/s x 0.8.
   const double S = 1 * GiB;

@@ -101,9 +101,7 @@ int run_collective(const CollectiveCliOptions& o) {
                       : o.algorithm == "halving_doubling" ? engine::Algorithm::halving_doubling
                       : o.algorithm == "tree"             ? engine::Algorithm::tree
                                                           : engine::Algorithm::ring;
-  request.options.representation = o.representation == "coarse" ? engine::Representation::coarse
-                                   : o.representation == "step" ? engine::Representation::step
-                                                                : engine::Representation::automatic;
+  request.options.representation = engine::parse_representation(o.representation).value_or(engine::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
   request.gpus = o.gpus;
   const std::vector<double> sizes = parse_sizes(o.bytes);
@@ -163,8 +161,8 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(CLI::PositiveNumber);
   cmd->add_option("--network-model", o->network_model, "override the network model: ideal or tcp")
       ->check(CLI::IsMember({"ideal", "tcp"}));
-  cmd->add_option("--representation", o->representation, "auto (coarse where exact), coarse or step")
-      ->check(CLI::IsMember({"auto", "coarse", "step"}));
+  cmd->add_option("--representation", o->representation, "auto (coarse where exact, else lockstep or step), coarse, lockstep or step")
+      ->check(CLI::IsMember(engine::representation_names()));
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");

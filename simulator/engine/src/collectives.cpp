@@ -1,6 +1,7 @@
 #include "trainsim/engine/collectives.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -32,10 +33,19 @@ std::string to_string(Representation r) {
   switch (r) {
     case Representation::automatic: return "auto";
     case Representation::coarse: return "coarse";
+    case Representation::lockstep: return "lockstep";
     case Representation::step: return "step";
   }
   return "auto";
 }
+
+std::optional<Representation> parse_representation(const std::string& name) {
+  for (Representation r : {Representation::automatic, Representation::coarse, Representation::lockstep, Representation::step})
+    if (to_string(r) == name) return r;
+  return std::nullopt;
+}
+
+std::vector<std::string> representation_names() { return {"auto", "coarse", "lockstep", "step"}; }
 
 std::string to_string(CollectiveOp op) {
   switch (op) {
@@ -279,47 +289,131 @@ struct RingJob {
   double chunk = 0;
 };
 
-/// The critical hop of a ring: the one with the largest lone step time o + α_h + c/β_h (α scaled
-/// by the model's latency factor).
-struct CriticalHop {
-  double latency_s = 0;  ///< its route latency, scaled
-  double step_s = 0;     ///< α_h + c/β_h
+/// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
+/// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the
+/// smallest fair share fixes the rate of every flow still free on it). FATPIPE links cap each flow
+/// at their bandwidth without sharing. `bottleneck` is the shared link that fixed a flow's rate
+/// (null when a FATPIPE link or the flow's own route did).
+struct CoarseFlows {
+  struct Flow {
+    const RouteInfo* route = nullptr;
+    std::size_t ring = 0;
+    double rate_Bps = 0;
+    const sg4::Link* bottleneck = nullptr;
+  };
+  std::vector<Flow> flows;  ///< ring-major, hop-minor
 };
 
-CriticalHop critical_hop(Simulation& sim, const RingJob& ring) {
-  const std::size_t n = ring.hosts.size();
+CoarseFlows coarse_flows(Simulation& sim, const std::vector<RingJob>& rings) {
+  CoarseFlows out;
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const std::size_t n = rings[r].hosts.size();
+    for (std::size_t i = 0; i < n; ++i)
+      out.flows.push_back({&sim.route(rings[r].hosts[i], rings[r].hosts[(i + 1) % n]), r, 0, nullptr});
+  }
+  std::unordered_map<const sg4::Link*, std::vector<std::size_t>> users;
+  std::vector<double> cap(out.flows.size(), std::numeric_limits<double>::infinity());
+  for (std::size_t f = 0; f < out.flows.size(); ++f)
+    for (const sg4::Link* l : out.flows[f].route->links) {
+      if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE)
+        cap[f] = std::min(cap[f], l->get_bandwidth());
+      else
+        users[l].push_back(f);
+    }
+  std::unordered_map<const sg4::Link*, double> remaining;
+  for (const auto& [l, fs] : users) remaining[l] = l->get_bandwidth();
+  std::vector<bool> fixed(out.flows.size(), false);
+  std::size_t left = out.flows.size();
+  while (left > 0) {
+    double share = std::numeric_limits<double>::infinity();
+    const sg4::Link* tightest = nullptr;
+    for (const auto& [l, fs] : users) {
+      std::size_t free_flows = 0;
+      for (std::size_t f : fs) free_flows += fixed[f] ? 0 : 1;
+      if (free_flows > 0 && remaining[l] / free_flows < share) {
+        share = remaining[l] / free_flows;
+        tightest = l;
+      }
+    }
+    std::size_t capped = out.flows.size();
+    for (std::size_t f = 0; f < out.flows.size(); ++f)
+      if (!fixed[f] && cap[f] < share) share = cap[f], capped = f, tightest = nullptr;
+    std::vector<std::size_t> now;
+    if (tightest) {
+      for (std::size_t f : users[tightest])
+        if (!fixed[f]) now.push_back(f);
+    } else {
+      now.push_back(capped);
+    }
+    for (std::size_t f : now) {
+      fixed[f] = true;
+      --left;
+      out.flows[f].rate_Bps = share;
+      out.flows[f].bottleneck = tightest;
+      for (const sg4::Link* l : out.flows[f].route->links)
+        if (auto it = remaining.find(l); it != remaining.end()) it->second -= share;
+    }
+  }
+  return out;
+}
+
+/// The critical hop of a ring: the one with the largest step time o + α_h + c/r_h at its coarse
+/// (shared) rate, α scaled by the model's latency factor.
+struct CriticalHop {
+  double latency_s = 0;  ///< its route latency, scaled
+  double step_s = 0;     ///< α_h + c/r_h
+};
+
+CriticalHop critical_hop(Simulation& sim, const RingJob& ring, const CoarseFlows& flows, std::size_t ring_index) {
   const double lf = sim.latency_factor();
   CriticalHop crit;
-  for (std::size_t i = 0; i < n; ++i) {
-    const RouteInfo& r = sim.route(ring.hosts[i], ring.hosts[(i + 1) % n]);
-    const double step = r.latency_s * lf + ring.chunk / r.bandwidth_Bps;
-    if (step > crit.step_s) crit = {r.latency_s * lf, step};
+  for (const auto& f : flows.flows) {
+    if (f.ring != ring_index) continue;
+    const double step = f.route->latency_s * lf + ring.chunk / f.rate_Bps;
+    if (step > crit.step_s) crit = {f.route->latency_s * lf, step};
   }
   return crit;
 }
 
-/// Whether the coarse representation is exact for rings run together (see collectives.hpp): no
-/// link carries more than its bandwidth when every hop runs at its lone rate, and in every ring the
-/// hop with the largest per-step time also finishes the K-step flow last. Then the step-level time
-/// K·(o + α* + c/β*) equals the coarse time (α* + K·c/β*) + (K−1)·α* + K·o.
-bool coarse_is_exact(Simulation& sim, const std::vector<RingJob>& rings) {
+/// Whether the coarse representation is exact for rings run together (see collectives.hpp).
+/// With every hop's flow at its max-min rate: (1) in every ring the hop with the largest per-step
+/// time also finishes its K-step flow last, and (2) every flow that finishes last in its ring is
+/// bottlenecked on a link all of whose flows finish at that same time, so no early finisher ever
+/// hands it bandwidth and its rate holds for the whole phase. Then the step-level time
+/// K·(o + α* + c/r*) equals the coarse time (α* + K·c/r*) + (K−1)·α* + K·o. (Symmetric rings that
+/// share NICs or PCIe uplinks, as the four rings of DGX-1 nodes do, qualify; lone-rate checks did not.)
+bool coarse_is_exact(Simulation& sim, const std::vector<RingJob>& rings, const CoarseFlows& flows) {
   if (sim.spec().network.model != platforms::NetworkModel::ideal) return false;
-  std::unordered_map<const sg4::Link*, double> load;
-  for (const RingJob& ring : rings) {
-    const std::size_t n = ring.hosts.size();
-    const CriticalHop crit = critical_hop(sim, ring);
-    double longest_flow = 0, critical_flow = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const RouteInfo& r = sim.route(ring.hosts[i], ring.hosts[(i + 1) % n]);
-      const double flow = r.latency_s + ring.steps * ring.chunk / r.bandwidth_Bps;
-      longest_flow = std::max(longest_flow, flow);
-      if (r.latency_s + ring.chunk / r.bandwidth_Bps >= crit.step_s * (1 - 1e-12)) critical_flow = std::max(critical_flow, flow);
-      for (const sg4::Link* l : r.links) load[l] += r.bandwidth_Bps;
-    }
-    if (critical_flow < longest_flow * (1 - 1e-9)) return false;
+  std::vector<double> finish(flows.flows.size());
+  std::vector<double> ring_finish(rings.size(), 0);
+  for (std::size_t f = 0; f < flows.flows.size(); ++f) {
+    const auto& flow = flows.flows[f];
+    const RingJob& ring = rings[flow.ring];
+    finish[f] = flow.route->latency_s + ring.steps * ring.chunk / flow.rate_Bps;
+    ring_finish[flow.ring] = std::max(ring_finish[flow.ring], finish[f]);
   }
-  return std::all_of(load.begin(), load.end(),
-                     [](const auto& kv) { return kv.second <= kv.first->get_bandwidth() * (1 + 1e-9); });
+  std::unordered_map<const sg4::Link*, std::pair<double, double>> finish_range;  // min, max finish of a link's flows
+  for (std::size_t f = 0; f < flows.flows.size(); ++f)
+    for (const sg4::Link* l : flows.flows[f].route->links) {
+      auto [it, inserted] = finish_range.try_emplace(l, finish[f], finish[f]);
+      if (!inserted) it->second = {std::min(it->second.first, finish[f]), std::max(it->second.second, finish[f])};
+    }
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const CriticalHop crit = critical_hop(sim, rings[r], flows, r);
+    double critical_flow = 0;
+    for (std::size_t f = 0; f < flows.flows.size(); ++f) {
+      const auto& flow = flows.flows[f];
+      if (flow.ring != r) continue;
+      const double step = flow.route->latency_s * sim.latency_factor() + rings[r].chunk / flow.rate_Bps;
+      if (step >= crit.step_s * (1 - 1e-12)) critical_flow = std::max(critical_flow, finish[f]);
+      if (finish[f] >= ring_finish[r] * (1 - 1e-9) && flow.bottleneck) {
+        const auto& [lo, hi] = finish_range.at(flow.bottleneck);
+        if (lo < hi * (1 - 1e-9)) return false;
+      }
+    }
+    if (critical_flow < ring_finish[r] * (1 - 1e-9)) return false;
+  }
+  return true;
 }
 
 void run_rings(Simulation& sim, const std::vector<RingJob>& rings, const CollectiveOptions& options,
@@ -329,7 +423,11 @@ void run_rings(Simulation& sim, const std::vector<RingJob>& rings, const Collect
     if (r.hosts.size() >= 2 && r.steps > 0) active.push_back(r);
   if (active.empty()) return;
   Representation rep = options.representation;
-  if (rep == Representation::automatic) rep = coarse_is_exact(sim, active) ? Representation::coarse : Representation::step;
+  const CoarseFlows shared = rep != Representation::step ? coarse_flows(sim, active) : CoarseFlows{};
+  const bool uniform = std::all_of(active.begin(), active.end(), [&](const RingJob& r) { return r.steps == active[0].steps; });
+  if (rep == Representation::automatic)
+    rep = coarse_is_exact(sim, active, shared) ? Representation::coarse : uniform ? Representation::lockstep : Representation::step;
+  if (rep == Representation::lockstep && !uniform) rep = Representation::step;  // steps would not line up
   stats.used = rep;
   std::vector<sg4::ActorPtr> actors;
   if (rep == Representation::coarse) {
@@ -337,7 +435,7 @@ void run_rings(Simulation& sim, const std::vector<RingJob>& rings, const Collect
     // critical hop and K step overheads.
     for (std::size_t r = 0; r < active.size(); ++r) {
       const RingJob* job = &active[r];
-      const CriticalHop crit = critical_hop(sim, *job);
+      const CriticalHop crit = critical_hop(sim, *job, shared, r);
       actors.push_back(sg4::Actor::create("coarse-ring" + std::to_string(r), job->hosts[0], [&sim, job, &options, crit] {
         const std::size_t n = job->hosts.size();
         std::vector<sg4::CommPtr> comms;
@@ -350,6 +448,25 @@ void run_rings(Simulation& sim, const std::vector<RingJob>& rings, const Collect
       stats.flows += static_cast<long long>(job->hosts.size());
     }
     for (auto& a : actors) a->join();
+    return;
+  }
+  if (rep == Representation::lockstep) {
+    // One step of every ring together, in this actor; the other K−1 steps take the same time.
+    const double start = sg4::Engine::get_clock();
+    if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
+    std::vector<sg4::CommPtr> comms;
+    for (const RingJob& job : active)
+      for (std::size_t i = 0; i < job.hosts.size(); ++i)
+        comms.push_back(sim.start_flow(job.hosts[i], job.hosts[(i + 1) % job.hosts.size()], job.chunk));
+    for (auto& c : comms) c->wait();
+    stats.flows += static_cast<long long>(comms.size());
+    const double step = sg4::Engine::get_clock() - start;
+    // The remaining steps move the same flows again: account their bytes without simulating them.
+    const int rest = active[0].steps - 1;
+    for (const RingJob& job : active)
+      for (std::size_t i = 0; i < job.hosts.size() && rest > 0; ++i)
+        sim.account_flow(job.hosts[i], job.hosts[(i + 1) % job.hosts.size()], rest * job.chunk);
+    if (active[0].steps > 1) sg4::this_actor::sleep_for((active[0].steps - 1) * step);
     return;
   }
   std::vector<std::unique_ptr<StepRunner>> runners;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "trainsim/core/suggest.hpp"
+#include "trainsim/engine/collectives.hpp"
 
 namespace trainsim::engine {
 
@@ -118,7 +119,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   }
   if (auto v = node.find("representation")) {
     if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
-    s.representation = v->one_of({"auto", "coarse", "step"});
+    s.representation = v->one_of(representation_names());
   }
   return s;
 }

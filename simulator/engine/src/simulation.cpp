@@ -64,11 +64,16 @@ const RouteInfo& Simulation::route(sg4::Host* src, sg4::Host* dst) {
 }
 
 sg4::CommPtr Simulation::start_flow(sg4::Host* src, sg4::Host* dst, double bytes) {
-  TRAINSIM_CHECK(bytes >= 0 && std::isfinite(bytes), "flow size must be finite and ≥ 0");
-  const auto size = static_cast<std::uint64_t>(std::llround(bytes));
-  for (const sg4::Link* l : route(src, dst).links) link_bytes_[l] += static_cast<double>(size);
-  total_bytes_ += static_cast<double>(size);
+  const auto size = static_cast<std::uint64_t>(std::llround(account_flow(src, dst, bytes)));
   return sg4::Comm::sendto_async(src, dst, size);
+}
+
+double Simulation::account_flow(sg4::Host* src, sg4::Host* dst, double bytes) {
+  TRAINSIM_CHECK(bytes >= 0 && std::isfinite(bytes), "flow size must be finite and ≥ 0");
+  const double size = static_cast<double>(std::llround(bytes));
+  for (const sg4::Link* l : route(src, dst).links) link_bytes_[l] += size;
+  total_bytes_ += size;
+  return size;
 }
 
 LinkReport Simulation::link_report(std::size_t top_k) const {

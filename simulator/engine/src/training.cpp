@@ -119,19 +119,13 @@ void gpu_actor(Run& run, int rank) {
   run.end_s[rank] = sg4::Engine::get_clock();
 }
 
-Representation parse_representation(const std::string& name) {
-  if (name == "coarse") return Representation::coarse;
-  if (name == "step") return Representation::step;
-  return Representation::automatic;
-}
-
 void communicator_actor(Run& run) {
   const int n = run.sim.gpu_count();
   std::vector<int> ranks(static_cast<std::size_t>(n));
   std::iota(ranks.begin(), ranks.end(), 0);
   const StrategyConfig& strategy = run.scenario.strategy;
   CollectiveOptions options;
-  options.representation = parse_representation(strategy.representation);
+  options.representation = parse_representation(strategy.representation).value_or(Representation::automatic);
 
   if (!strategy.overlap)
     for (int i = 0; i < n; ++i) run.backward_done->acquire();

@@ -89,6 +89,24 @@ TEST(Presets, PartOfADgx1KeepsItsNvlinksAndGpusPerPcieSwitch) {
   }
 }
 
+TEST(Presets, ChangingTheIntraNodeKindRederivesTheFabric) {
+  // NVLink → PCIe: the preset's PCIe link becomes the fabric, with NCCL's PCIe latency and efficiency.
+  const tp::PlatformSpec pcie = from_text(R"({"preset": "dgx1-v100", "intra_node": {"kind": "pcie"}})");
+  EXPECT_EQ(pcie.intra_node.kind, tp::IntraNodeKind::pcie);
+  EXPECT_DOUBLE_EQ(pcie.intra_node.bandwidth_Bps, 15.75e9);
+  EXPECT_DOUBLE_EQ(pcie.intra_node.latency_s, 5.7e-6);
+  EXPECT_NEAR(pcie.intra_node.efficiency, 12.0 / 15.75, 1e-12);
+  // What the user gives wins.
+  const tp::PlatformSpec given = from_text(R"({"preset": "dgx1-v100", "intra_node": {"kind": "pcie", "latency_us": 8}})");
+  EXPECT_DOUBLE_EQ(given.intra_node.latency_s, 8e-6);
+  // PCIe → NVSwitch: the new fabric's bandwidth must be given; the PCIe link stays.
+  EXPECT_THROW(from_text(R"({"preset": "cluster-25gbe", "intra_node": {"kind": "nvswitch"}})"), InputError);
+  const tp::PlatformSpec nvswitch =
+      from_text(R"({"preset": "cluster-25gbe", "intra_node": {"kind": "nvswitch", "bandwidth_GBps": 300, "latency_us": 3}})");
+  EXPECT_DOUBLE_EQ(nvswitch.intra_node.bandwidth_Bps, 300e9);
+  EXPECT_DOUBLE_EQ(nvswitch.intra_node.pcie_bandwidth_Bps, 15.75e9);
+}
+
 TEST(Presets, FactorsModelIsRead) {
   const tp::PlatformSpec spec = from_text(
       R"({"preset": "cluster-10gbe", "network": {"model": {"latency_factor": 2, "bandwidth_factor": 0.9}}})");

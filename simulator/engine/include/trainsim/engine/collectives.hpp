@@ -12,7 +12,13 @@
 //           the critical hop (largest α_h + c/β_h) and K·o are slept. Exact when no link is
 //           oversubscribed by the phase's flows at their lone rates and the critical hop's K-step
 //           flow also finishes last: time = K·(o + α* + c/β*), the step-level result.
-//   automatic: coarse where that condition holds under the ideal network model, else step.
+//   lockstep: one step of every ring is simulated (n flows of c bytes, sharing and latency phases
+//           as SimGrid computes them), then K−1 more steps of the same duration are slept. Exact
+//           for rings whose K steps move the same flows and proceed together; within 1% of step
+//           on the platforms tests cover, at the cost of one step.
+//   automatic: coarse where its condition holds under the ideal network model; else lockstep when
+//           the rings run together have the same step count; else step.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +38,12 @@ enum class Algorithm {
 };
 
 /// How flows are represented (see the header comment).
-enum class Representation { automatic, coarse, step };
+enum class Representation { automatic, coarse, lockstep, step };
+
+/// "auto", "coarse", "lockstep", "step" → the representation; nullopt otherwise.
+std::optional<Representation> parse_representation(const std::string& name);
+/// The names parse_representation accepts.
+std::vector<std::string> representation_names();
 
 /// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
 struct CollectiveOptions {

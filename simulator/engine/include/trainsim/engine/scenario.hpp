@@ -39,7 +39,7 @@ struct StrategyConfig {
   int servers = 1;                     ///< parameter server: shards
   ServerPlacement placement = ServerPlacement::colocated;
   Aggregation aggregation = Aggregation::cpu;  ///< where servers add gradients
-  std::string representation = "auto";  ///< collectives: auto, coarse or step
+  std::string representation = "auto";  ///< collectives: auto, coarse, lockstep or step
 };
 
 /// Per-GPU speed differences and random slowdowns; synchronous SGD waits for the slowest GPU.

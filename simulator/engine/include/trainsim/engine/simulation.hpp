@@ -77,6 +77,9 @@ public:
   /// Starts a flow of `bytes` from src to dst (Comm::sendto_async) and records it for link_report.
   /// Call from inside an actor. bytes ≥ 0.
   simgrid::s4u::CommPtr start_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
+  /// Counts a flow's bytes on its route for link_report without simulating it (representations
+  /// that repeat a simulated step). Returns the bytes, rounded as start_flow rounds them.
+  double account_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
   /// The route from src to dst (cached).
   const RouteInfo& route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
   /// Latency multiplier of the configured network model (1 for ideal, 13.01 for tcp).
