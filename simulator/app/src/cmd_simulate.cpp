@@ -28,8 +28,8 @@ std::string summary(const engine::Scenario& s, const engine::IterationResult& r)
   std::ostringstream out;
   const auto& p = s.platform;
   out << s.name << "\n";
-  out << fmt::format("  {} GPUs ({} node{} x {} {}), {}, {} buckets, overlap {}, network model {}\n", r.gpus, p.nodes,
-                     p.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, r.strategy,
+  out << fmt::format("  {} GPUs ({} node{} x {} {}), {}, {} buckets, overlap {}, network model {}\n", r.gpus, r.nodes,
+                     r.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, r.strategy,
                      s.strategy.bucket_bytes > 0 ? format_bytes(s.strategy.bucket_bytes) : std::string("per-layer"),
                      s.strategy.overlap ? "on" : "off", r.network_model);
   out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch,

@@ -311,48 +311,61 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<RingJob>& rings) {
     for (std::size_t i = 0; i < n; ++i)
       out.flows.push_back({&sim.route(rings[r].hosts[i], rings[r].hosts[(i + 1) % n]), r, 0, nullptr});
   }
-  std::unordered_map<const sg4::Link*, std::vector<std::size_t>> users;
+  // Links indexed densely; per link its flows, remaining capacity and count of flows not yet fixed.
+  std::unordered_map<const sg4::Link*, std::size_t> index;
+  std::vector<const sg4::Link*> links;
+  std::vector<std::vector<std::size_t>> users;
+  std::vector<std::vector<std::size_t>> flow_links(out.flows.size());
   std::vector<double> cap(out.flows.size(), std::numeric_limits<double>::infinity());
   for (std::size_t f = 0; f < out.flows.size(); ++f)
     for (const sg4::Link* l : out.flows[f].route->links) {
-      if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE)
+      if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
         cap[f] = std::min(cap[f], l->get_bandwidth());
-      else
-        users[l].push_back(f);
+        continue;
+      }
+      auto [it, added] = index.try_emplace(l, links.size());
+      if (added) {
+        links.push_back(l);
+        users.emplace_back();
+      }
+      users[it->second].push_back(f);
+      flow_links[f].push_back(it->second);
     }
-  std::unordered_map<const sg4::Link*, double> remaining;
-  for (const auto& [l, fs] : users) remaining[l] = l->get_bandwidth();
+  std::vector<double> remaining(links.size());
+  std::vector<std::size_t> free_flows(links.size());
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    remaining[l] = links[l]->get_bandwidth();
+    free_flows[l] = users[l].size();
+  }
   std::vector<bool> fixed(out.flows.size(), false);
   std::size_t left = out.flows.size();
+  auto fix = [&](std::size_t f, double rate, const sg4::Link* bottleneck) {
+    fixed[f] = true;
+    --left;
+    out.flows[f].rate_Bps = rate;
+    out.flows[f].bottleneck = bottleneck;
+    for (std::size_t l : flow_links[f]) {
+      remaining[l] -= rate;
+      --free_flows[l];
+    }
+  };
+  // Each round fixes every flow of every link whose fair share is the smallest (ties together:
+  // symmetric platforms then need a handful of rounds, not one per link).
   while (left > 0) {
     double share = std::numeric_limits<double>::infinity();
-    const sg4::Link* tightest = nullptr;
-    for (const auto& [l, fs] : users) {
-      std::size_t free_flows = 0;
-      for (std::size_t f : fs) free_flows += fixed[f] ? 0 : 1;
-      if (free_flows > 0 && remaining[l] / free_flows < share) {
-        share = remaining[l] / free_flows;
-        tightest = l;
-      }
-    }
-    std::size_t capped = out.flows.size();
+    for (std::size_t l = 0; l < links.size(); ++l)
+      if (free_flows[l] > 0) share = std::min(share, remaining[l] / free_flows[l]);
     for (std::size_t f = 0; f < out.flows.size(); ++f)
-      if (!fixed[f] && cap[f] < share) share = cap[f], capped = f, tightest = nullptr;
-    std::vector<std::size_t> now;
-    if (tightest) {
-      for (std::size_t f : users[tightest])
-        if (!fixed[f]) now.push_back(f);
-    } else {
-      now.push_back(capped);
-    }
-    for (std::size_t f : now) {
-      fixed[f] = true;
-      --left;
-      out.flows[f].rate_Bps = share;
-      out.flows[f].bottleneck = tightest;
-      for (const sg4::Link* l : out.flows[f].route->links)
-        if (auto it = remaining.find(l); it != remaining.end()) it->second -= share;
-    }
+      if (!fixed[f]) share = std::min(share, cap[f]);
+    const double level = share * (1 + 1e-12);
+    std::vector<std::size_t> tight;
+    for (std::size_t l = 0; l < links.size(); ++l)
+      if (free_flows[l] > 0 && remaining[l] / free_flows[l] <= level) tight.push_back(l);
+    for (std::size_t l : tight)
+      for (std::size_t f : users[l])
+        if (!fixed[f]) fix(f, share, links[l]);
+    for (std::size_t f = 0; f < out.flows.size(); ++f)
+      if (!fixed[f] && cap[f] <= level) fix(f, share, nullptr);
   }
   return out;
 }

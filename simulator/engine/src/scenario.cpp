@@ -224,6 +224,20 @@ Scenario read_scenario(const Json& document, const std::string& source) {
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
+  // A SimGrid XML platform's size is known once it is built; simulate_iteration checks it then.
+  if (!s.platform.simgrid_xml) check_against_platform(s);
+  if (auto sweep = root.find("sweep")) {
+    for (const auto& [path, values] : sweep->members()) {
+      values.require_array();
+      if (values.size() == 0) throw values.error("a sweep axis needs at least one value");
+      s.sweep.emplace_back(path, std::vector<Json>(values.raw().begin(), values.raw().end()));
+    }
+  }
+  return s;
+}
+
+void check_against_platform(const Scenario& s) {
+  const JsonNode root = parse_json_text(s.document.dump(), s.source);
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
                                                        " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");
@@ -235,14 +249,6 @@ Scenario read_scenario(const Json& document, const std::string& source) {
     if (node >= s.platform.nodes)
       throw root.at("heterogeneity").at("node_speed").error("node " + std::to_string(node) + " does not exist: the platform has " +
                                                             std::to_string(s.platform.nodes) + " nodes");
-  if (auto sweep = root.find("sweep")) {
-    for (const auto& [path, values] : sweep->members()) {
-      values.require_array();
-      if (values.size() == 0) throw values.error("a sweep axis needs at least one value");
-      s.sweep.emplace_back(path, std::vector<Json>(values.raw().begin(), values.raw().end()));
-    }
-  }
-  return s;
 }
 
 workloads::Workload load_scenario_workload(const Scenario& scenario) {

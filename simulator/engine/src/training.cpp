@@ -225,10 +225,22 @@ Json IterationResult::to_json() const {
   return j;
 }
 
-IterationResult simulate_iteration(const Scenario& scenario, const SimulateOptions& options) {
+IterationResult simulate_iteration(const Scenario& input, const SimulateOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const workloads::Workload workload = load_scenario_workload(scenario);
+  const workloads::Workload workload = load_scenario_workload(input);
+
+  const bool ps = input.strategy.kind == StrategyKind::parameter_server;
+  SimulationOptions sim_options;
+  if (ps && input.strategy.placement == ServerPlacement::dedicated) sim_options.server_nodes = input.strategy.servers;
+  Simulation sim(input.platform, sim_options);
+  // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it.
+  Scenario scenario = input;
+  if (scenario.platform.simgrid_xml) {
+    scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
+    check_against_platform(scenario);
+  }
   const int n = scenario.gpus();
+  TRAINSIM_CHECK(sim.gpu_count() == n, "the built platform has a different GPU count than the scenario");
   const auto& gpu = scenario.platform.gpu;
 
   workloads::IterationOptions expand;
@@ -259,11 +271,6 @@ IterationResult simulate_iteration(const Scenario& scenario, const SimulateOptio
   }
 
   const std::vector<double> slowdowns = gpu_slowdowns(scenario);
-  const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
-  SimulationOptions sim_options;
-  if (ps && scenario.strategy.placement == ServerPlacement::dedicated) sim_options.server_nodes = scenario.strategy.servers;
-  Simulation sim(scenario.platform, sim_options);
-  TRAINSIM_CHECK(sim.gpu_count() == n, "the built platform has a different GPU count than the scenario");
 
   Run run{scenario, sim, {}, {}, {}, nullptr, nullptr, {}, {}, {}, {}, true};
   run.communicate = n > 1 || scenario.strategy.kind == StrategyKind::parameter_server;

@@ -126,6 +126,20 @@ TEST(Simulate, TraceIsAChromeTrace) {
   EXPECT_GT(communication, 0);
 }
 
+TEST(Simulate, SimgridXmlPlatformIsUsedAsIs) {
+  const auto r = run_trainsim({"simulate", trainsim_test::test_data_dir() + "/good/scenarios/xml_platform.json", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 2);
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_GT(j["network_bytes"].get<double>(), 0);
+  // The size is known only once SimGrid built the platform; rank references are checked then.
+  const auto bad = run_trainsim({"simulate", trainsim_test::test_data_dir() + "/good/scenarios/xml_platform.json", "--set",
+                                 "heterogeneity={\"gpu_speed\":{\"5\":0.5}}"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("/heterogeneity/gpu_speed: GPU 5 does not exist: the platform has 2 GPUs"), std::string::npos) << bad.err;
+}
+
 TEST(Simulate, ScenariosRun) {
   for (const char* file : {"quickstart.json", "resnet50_dgx1_ring_vs_ps.json", "vgg16_25gbe.json", "bert_large_dgx_a100_fat_tree.json"}) {
     const auto r = run_trainsim({"simulate", scenario(file), "--json", "-"});

@@ -86,6 +86,11 @@ Json load_scenario_document(const std::string& path, const std::vector<std::stri
 /// are resolved against `source`'s directory. Throws InputError.
 Scenario read_scenario(const Json& document, const std::string& source);
 
+/// Checks what depends on the platform's size: the strong-scaling global batch covers every GPU,
+/// heterogeneity names existing GPUs and nodes. read_scenario calls it, except for SimGrid XML
+/// platforms, whose size simulate_iteration learns from SimGrid. Throws InputError.
+void check_against_platform(const Scenario& scenario);
+
 /// The scenario's workload. An unknown zoo name or a missing file is reported at the scenario's
 /// /workload/model or /workload/file; errors inside a layer-graph file name that file.
 workloads::Workload load_scenario_workload(const Scenario& scenario);
