@@ -206,6 +206,10 @@ Json load_scenario_document(const std::string& path, const std::vector<std::stri
   return document;
 }
 
+namespace {
+void check_against_platform(const Scenario& s, const JsonNode& root);
+}  // namespace
+
 Scenario read_scenario(const Json& document, const std::string& source) {
   const JsonNode root = parse_json_text(document.dump(), source);
   root.require_object();
@@ -225,7 +229,7 @@ Scenario read_scenario(const Json& document, const std::string& source) {
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
   // A SimGrid XML platform's size is known once it is built; simulate_iteration checks it then.
-  if (!s.platform.simgrid_xml) check_against_platform(s);
+  if (!s.platform.simgrid_xml) check_against_platform(s, root);
   if (auto sweep = root.find("sweep")) {
     for (const auto& [path, values] : sweep->members()) {
       values.require_array();
@@ -236,8 +240,8 @@ Scenario read_scenario(const Json& document, const std::string& source) {
   return s;
 }
 
-void check_against_platform(const Scenario& s) {
-  const JsonNode root = parse_json_text(s.document.dump(), s.source);
+namespace {
+void check_against_platform(const Scenario& s, const JsonNode& root) {
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
                                                        " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");
@@ -250,6 +254,9 @@ void check_against_platform(const Scenario& s) {
       throw root.at("heterogeneity").at("node_speed").error("node " + std::to_string(node) + " does not exist: the platform has " +
                                                             std::to_string(s.platform.nodes) + " nodes");
 }
+}  // namespace
+
+void check_against_platform(const Scenario& s) { check_against_platform(s, parse_json_text(s.document.dump(), s.source)); }
 
 workloads::Workload load_scenario_workload(const Scenario& scenario) {
   const std::string& what = scenario.workload.model_or_file;
