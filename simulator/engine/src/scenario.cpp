@@ -106,6 +106,9 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
                      std::string(to_string(s.kind)) + "\"");
     return v;
   };
+  // A parameter server pushes each layer's gradient as it appears (TensorFlow pushes every
+  // variable); all-reduce strategies fuse them into 25 MiB buckets (PyTorch DDP). bucket_MB wins.
+  if (s.kind == StrategyKind::parameter_server) s.bucket_bytes = 0;
   if (auto v = node.find("bucket_MB")) s.bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("first_bucket_MB")) s.first_bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("overlap")) s.overlap = v->as_bool();

@@ -134,6 +134,20 @@ TEST(TrainingOracle, OneParameterServerLosesThroughputWithMoreWorkersAsTheIncast
   EXPECT_NEAR(communication[2] / communication[1], 2.0, 0.1);
 }
 
+TEST(TrainingOracle, ParameterServerPushesLayerByLayerUnlessBucketsAreGiven) {
+  Json doc = scenario_json(cluster(2, 1), "parameter_server", true);
+  doc["strategy"].erase("bucket_MB");
+  const IterationResult per_layer = simulate(doc);
+  doc["strategy"]["bucket_MB"] = 25;
+  const IterationResult bucketed = simulate(doc);
+  EXPECT_GT(per_layer.buckets.size(), 20u);  // ResNet-18: one push per layer with weights
+  EXPECT_LT(bucketed.buckets.size(), 5u);
+  double a = 0, b = 0;
+  for (const auto& x : per_layer.buckets) a += x.bytes;
+  for (const auto& x : bucketed.buckets) b += x.bytes;
+  EXPECT_DOUBLE_EQ(a, b);  // the same gradients either way
+}
+
 TEST(TrainingOracle, StragglerSlowsTheWholeSynchronousIteration) {
   // Compute-bound (fast network): a GPU at half speed doubles the iteration, and the others idle.
   Json doc = scenario_json(cluster(2, 2, 400), "ring_allreduce", true);

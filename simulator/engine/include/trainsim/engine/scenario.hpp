@@ -33,7 +33,7 @@ struct WorkloadConfig {
 
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::ring_allreduce;
-  double bucket_bytes = 25.0 * kMiB;   ///< `bucket_MB` (MiB, as PyTorch's bucket_cap_mb); 0 = per layer
+  double bucket_bytes = 25.0 * kMiB;   ///< `bucket_MB` (MiB, as PyTorch's bucket_cap_mb); 0 = per layer (the parameter server's default)
   double first_bucket_bytes = 0;       ///< `first_bucket_MB`; 0 = same as bucket_MB
   bool overlap = true;                 ///< start a bucket's collective as soon as it is ready
   int servers = 1;                     ///< parameter server: shards
