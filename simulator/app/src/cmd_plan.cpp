@@ -73,10 +73,19 @@ int run_plan(const PlanArgs& a) {
   }
 
   SweepOptions options;
-  std::filesystem::path scratch;
+  // Without --out the points go to a private temporary directory, removed however we leave.
+  struct Scratch {
+    std::string path;
+    ~Scratch() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
   if (a.out.empty()) {
-    scratch = std::filesystem::temp_directory_path() / fmt::format("trainsim-plan-{}", ::getpid());
-    options.out_dir = scratch.string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "trainsim-plan-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw RunError("cannot create a temporary directory for the plan's points");
+    scratch.path = pattern;
+    options.out_dir = pattern;
   } else {
     options.out_dir = a.out;
     options.resume = true;  // a plan directory is a cache of simulated points
@@ -84,9 +93,10 @@ int run_plan(const PlanArgs& a) {
   options.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.progress = ::isatty(STDERR_FILENO) != 0;
   const SweepSummary summary = run_sweep(base, options);
-  if (summary.interrupted) return 130;
-  std::vector<Json> results = read_results((std::filesystem::path(options.out_dir) / "results.jsonl").string());
-  if (!scratch.empty()) std::filesystem::remove_all(scratch);
+  if (summary.interrupted) return 1;
+  if (summary.points == 0) return 0;  // an MPI rank other than 0: rank 0 answers
+  const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
+  std::vector<Json> results = current_results(points, read_results(results_path), results_path);
 
   std::vector<Candidate> feasible;
   const Json* best_reachable = nullptr;

@@ -32,7 +32,8 @@ void add_sweep(CLI::App& app, Action& action) {
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
   cmd->footer(
       "Each point runs in its own process. Under mpirun (`mpirun -np N trainsim sweep ...`) the ranks share the points and rank 0 "
-      "writes the files.\nExit status: 0 all points simulated, 1 some points failed (recorded with their error), 130 interrupted.");
+      "writes the files.\nExit status: 0 all points simulated; 1 some points failed (recorded with their error) or the sweep "
+      "was interrupted (the files hold every point finished so far; --resume continues); 2 bad input.");
   cmd->callback([args, &action] {
     action = [args] {
       const Json document = engine::load_scenario_document(args->scenario, args->sets);
@@ -46,8 +47,7 @@ void add_sweep(CLI::App& app, Action& action) {
       if (s.points > 0)  // non-coordinator MPI ranks print nothing
         std::cout << fmt::format("{} points: {} simulated, {} already done, {} failed{} -> {}/results.jsonl, results.csv, report.html\n",
                                  s.points, s.simulated, s.skipped, s.failed, s.interrupted ? ", interrupted" : "", args->out);
-      if (s.interrupted) return 130;
-      return s.failed > 0 ? 1 : 0;
+      return s.interrupted || s.failed > 0 ? 1 : 0;
     };
   });
 }

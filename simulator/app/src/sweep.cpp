@@ -96,7 +96,18 @@ void write_all(int fd, const std::string& text) {
 }
 
 Json error_line(const SweepPoint& point, const std::string& name, const std::string& message) {
-  return Json{{"index", point.index}, {"name", name}, {"point", point.point}, {"error", message}};
+  return Json{{"index", point.index}, {"scenario_key", point.key}, {"name", name}, {"point", point.point}, {"error", message}};
+}
+
+// FNV-1a, 64 bits: a stable fingerprint of a scenario document (std::hash is not stable across
+// implementations, and results.jsonl outlives the binary that wrote it).
+std::string fingerprint(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
 }
 
 struct Child {
@@ -106,6 +117,42 @@ struct Child {
   std::string output;
 };
 
+pid_t wait_for(pid_t pid, int* status) {
+  pid_t r;
+  do {
+    r = ::waitpid(pid, status, 0);
+  } while (r < 0 && errno == EINTR);  // our SIGINT/SIGTERM handlers do not restart system calls
+  return r;
+}
+
+// Children still running when the parent leaves early (an exception, a stop) are terminated and
+// reaped: none simulates on after trainsim has exited.
+class ChildGuard {
+public:
+  explicit ChildGuard(std::vector<Child>& children) : children_(children) {}
+  ~ChildGuard() {
+    for (auto& c : children_) ::kill(c.pid, SIGTERM);
+    for (auto& c : children_) {
+      wait_for(c.pid, nullptr);
+      ::close(c.fd);
+    }
+    children_.clear();
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+
+private:
+  std::vector<Child>& children_;
+};
+
+bool is_error_line(const std::string& line) {
+  try {
+    return Json::parse(line).contains("error");
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
 }  // namespace
 
 std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
@@ -113,6 +160,7 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
   for (const auto& [path, values] : base.sweep) total *= values.size();
   std::vector<SweepPoint> points;
   points.reserve(total);
+  std::set<std::string> checked_workloads;
   for (std::size_t i = 0; i < total; ++i) {
     SweepPoint p;
     p.index = i;
@@ -135,10 +183,9 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
         throw InputError(base.source, where, e.detail());
       }
     }
-    // Validate the point as a scenario now, so a bad axis fails before anything runs.
-    try {
-      engine::read_scenario(p.document, base.source);
-    } catch (const InputError& e) {
+    // Validate the point as a scenario now, and its workload once per distinct model or file, so a
+    // bad axis fails (exit 2) before anything runs.
+    auto blame = [&](const InputError& e) {
       std::string culprit;
       for (const auto& [path, value] : p.point.items()) {
         // The error's pointer lies under the axis path ("platform.nodse" → /platform/nodse): blame that axis.
@@ -146,10 +193,20 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
         std::replace(pointer.begin(), pointer.end(), '.', '/');
         if (e.location().rfind(pointer, 0) == 0 || pointer.rfind(e.location() + "/", 0) == 0) culprit = path;
       }
-      if (culprit.empty()) throw;
+      if (culprit.empty() || e.source() != base.source) throw e;
       throw InputError(base.source, json_pointer_append("/sweep", culprit),
                        "value " + p.point[culprit].dump() + ": " + e.location() + ": " + e.detail());
+    };
+    try {
+      const engine::Scenario scenario = engine::read_scenario(p.document, base.source);
+      if (checked_workloads.insert(scenario.workload.model_or_file).second) engine::load_scenario_workload(scenario);
+    } catch (const InputError& e) {
+      blame(e);
     }
+    // The point's scenario without the sweep (which describes the space, not the point).
+    Json identity = p.document;
+    identity.erase("sweep");
+    p.key = fingerprint(identity.dump());
     points.push_back(std::move(p));
   }
   return points;
@@ -161,7 +218,7 @@ std::string simulate_point_line(const SweepPoint& point, const std::string& sour
     const engine::Scenario scenario = engine::read_scenario(point.document, source);
     name = scenario.name;
     const engine::IterationResult result = engine::simulate_iteration(scenario, engine::SimulateOptions{});
-    Json line = Json{{"index", point.index}};
+    Json line = Json{{"index", point.index}, {"scenario_key", point.key}};
     Json body = result.to_json();
     body["point"] = point.point;
     for (auto it = body.begin(); it != body.end(); ++it) line[it.key()] = it.value();
@@ -177,6 +234,7 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
   StopSignals signals;
   SweepSummary summary;
   std::vector<Child> children;
+  ChildGuard guard(children);
   std::size_t next = 0;
   ProgressBar progress(options.progress, todo.size());
   progress.update(0, 0);
@@ -186,19 +244,25 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
     if (::pipe(channel) != 0) throw RunError("cannot create a pipe for a sweep point");
     std::fflush(nullptr);
     const pid_t pid = ::fork();
-    if (pid < 0) throw RunError("cannot fork a child for a sweep point");
-    if (pid == 0) {
-      ::signal(SIGINT, SIG_IGN);  // the parent decides; it terminates us with SIGTERM
-      ::signal(SIGTERM, SIG_DFL);
+    if (pid < 0) {
       ::close(channel[0]);
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
-      const std::string line = simulate_point_line(points[index], source);
+      ::close(channel[1]);
+      throw RunError("cannot fork a child for a sweep point");
+    }
+    if (pid == 0) {
+      // Nothing may unwind from here into the parent's code: the child ends in _exit, always.
+      int status = 0;
       try {
-        write_all(channel[1], line);
+        ::signal(SIGINT, SIG_IGN);  // the parent decides; it terminates us with SIGTERM
+        ::signal(SIGTERM, SIG_DFL);
+        ::close(channel[0]);
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
+        write_all(channel[1], simulate_point_line(points[index], source));
       } catch (...) {
+        status = 3;
       }
-      ::_exit(0);
+      ::_exit(status);
     }
     ::close(channel[1]);
     children.push_back(Child{pid, channel[0], index, {}});
@@ -212,14 +276,8 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
     for (const auto& c : children) fds.push_back(pollfd{c.fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 250);
     if (g_stop_requested) {
-      for (auto& c : children) ::kill(c.pid, SIGTERM);
-      for (auto& c : children) {
-        ::waitpid(c.pid, nullptr, 0);
-        ::close(c.fd);
-      }
-      children.clear();
       summary.interrupted = true;
-      break;
+      break;  // the guard terminates and reaps the children
     }
     if (ready <= 0) {
       progress.update(summary.simulated + summary.failed, summary.failed);
@@ -237,14 +295,14 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
       if (n < 0 && errno == EINTR) continue;
       ::close(c.fd);
       int status = 0;
-      ::waitpid(c.pid, &status, 0);
+      wait_for(c.pid, &status);
       std::string line = c.output;
-      if (line.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      if (line.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !Json::accept(line)) {
         const std::string how = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
                                                     : fmt::format("exited with status {}", WEXITSTATUS(status));
         line = error_line(points[c.point], "", "simulation child " + how).dump();
       }
-      if (Json::parse(line).contains("error"))
+      if (is_error_line(line))
         ++summary.failed;
       else
         ++summary.simulated;
@@ -288,8 +346,33 @@ std::vector<Json> read_results(const std::string& path) {
   return out;
 }
 
+std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::vector<Json> results, const std::string& source) {
+  std::map<std::string, std::size_t> index_of;
+  for (const auto& p : points) index_of.emplace(p.key, p.index);
+  std::vector<Json> out;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    Json& r = results[i];
+    const auto key = r.find("scenario_key");
+    if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) continue;
+    if (!seen.insert(key->get<std::string>()).second) continue;  // a point recorded twice: keep the first
+    const bool shaped = r.contains("point") && r["point"].is_object() &&
+                        ((r.contains("error") && r["error"].is_string()) ||
+                         (r.contains("gpus") && r.contains("samples_per_s") && r.contains("iteration_time_s") &&
+                          r.contains("scaling_efficiency") && r.contains("network_bytes") && r.contains("fits_in_memory") &&
+                          r.contains("sim_wall_s") && r.contains("breakdown_s") && r["breakdown_s"].is_object() &&
+                          r["breakdown_s"].contains("compute") && r["breakdown_s"].contains("exposed_communication") &&
+                          r["breakdown_s"].contains("idle") && r["breakdown_s"].contains("communication") &&
+                          r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].contains("total")));
+    if (!shaped) throw InputError(source, "result " + std::to_string(i + 1), "a result line without the fields of a result or an error");
+    r["index"] = index_of.at(key->get<std::string>());
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a["index"].get<std::size_t>() < b["index"].get<std::size_t>(); });
+  return out;
+}
+
 void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir) {
-  std::stable_sort(results.begin(), results.end(), [](const Json& a, const Json& b) { return a["index"].get<std::size_t>() < b["index"].get<std::size_t>(); });
   std::vector<std::string> axes;
   for (const auto& [path, values] : base.sweep) axes.push_back(path);
   std::ostringstream csv;
@@ -323,19 +406,32 @@ SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options
   SweepSummary summary;
   summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
   if (mpi.is_coordinator()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.out_dir, ec);
-    if (ec || !std::filesystem::is_directory(options.out_dir))
-      throw InputError(options.out_dir, "", "cannot create the output directory");
-    std::set<std::string> done;
-    if (options.resume) {
-      for (const Json& r : read_results(results_path)) done.insert(r["point"].dump());
-    } else {
-      write_file_atomically(results_path, "");
+    try {
+      std::error_code ec;
+      std::filesystem::create_directories(options.out_dir, ec);
+      if (ec || !std::filesystem::is_directory(options.out_dir))
+        throw InputError(options.out_dir, "", "cannot create the output directory");
+      std::set<std::string> done;
+      std::string kept;
+      if (options.resume) {
+        // Keep the lines of this scenario's points (renumbered); drop those of an edited scenario.
+        for (const Json& r : current_results(points, read_results(results_path), results_path)) {
+          done.insert(r["scenario_key"].get<std::string>());
+          kept += r.dump() + "\n";
+        }
+      }
+      write_file_atomically(results_path, kept);
+      for (const auto& p : points)
+        if (!done.count(p.key)) todo.push_back(p.index);
+      summary.skipped = points.size() - todo.size();
+    } catch (const std::exception& e) {
+      // The other ranks wait for the indices: end them all rather than leave them hanging.
+      if (mpi.size() > 1) {
+        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
+        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
+      }
+      throw;
     }
-    for (const auto& p : points)
-      if (!done.count(p.key())) todo.push_back(p.index);
-    summary.skipped = points.size() - todo.size();
   }
   todo = mpi.broadcast_indices(todo);
 
@@ -355,7 +451,8 @@ SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options
   summary.simulated = ran.simulated;
   summary.failed = ran.failed;
   summary.interrupted = ran.interrupted;
-  if (mpi.is_coordinator()) write_sweep_outputs(base, read_results(results_path), options.out_dir);
+  if (mpi.is_coordinator())
+    write_sweep_outputs(base, current_results(points, read_results(results_path), results_path), options.out_dir);
   return summary;
 }
 

@@ -17,7 +17,7 @@ struct SweepPoint {
   std::size_t index = 0;  ///< position in the cartesian product (first axis varies slowest)
   Json point;             ///< dotted path → value, in axis order
   Json document;          ///< the scenario document with the point's values set
-  std::string key() const { return point.dump(); }
+  std::string key;        ///< FNV-1a 64 of the document without its sweep: what a result line was computed from
 };
 
 /// Every point of `base`'s sweep (one point, with an empty `point`, when it has none). Each point's
@@ -55,6 +55,12 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
 /// Reads results.jsonl: one parsed object per complete line. A trailing partial line (a writer
 /// killed mid-write) is cut off the file. Lines that are not JSON objects are an InputError.
 std::vector<Json> read_results(const std::string& path);
+
+/// The lines of `results` that belong to `points` (same scenario_key: same scenario document),
+/// one per point, with their index set to the point's current index, sorted by index. Lines of
+/// other scenarios (an edited scenario, another --set) are left out. A kept line without the
+/// fields of a result or an error is an InputError naming `source`.
+std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::vector<Json> results, const std::string& source);
 
 /// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
 void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir);

@@ -38,6 +38,11 @@ MpiContext::~MpiContext() {
   if (initialised_) MPI_Finalize();
 }
 
+void MpiContext::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; this satisfies [[noreturn]]
+}
+
 std::vector<std::size_t> MpiContext::broadcast_indices(const std::vector<std::size_t>& indices) const {
   if (size_ == 1) return indices;
   unsigned long long count = indices.size();

@@ -23,6 +23,8 @@ public:
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_coordinator() const { return rank_ == 0; }
+  /// Ends every rank with `code` (MPI_Abort): for an error on one rank that others would wait on.
+  [[noreturn]] void abort(int code) const;
   /// Rank 0's `indices` on every rank.
   std::vector<std::size_t> broadcast_indices(const std::vector<std::size_t>& indices) const;
 

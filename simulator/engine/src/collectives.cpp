@@ -301,16 +301,19 @@ struct CoarseFlows {
     double rate_Bps = 0;
     const sg4::Link* bottleneck = nullptr;
   };
-  std::vector<Flow> flows;  ///< ring-major, hop-minor
+  std::vector<Flow> flows;           ///< ring-major, hop-minor
+  std::vector<std::size_t> ring_begin;  ///< ring r's flows are [ring_begin[r], ring_begin[r + 1])
 };
 
 CoarseFlows coarse_flows(Simulation& sim, const std::vector<RingJob>& rings) {
   CoarseFlows out;
   for (std::size_t r = 0; r < rings.size(); ++r) {
+    out.ring_begin.push_back(out.flows.size());
     const std::size_t n = rings[r].hosts.size();
     for (std::size_t i = 0; i < n; ++i)
       out.flows.push_back({&sim.route(rings[r].hosts[i], rings[r].hosts[(i + 1) % n]), r, 0, nullptr});
   }
+  out.ring_begin.push_back(out.flows.size());
   // Links indexed densely; per link its flows, remaining capacity and count of flows not yet fixed.
   std::unordered_map<const sg4::Link*, std::size_t> index;
   std::vector<const sg4::Link*> links;
@@ -380,8 +383,8 @@ struct CriticalHop {
 CriticalHop critical_hop(Simulation& sim, const RingJob& ring, const CoarseFlows& flows, std::size_t ring_index) {
   const double lf = sim.latency_factor();
   CriticalHop crit;
-  for (const auto& f : flows.flows) {
-    if (f.ring != ring_index) continue;
+  for (std::size_t i = flows.ring_begin[ring_index]; i < flows.ring_begin[ring_index + 1]; ++i) {
+    const auto& f = flows.flows[i];
     const double step = f.route->latency_s * lf + ring.chunk / f.rate_Bps;
     if (step > crit.step_s) crit = {f.route->latency_s * lf, step};
   }
@@ -414,9 +417,8 @@ bool coarse_is_exact(Simulation& sim, const std::vector<RingJob>& rings, const C
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const CriticalHop crit = critical_hop(sim, rings[r], flows, r);
     double critical_flow = 0;
-    for (std::size_t f = 0; f < flows.flows.size(); ++f) {
+    for (std::size_t f = flows.ring_begin[r]; f < flows.ring_begin[r + 1]; ++f) {
       const auto& flow = flows.flows[f];
-      if (flow.ring != r) continue;
       const double step = flow.route->latency_s * sim.latency_factor() + rings[r].chunk / flow.rate_Bps;
       if (step >= crit.step_s * (1 - 1e-12)) critical_flow = std::max(critical_flow, finish[f]);
       if (finish[f] >= ring_finish[r] * (1 - 1e-9) && flow.bottleneck) {

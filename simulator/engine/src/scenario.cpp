@@ -131,16 +131,11 @@ std::vector<std::pair<int, double>> read_speed_map(const JsonNode& node, const c
   node.require_object();
   std::vector<std::pair<int, double>> out;
   for (const auto& [key, value] : node.members()) {
-    int index = -1;
-    try {
-      std::size_t used = 0;
-      index = std::stoi(key, &used);
-      if (used != key.size()) index = -1;
-    } catch (const std::exception&) {
-      index = -1;
-    }
-    if (index < 0) throw value.error(std::string("keys of '") + what + "' must be " + what + " indices (\"0\", \"1\", …)");
-    out.emplace_back(index, value.positive_number());
+    // Canonical decimal indices only ("3", not "03" or " 3"), so no index can be given twice.
+    const bool canonical = !key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                           (key == "0" || key[0] != '0');
+    if (!canonical) throw value.error(std::string("keys of '") + what + "' must be " + what + " indices (\"0\", \"1\", …)");
+    out.emplace_back(std::stoi(key), value.positive_number());
   }
   return out;
 }

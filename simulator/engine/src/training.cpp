@@ -256,6 +256,8 @@ IterationResult simulate_iteration(const Scenario& input, const SimulateOptions&
   expand.batch = single_batch;
   const auto single_graph = workloads::expand_iteration(workload, expand);
   const double single_model_s = iteration_times(single_graph, gpu, scenario.compute).total_s();
+  if (!(single_model_s > 0))
+    throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
   if (scenario.single_gpu_samples_per_s) kappa = (single_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
 

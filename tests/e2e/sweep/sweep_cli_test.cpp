@@ -75,13 +75,13 @@ TEST(Sweep, FailingPointIsRecordedAndTheOthersRun) {
   for (const auto& [index, j] : results)
     if (j.contains("error")) {
       ++failed;
-      EXPECT_NE(j["error"].get<std::string>().find("no_such_layer_graph.json"), std::string::npos) << j.dump();
+      EXPECT_NE(j["error"].get<std::string>().find("SimGrid rejected the platform"), std::string::npos) << j.dump();
     }
   EXPECT_EQ(failed, 2);
   std::ifstream csv(dir + "/results.csv");
   std::stringstream text;
   text << csv.rdbuf();
-  EXPECT_NE(text.str().find("no_such_layer_graph.json"), std::string::npos);
+  EXPECT_NE(text.str().find("simgrid_rejects.xml"), std::string::npos);
 }
 
 TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
@@ -119,6 +119,25 @@ TEST(Sweep, ResumeCutsAPartialLastLine) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("1 simulated, 7 already done"), std::string::npos) << r.out;
   EXPECT_EQ(results_by_index(dir).size(), 8u);
+}
+
+TEST(Sweep, ResumeAfterEditingTheScenarioKeepsOnlyItsOwnPointsRenumbered) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-edited");
+  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", dir}).exit_code, 0);
+  // Another batch size is another scenario: nothing of the first run may be reused.
+  auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume", "--set", "workload.batch_per_gpu=16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("8 simulated, 0 already done"), std::string::npos) << r.out;
+  for (const auto& [index, j] : results_by_index(dir)) EXPECT_EQ(j["global_batch"].get<double>() / j["gpus"].get<double>(), 16.0);
+  // Dropping an axis value keeps the remaining points, renumbered to their new positions.
+  r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume", "--set", "workload.batch_per_gpu=16", "--set",
+                    "sweep={\"platform.nodes\":[2,4,8],\"strategy.kind\":[\"ring_allreduce\",\"parameter_server\"]}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6 points: 0 simulated, 6 already done"), std::string::npos) << r.out;
+  const auto results = results_by_index(dir);
+  ASSERT_EQ(results.size(), 6u);
+  EXPECT_EQ(results.at(0)["point"]["platform.nodes"], 2);
+  EXPECT_EQ(lines_of(dir + "/results.csv").size(), 7u);
 }
 
 TEST(Sweep, TwoMpiRanksGiveTheSameResultsAsALocalSweep) {
@@ -162,7 +181,8 @@ INSTANTIATE_TEST_SUITE_P(Kinds, SweepBadInput,
                          ::testing::Values(BadSweep{"unknown_path.json", "/sweep/platform.nodse", "did you mean 'nodes'?"},
                                            BadSweep{"empty_axis.json", "/sweep/platform.nodes", "at least one value"},
                                            BadSweep{"bad_value.json", "/sweep/platform.nodes", "value 0: /platform/nodes"},
-                                           BadSweep{"axis_not_array.json", "/sweep/platform.nodes", "expected an array"}),
+                                           BadSweep{"axis_not_array.json", "/sweep/platform.nodes", "expected an array"},
+                                           BadSweep{"unknown_model_in_axis.json", "/sweep/workload.model", "did you mean 'resnet50'?"}),
                          [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
 
 TEST(Plan, RanksTheCheapestConfigurationsThatMeetTheTarget) {
