@@ -175,8 +175,7 @@ MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& 
   const double params = static_cast<double>(workload.params());
   const Precision p = scenario.workload.precision;
   const bool half = bytes_per_element(p) == 2;
-  double batch = 0;
-  for (int r = 0; r < std::min(scenario.gpus(), 2); ++r) batch = std::max(batch, scenario.batch_of(r));
+  const double batch = scenario.batch_of(0);  // the largest: a strong-scaling remainder goes to the first ranks
   m.weights = params * bytes_per_element(p) + (half ? params * 4.0 : 0.0);  // + fp32 master weights
   m.gradients = params * bytes_per_element(p);
   switch (scenario.workload.optimizer) {
@@ -261,15 +260,32 @@ IterationResult simulate_iteration(const Scenario& input, const SimulateOptions&
   double kappa = 1.0;
   if (scenario.single_gpu_samples_per_s) kappa = (single_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
 
-  // At most two batch sizes exist (strong scaling spreads a remainder).
-  std::map<double, workloads::IterationGraph> graphs;
-  std::map<double, IterationTimes> times;
+  // At most two batch sizes exist (strong scaling spreads a remainder). Per batch: its graph, its
+  // task times and their sums per segment (forward, backward up to each bucket, the rest).
+  struct BatchPlan {
+    workloads::IterationGraph graph;
+    IterationTimes times;
+    std::vector<double> segments_s;
+  };
+  std::map<double, BatchPlan> batches;
   for (int r = 0; r < n; ++r) {
     const double batch = scenario.batch_of(r);
-    if (graphs.count(batch)) continue;
+    if (batches.count(batch)) continue;
     expand.batch = batch;
-    graphs.emplace(batch, workloads::expand_iteration(workload, expand));
-    times.emplace(batch, iteration_times(graphs.at(batch), gpu, scenario.compute, kappa));
+    BatchPlan b;
+    b.graph = workloads::expand_iteration(workload, expand);
+    b.times = iteration_times(b.graph, gpu, scenario.compute, kappa);
+    b.segments_s.push_back(b.times.forward_total_s());
+    std::size_t next = 0;
+    for (const auto& bucket : b.graph.buckets) {
+      double segment = 0;
+      for (; next <= bucket.ready_after; ++next) segment += b.times.backward_s[next];
+      b.segments_s.push_back(segment);
+    }
+    double tail = 0;
+    for (; next < b.times.backward_s.size(); ++next) tail += b.times.backward_s[next];
+    b.segments_s.push_back(tail);
+    batches.emplace(batch, std::move(b));
   }
 
   const std::vector<double> slowdowns = gpu_slowdowns(scenario);
@@ -279,26 +295,15 @@ IterationResult simulate_iteration(const Scenario& input, const SimulateOptions&
   if (ps) run.servers = parameter_servers(scenario, sim);
   run.segment_end_s.resize(static_cast<std::size_t>(n));
   run.end_s.assign(static_cast<std::size_t>(n), 0.0);
-  run.buckets = graphs.rbegin()->second.buckets;
+  run.buckets = batches.rbegin()->second.graph.buckets;
   for (int r = 0; r < n; ++r) {
-    const double batch = scenario.batch_of(r);
-    const auto& graph = graphs.at(batch);
-    const auto& t = times.at(batch);
+    const BatchPlan& b = batches.at(scenario.batch_of(r));
     GpuPlan plan;
-    plan.graph = &graph;
-    plan.times = &t;
+    plan.graph = &b.graph;
+    plan.times = &b.times;
     plan.slowdown = slowdowns[r];
-    plan.segments_s.push_back(t.forward_total_s() * plan.slowdown);
-    std::size_t next = 0;
-    for (const auto& bucket : graph.buckets) {
-      double segment = 0;
-      for (; next <= bucket.ready_after; ++next) segment += t.backward_s[next];
-      plan.segments_s.push_back(segment * plan.slowdown);
-    }
-    double tail = 0;
-    for (; next < t.backward_s.size(); ++next) tail += t.backward_s[next];
-    plan.segments_s.push_back(tail * plan.slowdown);
-    plan.update_s = t.update_s * plan.slowdown;
+    for (double segment : b.segments_s) plan.segments_s.push_back(segment * plan.slowdown);
+    plan.update_s = b.times.update_s * plan.slowdown;
     run.plans.push_back(std::move(plan));
   }
   for (std::size_t b = 0; b < run.buckets.size(); ++b) run.bucket_ready.push_back(sg4::Semaphore::create(0));
