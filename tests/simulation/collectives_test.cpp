@@ -54,6 +54,11 @@ double timed(const tp::PlatformSpec& spec, te::CollectiveRequest request, double
   return t;
 }
 
+/// The representation `auto` (or the request's) actually ran, in a forked child.
+std::string representation_used(const tp::PlatformSpec& spec, const te::CollectiveRequest& req, double bytes) {
+  return trainsim_test::run_forked([&] { return te::to_string(te::time_collectives(spec, req, {bytes}).at(0).used); });
+}
+
 te::CollectiveRequest request(te::Algorithm a, te::Representation r = te::Representation::automatic) {
   te::CollectiveRequest q;
   q.algorithm = a;
@@ -133,10 +138,7 @@ TEST(Representations, AutoPicksCoarseForSymmetricRingsThatShareNicPathsAndItIsEx
   // per hop gives the step-level answer (and 1000× fewer flows at 512 GPUs).
   const tp::PlatformSpec spec =
       tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx1-v100", "nodes": 4})", "test"));
-  const std::string used = trainsim_test::run_forked([&] {
-    return te::to_string(te::time_collectives(spec, request(te::Algorithm::ring), {100 * MiB}).at(0).used);
-  });
-  EXPECT_EQ(used, "coarse");
+  EXPECT_EQ(representation_used(spec, request(te::Algorithm::ring), 100 * MiB), "coarse");
   const double automatic = timed(spec, request(te::Algorithm::ring), 100 * MiB);
   const double step = timed(spec, request(te::Algorithm::ring, te::Representation::step), 100 * MiB);
   EXPECT_NEAR(automatic, step, 1e-9 * step);
@@ -147,10 +149,7 @@ TEST(Representations, LockstepMatchesStepWhereCoarseIsNotExact) {
   // flow per hop is 12% off; one simulated step repeated K times is exact, and auto picks it.
   const tp::PlatformSpec spec =
       tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx1-v100", "nodes": 8})", "test"));
-  const std::string used = trainsim_test::run_forked([&] {
-    return te::to_string(te::time_collectives(spec, request(te::Algorithm::ring), {1 * MiB}).at(0).used);
-  });
-  EXPECT_EQ(used, "lockstep");
+  EXPECT_EQ(representation_used(spec, request(te::Algorithm::ring), 1 * MiB), "lockstep");
   const double step = timed(spec, request(te::Algorithm::ring, te::Representation::step), 1 * MiB);
   EXPECT_NEAR(timed(spec, request(te::Algorithm::ring, te::Representation::lockstep), 1 * MiB), step, 1e-9 * step);
   EXPECT_GT(std::fabs(timed(spec, request(te::Algorithm::ring, te::Representation::coarse), 1 * MiB) - step), 0.05 * step);
