@@ -50,7 +50,6 @@ struct HeterogeneityConfig {
   double straggler_probability = 0; ///< chance that a GPU is a straggler in the iteration
   double straggler_slowdown = 1;    ///< a straggler's time multiplier (≥ 1)
   std::uint64_t seed = 1;
-  bool any() const { return !gpu_speed.empty() || !node_speed.empty() || jitter_sigma > 0 || straggler_probability > 0; }
 };
 
 struct Scenario {

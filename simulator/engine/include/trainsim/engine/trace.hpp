@@ -16,7 +16,6 @@ public:
   void complete(int pid, int tid, const std::string& name, const std::string& category, double start_s, double duration_s);
   /// The whole trace document.
   std::string dump() const;
-  std::size_t event_count() const { return events_; }
 
 private:
   void separator();
