@@ -58,12 +58,12 @@ int run_plan(const PlanArgs& a) {
     throw InputError("command line", "", "--deadline-hours needs --epochs and --dataset-size");
   const bool know_training = a.epochs && a.dataset_size;
 
-  const Json document = engine::load_scenario_document(a.scenario, a.sets);
-  const engine::Scenario base = engine::read_scenario(document, a.scenario);
+  const Json document = plan::load_scenario_document(a.scenario, a.sets);
+  const plan::Scenario base = plan::read_scenario(document, a.scenario);
   const auto points = expand_sweep(base);
   std::vector<double> prices;
   for (const auto& p : points) {
-    const engine::Scenario s = engine::read_scenario(p.document, a.scenario);
+    const plan::Scenario& s = p.scenario;
     const auto price = a.price ? a.price : s.platform.price_per_gpu_hour;
     if (!price)
       throw InputError(a.scenario, "/platform",

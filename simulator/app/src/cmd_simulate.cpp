@@ -1,4 +1,4 @@
-// trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE]
+// trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE] [--dump-plan FILE|-]
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -9,8 +9,9 @@
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
-#include "trainsim/engine/scenario.hpp"
 #include "trainsim/engine/training.hpp"
+#include "trainsim/plan/scenario.hpp"
+#include "trainsim/plan/training_plan.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -20,11 +21,12 @@ struct SimulateArgs {
   std::vector<std::string> sets;
   std::string json;
   std::string trace;
+  std::string dump_plan;
   std::size_t links = 5;
   bool reproducible = false;
 };
 
-std::string summary(const engine::Scenario& s, const engine::IterationResult& r) {
+std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   std::ostringstream out;
   const auto& p = s.platform;
   out << s.name << "\n";
@@ -33,7 +35,7 @@ std::string summary(const engine::Scenario& s, const engine::IterationResult& r)
                      s.strategy.bucket_bytes > 0 ? format_bytes(s.strategy.bucket_bytes) : std::string("per-layer"),
                      s.strategy.overlap ? "on" : "off", r.network_model);
   out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch,
-                     s.workload.scaling == engine::Scaling::weak ? "weak" : "strong", to_string(s.workload.precision));
+                     s.workload.scaling == plan::Scaling::weak ? "weak" : "strong", to_string(s.workload.precision));
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
   out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
@@ -64,20 +66,27 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE (dotted path, JSON value)")->take_all();
   cmd->add_option("--json", args->json, "Write the result object to FILE ('-' = stdout, nothing else printed)");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
+  cmd->add_option("--dump-plan", args->dump_plan,
+                  "Write the training plan (per-GPU task times, buckets, communication operations, servers) as JSON to FILE ('-' = stdout, nothing else printed)");
   cmd->add_option("--links", args->links, "How many of the busiest links to report")->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
   cmd->callback([args, &action] {
     action = [args] {
-      const Json document = engine::load_scenario_document(args->scenario, args->sets);
-      const engine::Scenario scenario = engine::read_scenario(document, args->scenario);
+      if (args->json == "-" && args->dump_plan == "-")
+        throw InputError("--dump-plan", "-", "--json already writes to stdout: give --dump-plan a file");
+      const Json document = plan::load_scenario_document(args->scenario, args->sets);
+      const plan::Scenario scenario = plan::read_scenario(document, args->scenario);
       engine::SimulateOptions options;
       options.trace_path = args->trace;
       options.busiest_links = args->links;
+      if (!args->dump_plan.empty())
+        options.on_plan = [args](const plan::TrainingPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
       engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
-      if (args->json != "-") std::cout << summary(scenario, result);
-      if (!result.memory.fits() && args->json != "-")
+      const bool stdout_taken = args->json == "-" || args->dump_plan == "-";
+      if (!stdout_taken) std::cout << summary(scenario, result);
+      if (!result.memory.fits() && !stdout_taken)
         std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",
                                  format_bytes(result.memory.total), scenario.platform.gpu.name, format_bytes(result.memory.available));
       return 0;

@@ -36,8 +36,8 @@ void add_sweep(CLI::App& app, Action& action) {
       "was interrupted (the files hold every point finished so far; --resume continues); 2 bad input.");
   cmd->callback([args, &action] {
     action = [args] {
-      const Json document = engine::load_scenario_document(args->scenario, args->sets);
-      const engine::Scenario base = engine::read_scenario(document, args->scenario);
+      const Json document = plan::load_scenario_document(args->scenario, args->sets);
+      const plan::Scenario base = plan::read_scenario(document, args->scenario);
       SweepOptions options;
       options.out_dir = args->out;
       options.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

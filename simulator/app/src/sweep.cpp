@@ -155,7 +155,7 @@ bool is_error_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
+std::vector<SweepPoint> expand_sweep(const plan::Scenario& base) {
   std::size_t total = 1;
   for (const auto& [path, values] : base.sweep) total *= values.size();
   std::vector<SweepPoint> points;
@@ -165,7 +165,7 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
     SweepPoint p;
     p.index = i;
     p.point = Json::object();
-    p.document = base.document;
+    Json document = *base.document;
     std::vector<std::size_t> choice(base.sweep.size());
     std::size_t rest = i;
     for (std::size_t a = base.sweep.size(); a-- > 0;) {
@@ -178,7 +178,7 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
       p.point[path] = value;
       const std::string where = json_pointer_append("/sweep", path);
       try {
-        engine::set_path(p.document, path, value, base.source);
+        plan::set_path(document, path, value, base.source);
       } catch (const InputError& e) {
         throw InputError(base.source, where, e.detail());
       }
@@ -198,13 +198,13 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
                        "value " + p.point[culprit].dump() + ": " + e.location() + ": " + e.detail());
     };
     try {
-      const engine::Scenario scenario = engine::read_scenario(p.document, base.source);
-      if (checked_workloads.insert(scenario.workload.model_or_file).second) engine::load_scenario_workload(scenario);
+      p.scenario = plan::read_scenario(std::move(document), base.source);
+      if (checked_workloads.insert(p.scenario.workload.model_or_file).second) plan::load_scenario_workload(p.scenario);
     } catch (const InputError& e) {
       blame(e);
     }
     // The point's scenario without the sweep (which describes the space, not the point).
-    Json identity = p.document;
+    Json identity = *p.scenario.document;
     identity.erase("sweep");
     p.key = fingerprint(identity.dump());
     points.push_back(std::move(p));
@@ -212,12 +212,10 @@ std::vector<SweepPoint> expand_sweep(const engine::Scenario& base) {
   return points;
 }
 
-std::string simulate_point_line(const SweepPoint& point, const std::string& source) {
-  std::string name;
+std::string simulate_point_line(const SweepPoint& point) {
+  const std::string& name = point.scenario.name;
   try {
-    const engine::Scenario scenario = engine::read_scenario(point.document, source);
-    name = scenario.name;
-    const engine::IterationResult result = engine::simulate_iteration(scenario, engine::SimulateOptions{});
+    const engine::IterationResult result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
     Json line = Json{{"index", point.index}, {"scenario_key", point.key}};
     Json body = result.to_json();
     body["point"] = point.point;
@@ -228,7 +226,7 @@ std::string simulate_point_line(const SweepPoint& point, const std::string& sour
   }
 }
 
-SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std::string& source, const SweepOptions& options,
+SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const SweepOptions& options,
                                 const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
                                 const std::function<void()>& on_tick) {
   StopSignals signals;
@@ -258,7 +256,7 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std
         ::close(channel[0]);
         const int devnull = ::open("/dev/null", O_WRONLY);
         if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
-        write_all(channel[1], simulate_point_line(points[index], source));
+        write_all(channel[1], simulate_point_line(points[index]));
       } catch (...) {
         status = 3;
       }
@@ -372,7 +370,7 @@ std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::ve
   return out;
 }
 
-void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir) {
+void write_sweep_outputs(const plan::Scenario& base, std::vector<Json> results, const std::string& out_dir) {
   std::vector<std::string> axes;
   for (const auto& [path, values] : base.sweep) axes.push_back(path);
   std::ostringstream csv;
@@ -397,7 +395,7 @@ void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results
   write_file_atomically(std::filesystem::path(out_dir) / "report.html", sweep_report_html(base, results));
 }
 
-SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options) {
+SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) {
   const std::vector<SweepPoint> points = expand_sweep(base);
   MpiContext mpi;
   const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
@@ -443,9 +441,9 @@ SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options
 
   SweepSummary ran;
   if (mpi.size() > 1) {
-    ran = run_points_with_mpi(mpi, points, base.source, options, todo, append);
+    ran = run_points_with_mpi(mpi, points, options, todo, append);
   } else {
-    ran = run_points_locally(points, base.source, options, todo, append, {});
+    ran = run_points_locally(points, options, todo, append, {});
   }
   if (fd >= 0) ::close(fd);
   summary.simulated = ran.simulated;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::app {
 
@@ -16,14 +16,14 @@ namespace trainsim::app {
 struct SweepPoint {
   std::size_t index = 0;  ///< position in the cartesian product (first axis varies slowest)
   Json point;             ///< dotted path → value, in axis order
-  Json document;          ///< the scenario document with the point's values set
-  std::string key;        ///< FNV-1a 64 of the document without its sweep: what a result line was computed from
+  plan::Scenario scenario; ///< the scenario with the point's values set, validated
+  std::string key;        ///< FNV-1a 64 of the point's document without its sweep: what a result line was computed from
 };
 
-/// Every point of `base`'s sweep (one point, with an empty `point`, when it has none). Each point's
-/// document is validated; a path that is not a scenario field is reported at /sweep/<path> with the
+/// Every point of `base`'s sweep (one point, with an empty `point`, when it has none), each read
+/// into a typed scenario once, here; a path that is not a scenario field is reported at /sweep/<path> with the
 /// nearest valid key. Throws InputError.
-std::vector<SweepPoint> expand_sweep(const engine::Scenario& base);
+std::vector<SweepPoint> expand_sweep(const plan::Scenario& base);
 
 struct SweepOptions {
   std::string out_dir;
@@ -43,12 +43,12 @@ struct SweepSummary {
 
 /// Simulates one point in the current process and returns its result line (a JSON object with
 /// "index", "point", and either the result fields or "error"). Used by children.
-std::string simulate_point_line(const SweepPoint& point, const std::string& source);
+std::string simulate_point_line(const SweepPoint& point);
 
 /// Runs the points not yet done, `jobs` children at a time, appending each finished line to
 /// out_dir/results.jsonl; `on_line` receives every finished line; `on_tick` (may be empty) runs at
 /// least four times a second while children run. Stops early on SIGINT/SIGTERM.
-SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const std::string& source, const SweepOptions& options,
+SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const SweepOptions& options,
                                 const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
                                 const std::function<void()>& on_tick);
 
@@ -63,9 +63,9 @@ std::vector<Json> read_results(const std::string& path);
 std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::vector<Json> results, const std::string& source);
 
 /// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
-void write_sweep_outputs(const engine::Scenario& base, std::vector<Json> results, const std::string& out_dir);
+void write_sweep_outputs(const plan::Scenario& base, std::vector<Json> results, const std::string& out_dir);
 
 /// The whole `trainsim sweep` (local, or across MPI ranks when started by mpirun).
-SweepSummary run_sweep(const engine::Scenario& base, const SweepOptions& options);
+SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options);
 
 }  // namespace trainsim::app

@@ -53,7 +53,7 @@ std::vector<std::size_t> MpiContext::broadcast_indices(const std::vector<std::si
   return std::vector<std::size_t>(buffer.begin(), buffer.end());
 }
 
-SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepPoint>& points, const std::string& source,
+SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepPoint>& points,
                                  const SweepOptions& options, const std::vector<std::size_t>& todo,
                                  const std::function<void(const std::string&)>& append) {
   std::vector<std::size_t> mine;
@@ -94,7 +94,7 @@ SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepP
   SweepOptions local = options;
   local.progress = options.progress && mpi.is_coordinator();
   if (mpi.is_coordinator()) {
-    const SweepSummary own = run_points_locally(points, source, local, mine, [&](const std::string& line) {
+    const SweepSummary own = run_points_locally(points, local, mine, [&](const std::string& line) {
                                                   count(line);
                                                   append(line);
                                                 },
@@ -103,7 +103,7 @@ SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepP
     drain(true);
   } else {
     const SweepSummary own = run_points_locally(
-        points, source, local, mine,
+        points, local, mine,
         [](const std::string& line) {
           MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, kLineTag, MPI_COMM_WORLD);
         },

@@ -35,7 +35,7 @@ private:
 };
 
 /// The distributed sweep (see the file comment); on rank 0 `append` receives every line.
-SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepPoint>& points, const std::string& source,
+SweepSummary run_points_with_mpi(const MpiContext& mpi, const std::vector<SweepPoint>& points,
                                  const SweepOptions& options, const std::vector<std::size_t>& todo,
                                  const std::function<void(const std::string&)>& append);
 

@@ -41,7 +41,7 @@ td.text{text-align:left}tr.failed td{background:#fde8e8}.note{color:#666;font-si
 
 }  // namespace
 
-std::string sweep_report_html(const engine::Scenario& base, const std::vector<Json>& results) {
+std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json>& results) {
   std::vector<const Json*> ok;
   for (const Json& r : results)
     if (!r.contains("error")) ok.push_back(&r);
@@ -104,8 +104,7 @@ std::string sweep_report_html(const engine::Scenario& base, const std::vector<Js
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + svg::escape_xml(base.name) +
                      " — trainsim sweep</title>\n<style>" + kStyle + "</style></head><body>\n";
   html += "<h1>" + svg::escape_xml(base.name) + "</h1>\n";
-  if (base.document.contains("description") && base.document["description"].is_string())
-    html += "<p>" + svg::escape_xml(base.document["description"].get<std::string>()) + "</p>\n";
+  if (!base.description.empty()) html += "<p>" + svg::escape_xml(base.description) + "</p>\n";
   html += fmt::format("<p class=\"note\">{} points ({} failed) from {}. Axes: ", results.size(), results.size() - ok.size(),
                       svg::escape_xml(base.source));
   for (std::size_t a = 0; a < base.sweep.size(); ++a) {

@@ -182,6 +182,11 @@ std::string line_column(std::string_view text, std::size_t byte) {
 }
 }  // namespace
 
+JsonNode json_root(std::shared_ptr<const Json> document, const std::string& source) {
+  const Json* value = document.get();
+  return JsonNode(std::move(document), value, std::make_shared<const std::string>(source), "");
+}
+
 JsonNode parse_json_text(std::string_view text, const std::string& source) {
   auto source_ptr = std::make_shared<const std::string>(source);
   try {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/scenario.hpp"
 #include "trainsim/engine/training.hpp"
 
 using trainsim::Json;
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       const pid_t pid = ::fork();
       if (pid == 0) {
         ::close(channel[0]);
-        const auto s = trainsim::engine::read_scenario(scenario(nodes, kind), "bench");
+        const auto s = trainsim::plan::read_scenario(scenario(nodes, kind), "bench");
         const auto r = trainsim::engine::simulate_iteration(s, {});
         const std::string line = std::to_string(r.iteration_time_s) + " " + std::to_string(r.samples_per_s);
         if (::write(channel[1], line.data(), line.size()) < 0) _exit(1);

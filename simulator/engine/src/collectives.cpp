@@ -19,34 +19,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace trainsim::engine {
 
-std::string to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::hierarchical: return "hierarchical";
-    case Algorithm::halving_doubling: return "halving_doubling";
-    case Algorithm::tree: return "tree";
-  }
-  return "ring";
-}
-
-std::string to_string(Representation r) {
-  switch (r) {
-    case Representation::automatic: return "auto";
-    case Representation::coarse: return "coarse";
-    case Representation::lockstep: return "lockstep";
-    case Representation::step: return "step";
-  }
-  return "auto";
-}
-
-std::optional<Representation> parse_representation(const std::string& name) {
-  for (Representation r : {Representation::automatic, Representation::coarse, Representation::lockstep, Representation::step})
-    if (to_string(r) == name) return r;
-  return std::nullopt;
-}
-
-std::vector<std::string> representation_names() { return {"auto", "coarse", "lockstep", "step"}; }
-
 std::string to_string(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::allreduce: return "allreduce";

@@ -60,6 +60,6 @@ TEST_P(Golden, SimulateJsonIsByteIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Golden, ::testing::ValuesIn(load_cases()),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<GoldenCase>& p) { return p.param.name; });
 
 }  // namespace

@@ -109,6 +109,52 @@ TEST(Simulate, SameScenarioGivesByteIdenticalJson) {
   EXPECT_EQ(first, read_file(dir + "/b.json"));
 }
 
+class DumpPlan : public ::testing::TestWithParam<const char*> {};
+
+// The plan the engine executes, for every strategy kind: its operations agree with the result's
+// buckets, and it is the only thing on stdout.
+TEST_P(DumpPlan, WritesThePlanTheEngineExecutes) {
+  const std::string kind = GetParam();
+  const std::string dir = trainsim_test::make_temp_dir("dump_plan");
+  const auto r = run_trainsim({"simulate", scenario("resnet50_dgx1_ring_vs_ps.json"), "--set", "strategy.kind=" + kind, "--set",
+                               "platform.nodes=2", "--dump-plan", "-", "--json", dir + "/result.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(r.out);  // throws if anything else was printed
+  const auto result = nlohmann::json::parse(read_file(dir + "/result.json"));
+  EXPECT_EQ(plan["strategy"], kind);
+  EXPECT_EQ(plan["gpus"], 16);
+  EXPECT_EQ(plan["gpu_plans"].size(), 16u);
+  EXPECT_EQ(plan["buckets"].size(), result["buckets"].size());
+  const bool ps = kind == "parameter_server";
+  EXPECT_EQ(plan["ops"].size(), (ps ? 2 : 1) * plan["buckets"].size());
+  EXPECT_EQ(plan["servers"].empty(), !ps);
+  for (const auto& op : plan["ops"]) {
+    EXPECT_EQ(op["participants"]["ranks"], 16);
+    EXPECT_EQ(op["kind"] == "all_reduce", !ps);
+  }
+  EXPECT_DOUBLE_EQ(plan["calibration_factor"].get<double>(), result["calibration_factor"].get<double>());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStrategyKind, DumpPlan,
+                         ::testing::Values("ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
+                                           "parameter_server"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+TEST(Simulate, DumpPlanToAFileKeepsTheSummary) {
+  const std::string dir = trainsim_test::make_temp_dir("dump_plan_file");
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--dump-plan", dir + "/plan.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("iteration time"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/plan.json"))["gpus"], 32);
+}
+
+TEST(Simulate, PlanAndResultCannotBothGoToStdout) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--dump-plan", "-", "--json", "-"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("--dump-plan"), std::string::npos) << r.err;
+}
+
 TEST(Simulate, TraceIsAChromeTrace) {
   const std::string dir = trainsim_test::make_temp_dir("trace");
   const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "platform.nodes=1", "--trace", dir + "/t.json"});

@@ -6,14 +6,15 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "trainsim/engine/compute_model.hpp"
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/scenario.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim_test/fork.hpp"
 
 using namespace trainsim;
 using namespace trainsim::engine;
+using namespace trainsim::plan;
 using trainsim_test::run_forked;
 
 namespace {
@@ -58,10 +59,7 @@ IterationResult simulate(const Json& document) {
 // One GPU's iteration computed from the model without simulating.
 double one_gpu_model_s(const Json& document) {
   const Scenario s = read_scenario(document, "oracle.json");
-  workloads::IterationOptions o;
-  o.batch = s.batch_of(0);
-  o.bucket_bytes = s.strategy.bucket_bytes;
-  const auto graph = workloads::expand_iteration(load_scenario_workload(s), o);
+  const auto graph = workloads::expand_iteration(load_scenario_workload(s), s.iteration_options(s.batch_of(0)));
   return iteration_times(graph, s.platform.gpu, s.compute).total_s();
 }
 

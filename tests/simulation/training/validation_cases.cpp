@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "trainsim/core/csv.hpp"
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/scenario.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim_test/fork.hpp"
 
@@ -74,7 +74,7 @@ double predict(const Group& g, int gpus, double calibration_sps) {
   doc["platform"]["gpus_per_node"] = per_node;
   doc["calibration"] = Json{{"single_gpu_samples_per_s", calibration_sps}};
   const std::string answer = trainsim_test::run_forked([&] {
-    const auto scenario = trainsim::engine::read_scenario(doc, "validation:" + g.label);
+    const auto scenario = trainsim::plan::read_scenario(doc, "validation:" + g.label);
     return trainsim::engine::simulate_iteration(scenario, {}).to_json().dump();
   });
   const Json result = Json::parse(answer);

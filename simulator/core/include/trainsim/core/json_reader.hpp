@@ -94,6 +94,8 @@ std::string json_pointer_append(const std::string& pointer, std::string_view tok
 /// A short description of a JSON value's type and content for error messages ("string \"abc\"", "number -3").
 std::string describe_json(const Json& value);
 
+/// A view of the root of an already-parsed document (nothing is re-parsed); errors name `source`.
+JsonNode json_root(std::shared_ptr<const Json> document, const std::string& source);
 /// Parses text; syntax errors become InputError "source: line L, column C: ...".
 JsonNode parse_json_text(std::string_view text, const std::string& source);
 /// Reads and parses a file; an unreadable file is an InputError naming it.

@@ -25,25 +25,17 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "trainsim/engine/simulation.hpp"
+#include "trainsim/plan/collective_options.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::engine {
 
-/// All-reduce algorithm.
-enum class Algorithm {
-  ring,              ///< reduce-scatter + all-gather around one ring, 2(n−1) steps of S/n
-  hierarchical,      ///< intra-node reduce-scatter, g parallel inter-node ring all-reduces on S/g, intra-node all-gather
-  halving_doubling,  ///< recursive halving reduce-scatter + recursive doubling all-gather, 2·log2(n) steps
-  tree,              ///< double binary tree (each tree S/2), reduce then broadcast, pipelined in chunks
-};
-
-/// How flows are represented (see the header comment).
-enum class Representation { automatic, coarse, lockstep, step };
-
-/// "auto", "coarse", "lockstep", "step" → the representation; nullopt otherwise.
-std::optional<Representation> parse_representation(const std::string& name);
-/// The names parse_representation accepts.
-std::vector<std::string> representation_names();
+// Algorithm, Representation and their names are the plan's vocabulary (no SimGrid).
+using plan::Algorithm;
+using plan::Representation;
+using plan::parse_representation;
+using plan::representation_names;
+using plan::to_string;
 
 /// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
 struct CollectiveOptions {
@@ -125,8 +117,6 @@ struct CollectiveRequest {
 std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
                                                const std::vector<double>& sizes_bytes);
 
-std::string to_string(Algorithm a);
-std::string to_string(Representation r);
 std::string to_string(CollectiveOp op);
 
 }  // namespace trainsim::engine

@@ -1,40 +1,34 @@
 #pragma once
-// One synchronous-SGD iteration of a scenario, simulated on SimGrid.
+// Executes a training plan (trainsim/plan/training_plan.hpp) on SimGrid: one synchronous-SGD
+// iteration. The plan decides everything (task times, buckets, operations, servers); the engine
+// only runs it.
 //
 //   GPU actor r (one per GPU):  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd tail ─ wait ─ update
-//   communicator actor:          wait bucket 0 ready on all GPUs ─ collective(bucket 0) ─ … ─ release GPUs
+//   communicator actor:          op 0 when its trigger holds ─ op 1 ─ … ─ release GPUs
 //
 // Compute runs as SimGrid executions on the GPU hosts, one per segment of consecutive tasks between
 // two bucket boundaries: a GPU host runs nothing else, so a segment lasts exactly the sum of its
 // task times, and per-layer events are reconstructed from it. Communication runs on the simulated
 // network (flow-level, max-min bandwidth sharing), so strategies and contention are modelled where
-// they matter. One collective at a time per communicator, as in NCCL/DDP.
-#include <optional>
+// they matter.
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/scenario.hpp"
+#include "trainsim/plan/training_plan.hpp"
 
 namespace trainsim::engine {
+
+using plan::MemoryUsage;
 
 struct Breakdown {
   double compute_s = 0;                ///< compute time of the slowest GPU
   double communication_s = 0;          ///< time during which a collective (or PS exchange) was in progress
   double exposed_communication_s = 0;  ///< iteration time − compute of the slowest GPU
   double idle_s = 0;                   ///< mean time GPUs waited for slower GPUs
-};
-
-/// Device memory needed per GPU (the GPU with the largest batch), in bytes.
-struct MemoryUsage {
-  double weights = 0;          ///< parameters (plus fp32 master copy in half precision)
-  double gradients = 0;
-  double optimizer_state = 0;
-  double activations = 0;      ///< saved for backward, for the local batch
-  double framework = 0;        ///< CUDA context, workspace and allocator slack
-  double total = 0;
-  double available = 0;        ///< the GPU's memory
-  bool fits() const { return total <= available; }
 };
 
 struct LinkLoad {
@@ -78,13 +72,13 @@ struct IterationResult {
 struct SimulateOptions {
   std::string trace_path;        ///< Chrome trace to write; empty = none
   std::size_t busiest_links = 5; ///< how many links to report
+  /// Called with the plan once it is built, before it is executed (e.g. to write it out).
+  std::function<void(const plan::TrainingPlan&)> on_plan;
 };
 
-/// Memory per GPU of a scenario (pure arithmetic, no simulation).
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload);
-
-/// Simulates one iteration. Must be called at most once per process (SimGrid keeps global state):
-/// sweeps and tests call it in a child process. Throws RunError when the simulation fails.
-IterationResult simulate_iteration(const Scenario& scenario, const SimulateOptions& options);
+/// Plans and simulates one iteration of `scenario`. Must be called at most once per process
+/// (SimGrid keeps global state): sweeps and tests call it in a child process. Throws InputError
+/// for a scenario that cannot be planned, RunError when the simulation fails.
+IterationResult simulate_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
 
 }  // namespace trainsim::engine

@@ -1,9 +1,9 @@
-#include "trainsim/engine/compute_model.hpp"
+#include "trainsim/plan/compute_model.hpp"
 
 #include <algorithm>
 #include <numeric>
 
-namespace trainsim::engine {
+namespace trainsim::plan {
 
 using workloads::OpClass;
 
@@ -69,4 +69,4 @@ IterationTimes iteration_times(const workloads::IterationGraph& graph, const pla
   return times;
 }
 
-}  // namespace trainsim::engine
+}  // namespace trainsim::plan

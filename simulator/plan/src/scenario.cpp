@@ -1,12 +1,12 @@
-#include "trainsim/engine/scenario.hpp"
+#include "trainsim/plan/scenario.hpp"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "trainsim/core/suggest.hpp"
-#include "trainsim/engine/collectives.hpp"
+#include "trainsim/plan/collective_options.hpp"
 
-namespace trainsim::engine {
+namespace trainsim::plan {
 
 std::string_view to_string(StrategyKind kind) {
   switch (kind) {
@@ -165,6 +165,22 @@ double Scenario::batch_of(int rank) const {
   return static_cast<double>(workload.global_batch / n + (rank < workload.global_batch % n ? 1 : 0));
 }
 
+double Scenario::reference_batch() const {
+  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) : static_cast<double>(workload.global_batch);
+}
+
+workloads::IterationOptions Scenario::iteration_options(double batch) const {
+  workloads::IterationOptions o;
+  o.batch = batch;
+  o.precision = workload.precision;
+  o.bucket_bytes = strategy.bucket_bytes;
+  o.first_bucket_bytes = strategy.first_bucket_bytes;
+  o.optimizer = workload.optimizer;
+  return o;
+}
+
+JsonNode Scenario::root() const { return json_root(document, source); }
+
 void set_path(Json& document, const std::string& dotted_path, const Json& value, const std::string& source) {
   const auto parts = split_path(dotted_path);
   Json* cursor = &document;
@@ -208,15 +224,15 @@ namespace {
 void check_against_platform(const Scenario& s, const JsonNode& root);
 }  // namespace
 
-Scenario read_scenario(const Json& document, const std::string& source) {
-  const JsonNode root = parse_json_text(document.dump(), source);
-  root.require_object();
-  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "sweep", "plan"});
+Scenario read_scenario(Json document, const std::string& source) {
   Scenario s;
   s.source = source;
-  s.document = document;
+  s.document = std::make_shared<const Json>(std::move(document));
+  const JsonNode root = s.root();
+  root.require_object();
+  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "sweep", "plan"});
   s.name = root.find("name") ? root.at("name").as_string() : std::filesystem::path(source).stem().string();
-  if (auto d = root.find("description")) d->as_string();
+  if (auto d = root.find("description")) s.description = d->as_string();
   s.workload = read_workload(root.at("workload"), source);
   s.platform = platforms::read_platform_spec(root.at("platform"));
   s.strategy = read_strategy(root.at("strategy"), root);
@@ -254,7 +270,7 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
 }
 }  // namespace
 
-void check_against_platform(const Scenario& s) { check_against_platform(s, parse_json_text(s.document.dump(), s.source)); }
+void check_against_platform(const Scenario& s) { check_against_platform(s, s.root()); }
 
 workloads::Workload load_scenario_workload(const Scenario& scenario) {
   const std::string& what = scenario.workload.model_or_file;
@@ -264,11 +280,10 @@ workloads::Workload load_scenario_workload(const Scenario& scenario) {
     // Errors inside an existing layer-graph file already name it; a bad name or path is the
     // scenario's fault and is reported there.
     if (std::filesystem::exists(what)) throw;
-    const JsonNode root = parse_json_text(scenario.document.dump(), scenario.source);
-    const JsonNode workload = root.at("workload");
+    const JsonNode workload = scenario.root().at("workload");
     const auto key = workload.find("model") ? workload.at("model") : workload.at("file");
     throw key.error(workload.find("file") ? "cannot open layer-graph file '" + what + "'" : e.detail());
   }
 }
 
-}  // namespace trainsim::engine
+}  // namespace trainsim::plan

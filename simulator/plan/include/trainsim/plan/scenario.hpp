@@ -2,17 +2,18 @@
 // The scenario file (SPEC.md): workload, platform, strategy, calibration, sweep. Pure data, read
 // through checked JSON so every error names the file and the JSON pointer.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
-#include "trainsim/engine/compute_model.hpp"
+#include "trainsim/plan/compute_model.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
 
-namespace trainsim::engine {
+namespace trainsim::plan {
 
 enum class Scaling { weak, strong };
 enum class StrategyKind { ring_allreduce, hierarchical_allreduce, tree_allreduce, halving_doubling, parameter_server };
@@ -54,8 +55,9 @@ struct HeterogeneityConfig {
 
 struct Scenario {
   std::string name;
+  std::string description;
   std::string source;   ///< file the scenario came from
-  Json document;        ///< the scenario JSON after --set overrides (sweeps re-read it per point)
+  std::shared_ptr<const Json> document;  ///< the scenario JSON after --set overrides, as read
   WorkloadConfig workload;
   platforms::PlatformSpec platform;
   StrategyConfig strategy;
@@ -69,6 +71,14 @@ struct Scenario {
   double global_batch() const;
   /// Samples on GPU `rank` (strong scaling spreads the remainder over the first ranks).
   double batch_of(int rank) const;
+  /// The batch one GPU runs when the scenario is scaled down to one GPU, which calibration and
+  /// scaling efficiency refer to: batch_per_gpu (weak scaling) or the whole global_batch (strong).
+  double reference_batch() const;
+  /// How one GPU's iteration is expanded for a local batch of `batch` samples: precision,
+  /// optimizer and the strategy's bucketing.
+  workloads::IterationOptions iteration_options(double batch) const;
+  /// The document as a checked-JSON view (no re-parsing): errors name `source`.
+  JsonNode root() const;
 };
 
 /// Applies one `--set PATH=VALUE` to a scenario document: PATH is dotted ("platform.nodes"),
@@ -83,7 +93,7 @@ Json load_scenario_document(const std::string& path, const std::vector<std::stri
 
 /// Validates and reads a scenario document. `source` names it in errors; relative file paths inside
 /// are resolved against `source`'s directory. Throws InputError.
-Scenario read_scenario(const Json& document, const std::string& source);
+Scenario read_scenario(Json document, const std::string& source);
 
 /// Checks what depends on the platform's size: the strong-scaling global batch covers every GPU,
 /// heterogeneity names existing GPUs and nodes. read_scenario calls it, except for SimGrid XML
@@ -94,4 +104,4 @@ void check_against_platform(const Scenario& scenario);
 /// /workload/model or /workload/file; errors inside a layer-graph file name that file.
 workloads::Workload load_scenario_workload(const Scenario& scenario);
 
-}  // namespace trainsim::engine
+}  // namespace trainsim::plan

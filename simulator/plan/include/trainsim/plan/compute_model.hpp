@@ -14,7 +14,7 @@
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
 
-namespace trainsim::engine {
+namespace trainsim::plan {
 
 /// Fractions of peak reached by each operation class, and the per-kernel launch overhead.
 /// Defaults are typical of cuDNN/cuBLAS on large batches (Paleo reports 40–70% for convolutions);
@@ -54,4 +54,4 @@ struct IterationTimes {
 IterationTimes iteration_times(const workloads::IterationGraph& graph, const platforms::GpuSpec& gpu,
                                const ComputeModelOptions& options, double calibration_factor = 1.0);
 
-}  // namespace trainsim::engine
+}  // namespace trainsim::plan

@@ -1,0 +1,172 @@
+#pragma once
+// One synchronous-SGD iteration as pure data: the contract between planning and the engine.
+//
+//   scenario + workload ──build_training_plan──▶ TrainingPlan ──engine::simulate_plan──▶ IterationResult
+//
+// What every GPU computes and for how long (calibrated, slowed down), which gradient buckets become
+// ready after which backward task, and every communication operation with its participants, the
+// parameter servers' placement (which server owns which bytes of which bucket), the bytes moved
+// and what each operation waits for. Built without SimGrid; the engine executes it and decides
+// nothing. `trainsim simulate --dump-plan FILE|-` writes it (to_json).
+//
+//   GPU r:  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd segment K−1 ─▶ bucket K−1 ready ─ bwd tail ─ (wait) ─ update
+//   comm:   op 0 (after its bucket is ready on every participant, or after backward without overlap) ─ op 1 ─ … ─ release GPUs
+//
+// Task times are stored once per distinct local batch (a ComputeProfile: one, or two when strong
+// scaling spreads a remainder) and each GPU scales its profile by its own slowdown: task i of GPU r
+// lasts profiles[gpus[r].profile].backward[i].seconds × gpus[r].slowdown. This keeps the plan of a
+// 16,384-GPU job as small as the one of a single GPU.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/scenario.hpp"
+#include "trainsim/workloads/workload.hpp"
+
+namespace trainsim::plan {
+
+/// Device memory needed per GPU (the GPU with the largest batch), in bytes.
+struct MemoryUsage {
+  double weights = 0;          ///< parameters (plus fp32 master copy in half precision)
+  double gradients = 0;
+  double optimizer_state = 0;
+  double activations = 0;      ///< saved for backward, for the local batch
+  double framework = 0;        ///< CUDA context, workspace and allocator slack
+  double total = 0;
+  double available = 0;        ///< the GPU's memory
+  bool fits() const { return total <= available; }
+};
+
+/// Memory per GPU of a scenario (pure arithmetic).
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload);
+
+/// One layer's forward or backward work (or the optimizer step) on one GPU.
+struct PlannedTask {
+  std::string layer;
+  double seconds = 0;  ///< after calibration, before the GPU's slowdown
+};
+
+/// The compute of one local batch size.
+struct ComputeProfile {
+  double batch = 0;                   ///< samples per GPU
+  std::vector<PlannedTask> forward;   ///< forward order
+  std::vector<PlannedTask> backward;  ///< backward order
+  PlannedTask update;                 ///< the optimizer step
+  /// Sums of consecutive tasks between bucket boundaries: [0] forward, [1..K] backward up to and
+  /// including bucket k−1's last gradient, [K+1] the rest of backward. K+2 entries.
+  std::vector<double> segments_s;
+
+  /// Forward + backward + update, seconds (before slowdown).
+  double total_s() const;
+};
+
+/// One GPU of the job.
+struct GpuPlan {
+  int rank = 0;
+  int node = 0;
+  std::size_t profile = 0;  ///< index into TrainingPlan::profiles
+  double slowdown = 1;      ///< time multiplier from heterogeneity (≥ 0; 1 = nominal)
+};
+
+/// A group of gradients reduced together (DDP bucket, Horovod fusion buffer, or one variable).
+struct PlannedBucket {
+  double bytes = 0;
+  std::size_t ready_after = 0;       ///< index of the backward task after which it is ready
+  std::vector<std::string> layers;   ///< whose gradients it holds, in backward order
+};
+
+/// Where a parameter server runs.
+enum class ServerHost {
+  node_cpu,    ///< the host CPU of worker node `index` (colocated, CPU aggregation)
+  gpu,         ///< GPU rank `index` (colocated, GPU aggregation, or a platform without node CPUs)
+  server_node  ///< dedicated server node `index` (CPU only)
+};
+std::string_view to_string(ServerHost host);
+
+struct PlannedServer {
+  int id = 0;
+  ServerHost host = ServerHost::node_cpu;
+  int index = 0;   ///< node, GPU rank or dedicated server node, per `host`
+  int node = -1;   ///< worker node it shares a NIC with; −1 for a dedicated server node
+};
+
+enum class CommKind {
+  all_reduce,  ///< every participant ends with the sum of everyone's bucket
+  push,        ///< every worker sends its share of the bucket to each server, which aggregates it
+  pull         ///< every server sends its share of the updated parameters to every worker
+};
+std::string_view to_string(CommKind kind);
+
+/// What a communication operation waits for besides the previous operation.
+enum class CommTrigger {
+  bucket_ready,    ///< its bucket's last gradient is computed on every participant (overlap)
+  backward_done,   ///< every participant finished backward (no overlap)
+  previous_op      ///< only the previous operation (a pull after its push)
+};
+std::string_view to_string(CommTrigger trigger);
+
+/// One communication operation. Operations run one at a time in `ops` order on one communicator
+/// (NCCL's stream, DDP's reducer): op i starts when op i−1 is done and its trigger holds.
+struct CommOp {
+  int id = 0;
+  CommKind kind = CommKind::all_reduce;
+  std::size_t bucket = 0;
+  CommTrigger trigger = CommTrigger::bucket_ready;
+  int after_op = -1;                        ///< the previous operation; −1 for the first
+  int first_rank = 0;                       ///< participants: GPU ranks first_rank … first_rank+ranks−1
+  int ranks = 0;
+  double bytes = 0;                         ///< bucket bytes per participant
+  Algorithm algorithm = Algorithm::ring;    ///< all_reduce
+  std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
+};
+
+/// Bytes an operation moves, split by the class of link they cross (closed forms over the plan's
+/// topology: GPUs numbered node-major, gpus_per_node per node).
+struct LinkClassBytes {
+  double intra_node = 0;  ///< NVLink / NVSwitch / PCIe inside a node
+  double inter_node = 0;  ///< through NICs and the network
+};
+
+/// One iteration of one scenario, ready to execute.
+struct TrainingPlan {
+  std::string name;
+  std::string strategy;                 ///< the scenario's strategy kind
+  std::string network_model;
+  int gpus = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  double global_batch = 0;
+  bool overlap = true;
+  std::string representation = "auto"; ///< collectives' flow representation
+  double reference_batch = 0;           ///< the one-GPU batch the calibration refers to
+  double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
+  double calibration_factor = 1;        ///< κ applied to every task
+  double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
+  MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
+
+  std::vector<ComputeProfile> profiles;
+  std::vector<GpuPlan> gpu_plans;       ///< one per GPU, by rank
+  std::vector<PlannedBucket> buckets;   ///< in the order they become ready
+  std::vector<PlannedServer> servers;   ///< parameter servers (empty for all-reduce strategies)
+  std::vector<CommOp> ops;              ///< in execution order
+
+  const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
+  /// Compute of GPU `rank` over the iteration (segments and update, slowed down), seconds.
+  double compute_s(int rank) const;
+  /// Bytes `op` moves per link class: ring (topology-aware order: each node's GPUs consecutive),
+  /// hierarchical and parameter-server operations; nullopt for tree and halving-doubling, whose
+  /// pairings the engine decides.
+  std::optional<LinkClassBytes> link_class_bytes(const CommOp& op) const;
+
+  /// The plan as JSON (deterministic key order).
+  Json to_json() const;
+};
+
+/// Builds the plan of `scenario` (whose platform size is known: for a SimGrid XML platform, set
+/// platform.nodes from the built platform first). Throws InputError when the workload computes nothing.
+TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload);
+
+}  // namespace trainsim::plan

@@ -1,0 +1,365 @@
+#include "trainsim/plan/training_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/plan/compute_model.hpp"
+
+namespace trainsim::plan {
+
+std::string_view to_string(ServerHost host) {
+  switch (host) {
+    case ServerHost::node_cpu: return "node_cpu";
+    case ServerHost::gpu: return "gpu";
+    case ServerHost::server_node: return "server_node";
+  }
+  return "node_cpu";
+}
+
+std::string_view to_string(CommKind kind) {
+  switch (kind) {
+    case CommKind::all_reduce: return "all_reduce";
+    case CommKind::push: return "push";
+    case CommKind::pull: return "pull";
+  }
+  return "all_reduce";
+}
+
+std::string_view to_string(CommTrigger trigger) {
+  switch (trigger) {
+    case CommTrigger::bucket_ready: return "bucket_ready";
+    case CommTrigger::backward_done: return "backward_done";
+    case CommTrigger::previous_op: return "previous_op";
+  }
+  return "bucket_ready";
+}
+
+namespace {
+
+// CUDA context, cuDNN/cuBLAS workspaces and caching-allocator slack: about 1 GiB on current stacks.
+constexpr double kFrameworkReserveBytes = 1.0 * kGiB;
+
+// Deterministic random numbers: mt19937_64's output sequence is fixed by the standard; the
+// distributions are written here because std::normal_distribution is implementation-defined.
+class Random {
+public:
+  explicit Random(std::uint64_t seed) : engine_(seed) {}
+  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  double normal() {
+    const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+
+private:
+  std::mt19937_64 engine_;
+};
+
+std::vector<double> gpu_slowdowns(const Scenario& s) {
+  const int n = s.gpus();
+  const auto& h = s.heterogeneity;
+  std::vector<double> slow(static_cast<std::size_t>(n), 1.0);
+  for (const auto& [node, speed] : h.node_speed)
+    for (int local = 0; local < s.platform.gpus_per_node; ++local) slow[node * s.platform.gpus_per_node + local] /= speed;
+  for (const auto& [rank, speed] : h.gpu_speed) slow[rank] /= speed;
+  if (h.jitter_sigma > 0 || h.straggler_probability > 0) {
+    Random random(h.seed);
+    for (int r = 0; r < n; ++r) {
+      // Mean-one lognormal: exp(σZ − σ²/2).
+      if (h.jitter_sigma > 0) slow[r] *= std::exp(h.jitter_sigma * random.normal() - 0.5 * h.jitter_sigma * h.jitter_sigma);
+      if (h.straggler_probability > 0 && random.uniform() < h.straggler_probability) slow[r] *= h.straggler_slowdown;
+    }
+  }
+  return slow;
+}
+
+Algorithm algorithm_of(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::hierarchical_allreduce: return Algorithm::hierarchical;
+    case StrategyKind::tree_allreduce: return Algorithm::tree;
+    case StrategyKind::halving_doubling: return Algorithm::halving_doubling;
+    default: return Algorithm::ring;
+  }
+}
+
+// Where the parameter servers run. Colocated: server i on worker node i's host CPU (CPU
+// aggregation) or on a GPU of node i (GPU aggregation, competing with that GPU's own compute),
+// wrapping around when there are more servers than nodes; a SimGrid XML platform has no node
+// CPUs, so its servers sit on GPUs. Dedicated: extra CPU-only nodes, one per server.
+std::vector<PlannedServer> place_servers(const Scenario& s) {
+  std::vector<PlannedServer> servers;
+  const int count = s.strategy.servers;
+  const int per_node = s.platform.gpus_per_node;
+  const int nodes = std::max(1, s.gpus() / per_node);
+  for (int i = 0; i < count; ++i) {
+    PlannedServer server;
+    server.id = i;
+    if (s.strategy.placement == ServerPlacement::dedicated) {
+      if (s.platform.simgrid_xml)
+        throw s.root().at("strategy").at("server_placement").error(
+            "a SimGrid XML platform has no dedicated server nodes: use \"colocated\" (servers on its hosts)");
+      server.host = ServerHost::server_node;
+      server.index = i;
+      server.node = -1;
+    } else {
+      server.node = i % nodes;
+      if (s.strategy.aggregation == Aggregation::gpu || s.platform.simgrid_xml) {
+        server.host = ServerHost::gpu;
+        server.index = server.node * per_node + (i / nodes) % per_node;
+      } else {
+        server.host = ServerHost::node_cpu;
+        server.index = server.node;
+      }
+    }
+    servers.push_back(server);
+  }
+  return servers;
+}
+
+ComputeProfile make_profile(const workloads::IterationGraph& graph, const IterationTimes& times) {
+  ComputeProfile p;
+  p.batch = graph.batch;
+  for (std::size_t i = 0; i < graph.forward.size(); ++i) p.forward.push_back({graph.forward[i].layer, times.forward_s[i]});
+  for (std::size_t i = 0; i < graph.backward.size(); ++i) p.backward.push_back({graph.backward[i].layer, times.backward_s[i]});
+  p.update = {graph.update.layer, times.update_s};
+  p.segments_s.push_back(times.forward_total_s());
+  std::size_t next = 0;
+  for (const auto& bucket : graph.buckets) {
+    double segment = 0;
+    for (; next <= bucket.ready_after; ++next) segment += times.backward_s[next];
+    p.segments_s.push_back(segment);
+  }
+  double tail = 0;
+  for (; next < times.backward_s.size(); ++next) tail += times.backward_s[next];
+  p.segments_s.push_back(tail);
+  return p;
+}
+
+Json task_json(const PlannedTask& t) { return Json{{"layer", t.layer}, {"seconds", t.seconds}}; }
+
+}  // namespace
+
+double ComputeProfile::total_s() const {
+  double total = update.seconds;
+  for (double s : segments_s) total += s;
+  return total;
+}
+
+double TrainingPlan::compute_s(int rank) const {
+  const GpuPlan& g = gpu_plans.at(static_cast<std::size_t>(rank));
+  const ComputeProfile& p = profiles.at(g.profile);
+  double total = 0;
+  for (double s : p.segments_s) total += s * g.slowdown;
+  return total + p.update.seconds * g.slowdown;
+}
+
+std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) const {
+  LinkClassBytes out;
+  const double n = op.ranks;
+  const int first_node = op.first_rank / gpus_per_node;
+  const int last_node = (op.first_rank + op.ranks - 1) / gpus_per_node;
+  const int spanned = last_node - first_node + 1;
+  switch (op.kind) {
+    case CommKind::all_reduce:
+      if (op.ranks <= 1) return out;
+      if (op.algorithm == Algorithm::ring) {
+        // Every hop of the ring carries 2(n−1) chunks of S/n; `spanned` hops leave a node.
+        const double per_hop = 2.0 * (n - 1) / n * op.bytes;
+        const double crossing = spanned > 1 ? spanned : 0;
+        out.inter_node = crossing * per_hop;
+        out.intra_node = (n - crossing) * per_hop;
+        return out;
+      }
+      if (op.algorithm == Algorithm::hierarchical) {
+        // Reduce-scatter and all-gather inside each node: (g−1)·S per node each; then g rings of
+        // `spanned` nodes all-reduce S/g each: 2(N−1)·S across nodes.
+        const double g = static_cast<double>(op.ranks) / spanned;
+        out.intra_node = 2.0 * spanned * (g - 1) * op.bytes;
+        out.inter_node = 2.0 * (spanned - 1) * op.bytes;
+        return out;
+      }
+      return std::nullopt;
+    case CommKind::push:
+    case CommKind::pull:
+      for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r)
+        for (const auto& server : servers) {
+          const double bytes = op.bytes_per_server.at(static_cast<std::size_t>(server.id));
+          (server.node == r / gpus_per_node ? out.intra_node : out.inter_node) += bytes;
+        }
+      return out;
+  }
+  return std::nullopt;
+}
+
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
+  MemoryUsage m;
+  const double params = static_cast<double>(workload.params());
+  const Precision p = scenario.workload.precision;
+  const bool half = bytes_per_element(p) == 2;
+  const double batch = scenario.batch_of(0);  // the largest: a strong-scaling remainder goes to the first ranks
+  m.weights = params * bytes_per_element(p) + (half ? params * 4.0 : 0.0);  // + fp32 master weights
+  m.gradients = params * bytes_per_element(p);
+  switch (scenario.workload.optimizer) {
+    case workloads::Optimizer::sgd: m.optimizer_state = 0; break;
+    case workloads::Optimizer::momentum: m.optimizer_state = params * 4.0; break;
+    case workloads::Optimizer::adam: m.optimizer_state = params * 8.0; break;
+  }
+  m.activations = workload.activation_bytes(p) * batch;
+  m.framework = kFrameworkReserveBytes;
+  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework;
+  m.available = scenario.platform.gpu.memory_bytes;
+  return m;
+}
+
+TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
+  const int n = scenario.gpus();
+  const auto& gpu = scenario.platform.gpu;
+  TrainingPlan plan;
+  plan.name = scenario.name;
+  plan.strategy = std::string(to_string(scenario.strategy.kind));
+  plan.network_model = platforms::to_string(scenario.platform.network.model);
+  plan.gpus = n;
+  plan.nodes = scenario.platform.nodes;
+  plan.gpus_per_node = scenario.platform.gpus_per_node;
+  plan.global_batch = scenario.global_batch();
+  plan.overlap = scenario.strategy.overlap;
+  plan.representation = scenario.strategy.representation;
+  plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
+  plan.memory = memory_per_gpu(scenario, workload);
+
+  // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
+  // reproduces the measured throughput. One GPU has no communication: its iteration is its compute.
+  plan.reference_batch = scenario.reference_batch();
+  const auto single_graph = workloads::expand_iteration(workload, scenario.iteration_options(plan.reference_batch));
+  const double single_model_s = iteration_times(single_graph, gpu, scenario.compute).total_s();
+  if (!(single_model_s > 0))
+    throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
+  double kappa = 1.0;
+  if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
+  plan.calibration_factor = kappa;
+  plan.single_gpu_iteration_s = kappa * single_model_s;
+
+  // At most two local batch sizes exist (strong scaling spreads a remainder over the first ranks,
+  // so rank 0 has the largest); one profile each.
+  const std::vector<double> slowdowns = gpu_slowdowns(scenario);
+  std::map<double, std::size_t> profile_of_batch;
+  for (int r = 0; r < n; ++r) {
+    const double batch = scenario.batch_of(r);
+    auto [it, fresh] = profile_of_batch.emplace(batch, plan.profiles.size());
+    if (fresh) {
+      const auto graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
+      plan.profiles.push_back(make_profile(graph, iteration_times(graph, gpu, scenario.compute, kappa)));
+      if (r == 0)
+        for (const auto& b : graph.buckets) plan.buckets.push_back(PlannedBucket{b.bytes, b.ready_after, b.layers});
+    }
+    plan.gpu_plans.push_back(GpuPlan{r, r / scenario.platform.gpus_per_node, it->second, slowdowns[r]});
+  }
+
+  const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
+  if (ps) plan.servers = place_servers(scenario);
+  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    CommOp op;
+    op.bucket = b;
+    op.trigger = scenario.strategy.overlap ? CommTrigger::bucket_ready : CommTrigger::backward_done;
+    op.first_rank = 0;
+    op.ranks = n;
+    op.bytes = plan.buckets[b].bytes;
+    auto add = [&plan](CommOp o) {
+      o.id = static_cast<int>(plan.ops.size());
+      o.after_op = o.id - 1;
+      plan.ops.push_back(std::move(o));
+    };
+    if (ps) {
+      // Every server owns an equal shard of every bucket.
+      const double servers = static_cast<double>(plan.servers.size());
+      op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
+      op.kind = CommKind::push;
+      add(op);
+      op.kind = CommKind::pull;
+      op.trigger = CommTrigger::previous_op;
+      add(op);
+    } else {
+      op.kind = CommKind::all_reduce;
+      op.algorithm = algorithm_of(scenario.strategy.kind);
+      add(op);
+    }
+  }
+  return plan;
+}
+
+Json TrainingPlan::to_json() const {
+  Json j;
+  j["name"] = name;
+  j["strategy"] = strategy;
+  j["network_model"] = network_model;
+  j["gpus"] = gpus;
+  j["nodes"] = nodes;
+  j["gpus_per_node"] = gpus_per_node;
+  j["global_batch"] = global_batch;
+  j["overlap"] = overlap;
+  j["representation"] = representation;
+  j["reference_batch"] = reference_batch;
+  j["single_gpu_iteration_s"] = single_gpu_iteration_s;
+  j["calibration_factor"] = calibration_factor;
+  j["memory_per_gpu_bytes"] = Json{{"weights", memory.weights},     {"gradients", memory.gradients},
+                                   {"optimizer_state", memory.optimizer_state}, {"activations", memory.activations},
+                                   {"framework", memory.framework}, {"total", memory.total},
+                                   {"available", memory.available}};
+  Json profiles_json = Json::array();
+  for (const auto& p : profiles) {
+    Json fwd = Json::array(), bwd = Json::array();
+    for (const auto& t : p.forward) fwd.push_back(task_json(t));
+    for (const auto& t : p.backward) bwd.push_back(task_json(t));
+    profiles_json.push_back(Json{{"batch", p.batch}, {"segments_s", p.segments_s}, {"forward", fwd}, {"backward", bwd},
+                                 {"update", task_json(p.update)}});
+  }
+  j["profiles"] = profiles_json;
+  Json gpus_json = Json::array();
+  for (const auto& g : gpu_plans)
+    gpus_json.push_back(Json{{"rank", g.rank}, {"node", g.node}, {"profile", g.profile}, {"slowdown", g.slowdown}, {"compute_s", compute_s(g.rank)}});
+  j["gpu_plans"] = gpus_json;
+  Json buckets_json = Json::array();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const auto& bucket = buckets[b];
+    const std::string after = profiles.empty() ? std::string() : profiles.front().backward.at(bucket.ready_after).layer;
+    buckets_json.push_back(Json{{"index", b}, {"bytes", bucket.bytes}, {"ready_after", bucket.ready_after}, {"ready_after_layer", after},
+                                {"layers", bucket.layers}});
+  }
+  j["buckets"] = buckets_json;
+  Json servers_json = Json::array();
+  for (const auto& s : servers) {
+    double per_worker = 0;
+    for (const auto& op : ops)
+      if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
+    Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
+    one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
+    one["push_bytes_per_worker"] = per_worker;
+    servers_json.push_back(one);
+  }
+  j["servers"] = servers_json;
+  Json ops_json = Json::array();
+  for (const auto& op : ops) {
+    Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
+           {"trigger", std::string(to_string(op.trigger))}};
+    o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
+    o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
+    o["bytes"] = op.bytes;
+    if (op.kind == CommKind::all_reduce)
+      o["algorithm"] = to_string(op.algorithm);
+    else
+      o["bytes_per_server"] = op.bytes_per_server;
+    if (const auto bytes = link_class_bytes(op))
+      o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
+    else
+      o["link_class_bytes"] = nullptr;
+    ops_json.push_back(o);
+  }
+  j["ops"] = ops_json;
+  return j;
+}
+
+}  // namespace trainsim::plan
