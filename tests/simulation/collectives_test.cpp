@@ -1,6 +1,8 @@
 // Closed-form oracles for the SimGrid platform builder and the collectives (ideal network model).
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -97,6 +99,10 @@ struct RingCase {
   int n;
   double bytes;
 };
+void PrintTo(const RingCase& c, std::ostream* os) { *os << c.n << " ranks, " << c.bytes << " bytes"; }
+std::string ring_case_name(const ::testing::TestParamInfo<RingCase>& p) {
+  return "ranks_" + std::to_string(p.param.n) + "_bytes_" + std::to_string(static_cast<long long>(p.param.bytes));
+}
 class RingOracle : public ::testing::TestWithParam<RingCase> {};
 
 TEST_P(RingOracle, MatchesTheAlphaBetaFormulaWithin1Percent) {
@@ -109,7 +115,8 @@ TEST_P(RingOracle, MatchesTheAlphaBetaFormulaWithin1Percent) {
 INSTANTIATE_TEST_SUITE_P(Sample, RingOracle,
                          ::testing::Values(RingCase{2, 1 * KiB}, RingCase{2, 4 * GiB}, RingCase{16, 1 * MiB},
                                            RingCase{128, 64 * MiB}, RingCase{1024, 1 * KiB},
-                                           RingCase{1024, 4 * GiB}));
+                                           RingCase{1024, 4 * GiB}),
+                         ring_case_name);
 
 class Representations : public ::testing::TestWithParam<RingCase> {};
 
@@ -121,7 +128,7 @@ TEST_P(Representations, CoarseAndStepAgreeWithin1Percent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sample, Representations,
-                         ::testing::Values(RingCase{2, 1 * KiB}, RingCase{8, 1 * MiB}, RingCase{64, 256 * MiB}));
+                         ::testing::Values(RingCase{2, 1 * KiB}, RingCase{8, 1 * MiB}, RingCase{64, 256 * MiB}), ring_case_name);
 
 TEST(Representations, AgreeOnAMultiGpuNodeRing) {
   // 2 DGX A100: 14 NVSwitch hops and 2 NIC hops, different latencies and rates.

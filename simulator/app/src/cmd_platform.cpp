@@ -4,12 +4,11 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <simgrid/s4u/Engine.hpp>
 
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
-#include "trainsim/engine/simulation.hpp"
+#include "trainsim/engine/platform_census.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::app {
@@ -35,16 +34,14 @@ int platform_list() {
 int platform_info(const PlatformInfoOptions& o) {
   const platforms::PlatformSpec spec = platforms::load_platform(o.platform);
   // Build it (this process's one SimGrid engine) to count what SimGrid sees.
-  engine::Simulation sim(spec);
-  const std::size_t hosts = sim.engine().get_host_count();
-  const std::size_t links = sim.engine().get_link_count();
+  const engine::PlatformCensus built = engine::census(spec);
   const platforms::NetworkSummary net = platforms::summarize_network(spec);
   if (!o.json_output.empty()) {
     Json j;
     j["platform"] = platforms::to_json(spec);
-    j["gpus"] = sim.gpu_count();
-    j["hosts"] = hosts;
-    j["links"] = links;
+    j["gpus"] = built.gpus;
+    j["hosts"] = built.hosts;
+    j["links"] = built.links;
     j["gpu_peak_flops"] = Json{{"fp32", spec.gpu.peak_flops(Precision::fp32)},
                                {"tf32", spec.gpu.peak_flops(Precision::tf32)},
                                {"fp16", spec.gpu.peak_flops(Precision::fp16)},
@@ -61,8 +58,8 @@ int platform_info(const PlatformInfoOptions& o) {
   std::string out;
   out += fmt::format("platform   {}\n", spec.name);
   if (!spec.source.empty()) out += fmt::format("source     {}\n", spec.source);
-  out += fmt::format("GPUs       {} x {} ({} per node x {} nodes)\n", sim.gpu_count(), spec.gpu.name,
-                     sim.gpus_per_node(), sim.gpu_count() / sim.gpus_per_node());
+  out += fmt::format("GPUs       {} x {} ({} per node x {} nodes)\n", built.gpus, spec.gpu.name,
+                     built.gpus_per_node, built.gpus / built.gpus_per_node);
   out += fmt::format("GPU peak   fp32 {}FLOP/s, tf32 {}FLOP/s, fp16 {}FLOP/s, bf16 {}FLOP/s; memory {} at {}\n",
                      format_si(spec.gpu.peak_flops(Precision::fp32)), format_si(spec.gpu.peak_flops(Precision::tf32)),
                      format_si(spec.gpu.peak_flops(Precision::fp16)), format_si(spec.gpu.peak_flops(Precision::bf16)),
@@ -80,7 +77,7 @@ int platform_info(const PlatformInfoOptions& o) {
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }
   out += fmt::format("model      {}\n", platforms::to_string(spec.network.model));
-  out += fmt::format("SimGrid    {} hosts, {} links\n", hosts, links);
+  out += fmt::format("SimGrid    {} hosts, {} links\n", built.hosts, built.links);
   if (spec.price_per_gpu_hour) out += fmt::format("price      ${:.4f} per GPU-hour\n", *spec.price_per_gpu_hour);
   std::fputs(out.c_str(), stdout);
   return 0;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/engine/platform_census.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -29,6 +30,11 @@ Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOpti
 }
 
 Simulation::~Simulation() = default;
+
+PlatformCensus census(const platforms::PlatformSpec& spec) {
+  Simulation sim(spec);
+  return PlatformCensus{sim.gpu_count(), sim.gpus_per_node(), sim.engine().get_host_count(), sim.engine().get_link_count()};
+}
 
 sg4::Host* Simulation::gpu(int rank) const {
   TRAINSIM_CHECK(rank >= 0 && rank < gpu_count(), "rank " + std::to_string(rank) + " out of range");

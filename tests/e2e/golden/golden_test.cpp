@@ -4,6 +4,8 @@
 // results regenerates them with TRAINSIM_UPDATE_GOLDEN=1 and says so in its commit.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,7 @@ struct GoldenCase {
   std::string scenario;           // relative to the repository root
   std::vector<std::string> sets;  // --set assignments, in order
 };
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 std::string golden_dir() { return trainsim_test::test_data_dir() + "/golden"; }
 

@@ -7,6 +7,7 @@
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim_test/cli.hpp"
+#include "trainsim_test/names.hpp"
 
 using trainsim_test::run_trainsim;
 
@@ -51,7 +52,7 @@ TEST(PlatformCli, UnknownPresetSuggestsTheNearestAndExits2) {
 }
 
 // Bad platform files through the CLI: exit 2, the message names the file and the JSON pointer.
-class BadPlatformCli : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+class BadPlatformCli : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 TEST_P(BadPlatformCli, Exits2NamingFileAndPointer) {
   const auto& [file, pointer] = GetParam();
   const auto r = run_trainsim({"collective", "--platform", data(std::string("bad/platforms/") + file), "--bytes", "1M"});
@@ -60,12 +61,13 @@ TEST_P(BadPlatformCli, Exits2NamingFileAndPointer) {
   EXPECT_NE(r.err.find(pointer), std::string::npos) << r.err;
 }
 INSTANTIATE_TEST_SUITE_P(Kinds, BadPlatformCli,
-                         ::testing::Values(std::make_pair("unknown_gpu.json", ": /gpu:"),
-                                           std::make_pair("zero_bandwidth.json", ": /network/bandwidth_Gbps:"),
-                                           std::make_pair("torus_misfit.json", ": /network/torus/dimensions:"),
-                                           std::make_pair("unconnected_hosts.json", ": /network/nics_per_node:"),
-                                           std::make_pair("malformed.xml", "malformed.xml: line 7:"),
-                                           std::make_pair("unconnected.xml", "unconnected.xml: line 7:")));
+                         ::testing::Values(std::make_pair(std::string("unknown_gpu.json"), std::string(": /gpu:")),
+                                           std::make_pair(std::string("zero_bandwidth.json"), std::string(": /network/bandwidth_Gbps:")),
+                                           std::make_pair(std::string("torus_misfit.json"), std::string(": /network/torus/dimensions:")),
+                                           std::make_pair(std::string("unconnected_hosts.json"), std::string(": /network/nics_per_node:")),
+                                           std::make_pair(std::string("malformed.xml"), std::string("malformed.xml: line 7:")),
+                                           std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:"))),
+                         [](const auto& p) { return trainsim_test::test_name(p.param.first); });
 
 TEST(CollectiveCli, BadBytesAndTooManyGpusExit2) {
   EXPECT_EQ(run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "8:1:x2"}).exit_code, 2);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,6 +29,7 @@ struct BadScenario {
   const char* location;  // JSON pointer (or "line L, column C")
   const char* message;   // a fragment of the detail
 };
+void PrintTo(const BadScenario& c, std::ostream* os) { *os << c.file; }
 
 class SimulateBadInput : public ::testing::TestWithParam<BadScenario> {};
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -164,6 +166,7 @@ struct BadSweep {
   const char* location;
   const char* message;
 };
+void PrintTo(const BadSweep& c, std::ostream* os) { *os << c.file; }
 
 class SweepBadInput : public ::testing::TestWithParam<BadSweep> {};
 

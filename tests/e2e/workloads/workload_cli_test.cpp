@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include <ostream>
 #include <nlohmann/json.hpp>
 
 #include "trainsim_test/cli.hpp"
@@ -135,6 +137,7 @@ struct BadFile {
   const char* layer;   // "" when the error is about the file, not a layer
   const char* detail;
 };
+void PrintTo(const BadFile& c, std::ostream* os) { *os << c.file; }
 
 class BadWorkloadFile : public testing::TestWithParam<BadFile> {};
 

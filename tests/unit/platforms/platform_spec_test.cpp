@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <set>
 #include <string>
 
@@ -168,6 +170,7 @@ struct BadCase {
   const char* pointer;  // expected location (for the XML: "line N")
   const char* detail;   // a fragment of the message
 };
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.file; }
 
 class BadPlatform : public ::testing::TestWithParam<BadCase> {};
 

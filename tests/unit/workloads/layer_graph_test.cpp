@@ -1,7 +1,10 @@
 // The layer-graph reader: forward order, sequential shorthand, errors (pointer and layer), report.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "trainsim/workloads/layer_graph.hpp"
+#include "trainsim_test/names.hpp"
 #include "trainsim_test/cli.hpp"
 
 namespace {
@@ -75,6 +78,7 @@ struct BadCase {
   const char* pointer;
   const char* detail;
 };
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.layers; }
 
 class LayerGraphErrors : public testing::TestWithParam<BadCase> {};
 
@@ -110,7 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"name": "l", "type": "linear", "out_features": 4, "tied_to": "in"})", "/layers/1/tied_to",
                 "layer 'l': can only share the weight of an embedding"},
         BadCase{R"({"name": "", "type": "relu"})", "/layers/1/name", "expected a non-empty layer name"},
-        BadCase{R"({"name": "p", "type": "relu", "parents": "in"})", "/layers/1/parents", "layer 'p': expected an array"}));
+        BadCase{R"({"name": "p", "type": "relu", "parents": "in"})", "/layers/1/parents", "layer 'p': expected an array"}),
+    [](const auto& p) { return std::to_string(p.index) + "_" + trainsim_test::test_name(p.param.pointer); });
 
 TEST(LayerGraph, TopLevelKeysAreChecked) {
   try {
