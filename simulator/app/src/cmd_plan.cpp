@@ -37,7 +37,7 @@ struct PlanArgs {
 };
 
 struct Candidate {
-  const Json* result;
+  const plan::ResultRecord* record;
   double price_per_gpu_hour;
   double hours_to_train;  // NaN without --epochs/--dataset-size
   double cost;            // USD per hour (throughput target) or USD in total (deadline target)
@@ -96,25 +96,25 @@ int run_plan(const PlanArgs& a) {
   if (summary.interrupted) return 1;
   if (summary.points == 0) return 0;  // an MPI rank other than 0: rank 0 answers
   const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
-  std::vector<Json> results = current_results(points, read_results(results_path), results_path);
+  const std::vector<plan::ResultRecord> results = current_results(points, read_results(results_path), results_path);
 
   std::vector<Candidate> feasible;
-  const Json* best_reachable = nullptr;
-  for (const Json& r : results) {
-    if (r.contains("error") || !r["fits_in_memory"].get<bool>()) continue;
-    const double sps = r["samples_per_s"].get<double>();
-    const double price = prices.at(r["index"].get<std::size_t>());
-    const double gpus = r["gpus"].get<double>();
+  const plan::ResultRecord* best_reachable = nullptr;
+  for (const plan::ResultRecord& record : results) {
+    if (!record.ok() || !record.result->memory.fits()) continue;
+    const double sps = record.result->samples_per_s;
+    const double price = prices.at(record.index);
+    const double gpus = record.result->gpus;
     const double hours = know_training ? *a.epochs * *a.dataset_size / sps / 3600.0 : std::nan("");
-    if (!best_reachable || sps > (*best_reachable)["samples_per_s"].get<double>()) best_reachable = &r;
+    if (!best_reachable || sps > best_reachable->result->samples_per_s) best_reachable = &record;
     const bool meets = throughput_target ? sps >= *a.target_samples_per_s : hours <= *a.deadline_hours;
     if (!meets) continue;
     const double cost = throughput_target ? gpus * price : hours * gpus * price;
-    feasible.push_back(Candidate{&r, price, hours, cost});
+    feasible.push_back(Candidate{&record, price, hours, cost});
   }
   std::stable_sort(feasible.begin(), feasible.end(), [](const Candidate& x, const Candidate& y) {
     if (x.cost != y.cost) return x.cost < y.cost;
-    return (*x.result)["samples_per_s"].get<double>() > (*y.result)["samples_per_s"].get<double>();
+    return x.record->result->samples_per_s > y.record->result->samples_per_s;
   });
 
   const std::string target_text = throughput_target ? fmt::format("{:g} samples/s", *a.target_samples_per_s)
@@ -125,20 +125,23 @@ int run_plan(const PlanArgs& a) {
   Json ranked = Json::array();
   for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
     const Candidate& c = feasible[i];
-    const Json& r = *c.result;
+    const plan::IterationResult& r = *c.record->result;
+    const double gpus = r.gpus;
     ranked.push_back(Json{{"rank", i + 1},
-                          {"point", r["point"]},
-                          {"gpus", r["gpus"]},
-                          {"samples_per_s", r["samples_per_s"]},
-                          {"scaling_efficiency", r["scaling_efficiency"]},
+                          {"point", c.record->point},
+                          {"gpus", r.gpus},
+                          {"samples_per_s", r.samples_per_s},
+                          {"scaling_efficiency", r.scaling_efficiency},
                           {"price_per_gpu_hour", c.price_per_gpu_hour},
-                          {"cost_per_hour_usd", r["gpus"].get<double>() * c.price_per_gpu_hour},
+                          {"cost_per_hour_usd", gpus * c.price_per_gpu_hour},
                           {"hours_to_train", know_training ? Json(c.hours_to_train) : Json(nullptr)},
-                          {"cost_to_train_usd", know_training ? Json(c.hours_to_train * r["gpus"].get<double>() * c.price_per_gpu_hour) : Json(nullptr)}});
+                          {"cost_to_train_usd", know_training ? Json(c.hours_to_train * gpus * c.price_per_gpu_hour) : Json(nullptr)}});
   }
   out["feasible"] = ranked;
   if (best_reachable)
-    out["best_reachable"] = Json{{"point", (*best_reachable)["point"]}, {"gpus", (*best_reachable)["gpus"]}, {"samples_per_s", (*best_reachable)["samples_per_s"]}};
+    out["best_reachable"] = Json{{"point", best_reachable->point},
+                                 {"gpus", best_reachable->result->gpus},
+                                 {"samples_per_s", best_reachable->result->samples_per_s}};
   if (!a.json.empty()) write_output(a.json, out.dump(2) + "\n");
   if (a.json == "-") return 0;
 
@@ -148,10 +151,9 @@ int run_plan(const PlanArgs& a) {
       std::cout << "No configuration could be simulated or fits in GPU memory.\n";
       return 0;
     }
-    const Json& b = *best_reachable;
-    const double sps = b["samples_per_s"].get<double>();
-    std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s", describe_point(b["point"]),
-                             b["gpus"].get<int>(), sps);
+    const double sps = best_reachable->result->samples_per_s;
+    std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s",
+                             describe_point(best_reachable->point), best_reachable->result->gpus, sps);
     if (know_training) std::cout << fmt::format(", {:.2f} h to train", *a.epochs * *a.dataset_size / sps / 3600.0);
     std::cout << ".\n";
     return 0;
@@ -160,12 +162,12 @@ int run_plan(const PlanArgs& a) {
                            know_training ? "train (h, $)" : "", "configuration");
   for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
     const Candidate& c = feasible[i];
-    const Json& r = *c.result;
-    const double per_hour = r["gpus"].get<double>() * c.price_per_gpu_hour;
-    std::cout << fmt::format("{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r["gpus"].get<int>(),
-                             r["samples_per_s"].get<double>(), 100 * r["scaling_efficiency"].get<double>(), per_hour,
+    const plan::IterationResult& r = *c.record->result;
+    const double per_hour = r.gpus * c.price_per_gpu_hour;
+    std::cout << fmt::format("{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r.gpus, r.samples_per_s,
+                             100 * r.scaling_efficiency, per_hour,
                              know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
-                             describe_point(r["point"]));
+                             describe_point(c.record->point));
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-// trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE] [--dump-plan FILE|-]
+// trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE] [--dump-plan FILE|-] [--csv FILE|-]
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,6 +10,7 @@
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
 #include "trainsim/engine/training.hpp"
+#include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/training_plan.hpp"
 
@@ -22,6 +23,7 @@ struct SimulateArgs {
   std::string json;
   std::string trace;
   std::string dump_plan;
+  std::string csv;
   std::size_t links = 5;
   bool reproducible = false;
 };
@@ -68,12 +70,14 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
   cmd->add_option("--dump-plan", args->dump_plan,
                   "Write the training plan (per-GPU task times, buckets, communication operations, servers) as JSON to FILE ('-' = stdout, nothing else printed)");
+  cmd->add_option("--csv", args->csv,
+                  "Write the result as a one-row CSV in the schema of a sweep's results.csv (what fit and compare read) to FILE ('-' = stdout)");
   cmd->add_option("--links", args->links, "How many of the busiest links to report")->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
   cmd->callback([args, &action] {
     action = [args] {
-      if (args->json == "-" && args->dump_plan == "-")
-        throw InputError("--dump-plan", "-", "--json already writes to stdout: give --dump-plan a file");
+      const int to_stdout = (args->json == "-") + (args->dump_plan == "-") + (args->csv == "-");
+      if (to_stdout > 1) throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario scenario = plan::read_scenario(document, args->scenario);
       engine::SimulateOptions options;
@@ -84,7 +88,13 @@ void add_simulate(CLI::App& app, Action& action) {
       engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
-      const bool stdout_taken = args->json == "-" || args->dump_plan == "-";
+      if (!args->csv.empty()) {
+        plan::ResultRecord record;
+        record.name = result.name;
+        record.result = result;
+        write_output(args->csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
+      }
+      const bool stdout_taken = to_stdout > 0;
       if (!stdout_taken) std::cout << summary(scenario, result);
       if (!result.memory.fits() && !stdout_taken)
         std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",

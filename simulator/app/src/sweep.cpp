@@ -96,7 +96,13 @@ void write_all(int fd, const std::string& text) {
 }
 
 Json error_line(const SweepPoint& point, const std::string& name, const std::string& message) {
-  return Json{{"index", point.index}, {"scenario_key", point.key}, {"name", name}, {"point", point.point}, {"error", message}};
+  plan::ResultRecord record;
+  record.index = point.index;
+  record.scenario_key = point.key;
+  record.name = name;
+  record.point = point.point;
+  record.error = message;
+  return record.to_json();
 }
 
 // FNV-1a, 64 bits: a stable fingerprint of a scenario document (std::hash is not stable across
@@ -215,12 +221,13 @@ std::vector<SweepPoint> expand_sweep(const plan::Scenario& base) {
 std::string simulate_point_line(const SweepPoint& point) {
   const std::string& name = point.scenario.name;
   try {
-    const engine::IterationResult result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
-    Json line = Json{{"index", point.index}, {"scenario_key", point.key}};
-    Json body = result.to_json();
-    body["point"] = point.point;
-    for (auto it = body.begin(); it != body.end(); ++it) line[it.key()] = it.value();
-    return line.dump();
+    plan::ResultRecord record;
+    record.index = point.index;
+    record.scenario_key = point.key;
+    record.name = name;
+    record.point = point.point;
+    record.result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
+    return record.to_json().dump();
   } catch (const std::exception& e) {
     return error_line(point, name, e.what()).dump();
   }
@@ -344,54 +351,36 @@ std::vector<Json> read_results(const std::string& path) {
   return out;
 }
 
-std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::vector<Json> results, const std::string& source) {
+std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
+                                               const std::string& source) {
   std::map<std::string, std::size_t> index_of;
   for (const auto& p : points) index_of.emplace(p.key, p.index);
-  std::vector<Json> out;
+  std::vector<plan::ResultRecord> out;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    Json& r = results[i];
+    const Json& r = results[i];
     const auto key = r.find("scenario_key");
     if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) continue;
     if (!seen.insert(key->get<std::string>()).second) continue;  // a point recorded twice: keep the first
-    const bool shaped = r.contains("point") && r["point"].is_object() &&
-                        ((r.contains("error") && r["error"].is_string()) ||
-                         (r.contains("gpus") && r.contains("samples_per_s") && r.contains("iteration_time_s") &&
-                          r.contains("scaling_efficiency") && r.contains("network_bytes") && r.contains("fits_in_memory") &&
-                          r.contains("sim_wall_s") && r.contains("breakdown_s") && r["breakdown_s"].is_object() &&
-                          r["breakdown_s"].contains("compute") && r["breakdown_s"].contains("exposed_communication") &&
-                          r["breakdown_s"].contains("idle") && r["breakdown_s"].contains("communication") &&
-                          r.contains("memory_per_gpu_bytes") && r["memory_per_gpu_bytes"].contains("total")));
-    if (!shaped) throw InputError(source, "result " + std::to_string(i + 1), "a result line without the fields of a result or an error");
-    r["index"] = index_of.at(key->get<std::string>());
-    out.push_back(std::move(r));
+    const std::string where = "result " + std::to_string(i + 1);
+    try {
+      plan::ResultRecord record = plan::ResultRecord::from_json(json_root(std::make_shared<const Json>(r), source));
+      record.index = index_of.at(record.scenario_key);
+      out.push_back(std::move(record));
+    } catch (const InputError& e) {
+      throw InputError(source, where, "a result line without the fields of a result or an error (" + e.location() + ": " + e.detail() + ")");
+    }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a["index"].get<std::size_t>() < b["index"].get<std::size_t>(); });
+  std::stable_sort(out.begin(), out.end(), [](const plan::ResultRecord& a, const plan::ResultRecord& b) { return a.index < b.index; });
   return out;
 }
 
-void write_sweep_outputs(const plan::Scenario& base, std::vector<Json> results, const std::string& out_dir) {
+void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results, const std::string& out_dir) {
   std::vector<std::string> axes;
   for (const auto& [path, values] : base.sweep) axes.push_back(path);
-  std::ostringstream csv;
-  csv << "index";
-  for (const auto& a : axes) csv << "," << csv_escape(a);
-  const char* fields[] = {"gpus", "nodes", "global_batch", "iteration_time_s", "samples_per_s", "scaling_efficiency", "network_bytes",
-                          "strategy", "network_model", "fits_in_memory"};
-  for (const char* f : fields) csv << "," << f;
-  csv << ",compute_s,communication_s,exposed_communication_s,idle_s,memory_per_gpu_bytes,sim_wall_s,error\n";
-  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); };
-  for (const Json& r : results) {
-    csv << r["index"].get<std::size_t>();
-    for (const auto& a : axes) csv << "," << csv_escape(r["point"].contains(a) ? text(r["point"][a]) : "");
-    for (const char* f : fields) csv << "," << csv_escape(r.contains(f) ? text(r[f]) : "");
-    const bool ok = !r.contains("error");
-    for (const char* b : {"compute", "communication", "exposed_communication", "idle"})
-      csv << "," << (ok ? text(r["breakdown_s"][b]) : "");
-    csv << "," << (ok ? text(r["memory_per_gpu_bytes"]["total"]) : "") << "," << (ok ? text(r["sim_wall_s"]) : "") << ","
-        << csv_escape(ok ? "" : r["error"].get<std::string>()) << "\n";
-  }
-  write_file_atomically(std::filesystem::path(out_dir) / "results.csv", csv.str());
+  std::string csv = plan::result_csv_header(axes) + "\n";
+  for (const auto& r : results) csv += plan::result_csv_row(r, axes) + "\n";
+  write_file_atomically(std::filesystem::path(out_dir) / "results.csv", csv);
   write_file_atomically(std::filesystem::path(out_dir) / "report.html", sweep_report_html(base, results));
 }
 
@@ -413,9 +402,9 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
       std::string kept;
       if (options.resume) {
         // Keep the lines of this scenario's points (renumbered); drop those of an edited scenario.
-        for (const Json& r : current_results(points, read_results(results_path), results_path)) {
-          done.insert(r["scenario_key"].get<std::string>());
-          kept += r.dump() + "\n";
+        for (const plan::ResultRecord& r : current_results(points, read_results(results_path), results_path)) {
+          done.insert(r.scenario_key);
+          kept += r.to_json().dump() + "\n";
         }
       }
       write_file_atomically(results_path, kept);

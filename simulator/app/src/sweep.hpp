@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::app {
@@ -60,10 +61,11 @@ std::vector<Json> read_results(const std::string& path);
 /// one per point, with their index set to the point's current index, sorted by index. Lines of
 /// other scenarios (an edited scenario, another --set) are left out. A kept line without the
 /// fields of a result or an error is an InputError naming `source`.
-std::vector<Json> current_results(const std::vector<SweepPoint>& points, std::vector<Json> results, const std::string& source);
+std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
+                                               const std::string& source);
 
 /// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
-void write_sweep_outputs(const plan::Scenario& base, std::vector<Json> results, const std::string& out_dir);
+void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results, const std::string& out_dir);
 
 /// The whole `trainsim sweep` (local, or across MPI ranks when started by mpirun).
 SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options);

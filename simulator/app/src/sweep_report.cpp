@@ -27,10 +27,10 @@ std::string series_name(const Json& point) {
 }
 
 // "#3 2, parameter_server": the point's values in axis order (the table gives the axis names).
-std::string point_label(const Json& r) {
+std::string point_label(const plan::ResultRecord& r) {
   std::string values;
-  for (const auto& [path, value] : r["point"].items()) values += (values.empty() ? "" : ", ") + value_text(value);
-  return fmt::format("#{} {}", r["index"].get<std::size_t>(), values);
+  for (const auto& [path, value] : r.point.items()) values += (values.empty() ? "" : ", ") + value_text(value);
+  return fmt::format("#{} {}", r.index, values);
 }
 
 const char* kStyle = R"(body{font-family:sans-serif;margin:2em;color:#222;max-width:1400px}
@@ -41,21 +41,22 @@ td.text{text-align:left}tr.failed td{background:#fde8e8}.note{color:#666;font-si
 
 }  // namespace
 
-std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json>& results) {
-  std::vector<const Json*> ok;
-  for (const Json& r : results)
-    if (!r.contains("error")) ok.push_back(&r);
+std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results) {
+  using Record = plan::ResultRecord;
+  std::vector<const Record*> ok;
+  for (const Record& r : results)
+    if (r.ok()) ok.push_back(&r);
 
   // Series of (gpus, value) in index order.
-  std::map<std::string, std::vector<const Json*>> series;
+  std::map<std::string, std::vector<const Record*>> series;
   std::vector<std::string> series_order;
-  for (const Json* r : ok) {
-    const std::string name = series_name((*r)["point"]);
+  for (const Record* r : ok) {
+    const std::string name = series_name(r->point);
     if (!series.count(name)) series_order.push_back(name);
     series[name].push_back(r);
   }
   std::set<int> gpu_counts;
-  for (const Json* r : ok) gpu_counts.insert((*r)["gpus"].get<int>());
+  for (const Record* r : ok) gpu_counts.insert(r->result->gpus);
 
   svg::LineChart throughput, efficiency;
   throughput.title = "Throughput";
@@ -72,13 +73,13 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json
     t.name = name.empty() ? base.name : name;
     t.color = svg::palette(i);
     svg::Series e = t;
-    std::vector<const Json*> points = series[name];
-    std::stable_sort(points.begin(), points.end(), [](const Json* a, const Json* b) { return (*a)["gpus"].get<int>() < (*b)["gpus"].get<int>(); });
-    for (const Json* r : points) {
-      t.x.push_back((*r)["gpus"].get<double>());
-      t.y.push_back((*r)["samples_per_s"].get<double>());
-      e.x.push_back((*r)["gpus"].get<double>());
-      e.y.push_back((*r)["scaling_efficiency"].get<double>());
+    std::vector<const Record*> points = series[name];
+    std::stable_sort(points.begin(), points.end(), [](const Record* a, const Record* b) { return a->result->gpus < b->result->gpus; });
+    for (const Record* r : points) {
+      t.x.push_back(r->result->gpus);
+      t.y.push_back(r->result->samples_per_s);
+      e.x.push_back(r->result->gpus);
+      e.y.push_back(r->result->scaling_efficiency);
     }
     throughput.series.push_back(t);
     efficiency.series.push_back(e);
@@ -90,12 +91,12 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json
   breakdown.title = "Where an iteration goes";
   breakdown.y_label = "seconds per iteration";
   breakdown.segment_names = {"compute", "exposed communication", "idle (waiting for slower GPUs)"};
-  for (const Json* r : ok) {
-    const Json& b = (*r)["breakdown_s"];
+  for (const Record* r : ok) {
+    const plan::Breakdown& b = r->result->breakdown;
     svg::BarGroup group;
     group.label = point_label(*r);
     group.bar_labels = {""};
-    group.bars = {{b["compute"].get<double>() - b["idle"].get<double>(), b["exposed_communication"].get<double>(), b["idle"].get<double>()}};
+    group.bars = {{b.compute_s - b.idle_s, b.exposed_communication_s, b.idle_s}};
     breakdown.groups.push_back(group);
   }
   breakdown.width = std::max(720, 60 * static_cast<int>(ok.size()) + 360);
@@ -121,7 +122,7 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json
     bars.title = fmt::format("Throughput on {} GPUs", gpu_counts.empty() ? 0 : *gpu_counts.begin());
     bars.y_label = "samples/s";
     bars.segment_names = {"samples/s"};
-    for (const Json* r : ok) bars.groups.push_back(svg::BarGroup{point_label(*r), {""}, {{(*r)["samples_per_s"].get<double>()}}});
+    for (const Record* r : ok) bars.groups.push_back(svg::BarGroup{point_label(*r), {""}, {{r->result->samples_per_s}}});
     bars.width = breakdown.width;
     html += svg::render(bars);
   }
@@ -131,22 +132,22 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json
   for (const auto& [path, values] : base.sweep) html += "<th>" + svg::escape_xml(path) + "</th>";
   html += "<th>GPUs</th><th>iteration</th><th>samples/s</th><th>efficiency</th><th>compute</th><th>exposed comm.</th><th>idle</th>"
           "<th>network</th><th>memory/GPU</th><th>note</th></tr>\n";
-  for (const Json& r : results) {
-    const bool failed = r.contains("error");
-    html += failed ? "<tr class=\"failed\">" : "<tr>";
-    html += fmt::format("<td>{}</td>", r["index"].get<std::size_t>());
+  for (const Record& record : results) {
+    html += record.ok() ? "<tr>" : "<tr class=\"failed\">";
+    html += fmt::format("<td>{}</td>", record.index);
     for (const auto& [path, values] : base.sweep)
-      html += "<td class=\"text\">" + svg::escape_xml(r["point"].contains(path) ? value_text(r["point"][path]) : "") + "</td>";
-    if (failed) {
-      html += "<td colspan=\"9\"></td><td class=\"text\">" + svg::escape_xml(r["error"].get<std::string>()) + "</td></tr>\n";
+      html += "<td class=\"text\">" + svg::escape_xml(record.point.contains(path) ? value_text(record.point[path]) : "") + "</td>";
+    if (!record.ok()) {
+      html += "<td colspan=\"9\"></td><td class=\"text\">" + svg::escape_xml(record.error) + "</td></tr>\n";
       continue;
     }
-    const Json& b = r["breakdown_s"];
+    const plan::IterationResult& r = *record.result;
+    const plan::Breakdown& b = r.breakdown;
     html += fmt::format("<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f} %</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                        r["gpus"].get<int>(), format_seconds(r["iteration_time_s"]), r["samples_per_s"].get<double>(),
-                        100 * r["scaling_efficiency"].get<double>(), format_seconds(b["compute"]), format_seconds(b["exposed_communication"]),
-                        format_seconds(b["idle"]), format_bytes(r["network_bytes"]), format_bytes(r["memory_per_gpu_bytes"]["total"]));
-    html += std::string("<td class=\"text\">") + (r["fits_in_memory"].get<bool>() ? "" : "does not fit in GPU memory") + "</td></tr>\n";
+                        r.gpus, format_seconds(r.iteration_time_s), r.samples_per_s, 100 * r.scaling_efficiency,
+                        format_seconds(b.compute_s), format_seconds(b.exposed_communication_s), format_seconds(b.idle_s),
+                        format_bytes(r.network_bytes), format_bytes(r.memory.total));
+    html += std::string("<td class=\"text\">") + (r.memory.fits() ? "" : "does not fit in GPU memory") + "</td></tr>\n";
   }
   html += "</table>\n<p class=\"note\">Generated by trainsim. Compute is the slowest GPU's; exposed communication is the part of the "
           "iteration not hidden behind compute; idle is the mean time GPUs wait for slower ones.</p>\n</body></html>\n";

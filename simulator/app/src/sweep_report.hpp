@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::app {
@@ -11,6 +12,6 @@ namespace trainsim::app {
 /// throughput and scaling efficiency against GPUs per series, the iteration breakdown of every
 /// point, and the results table. `results` are result lines sorted by index; failed points appear
 /// in the table with their error.
-std::string sweep_report_html(const plan::Scenario& base, const std::vector<Json>& results);
+std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results);
 
 }  // namespace trainsim::app

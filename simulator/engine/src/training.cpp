@@ -168,40 +168,6 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
 
 }  // namespace
 
-Json IterationResult::to_json() const {
-  Json j;
-  j["name"] = name;
-  j["point"] = point;
-  j["gpus"] = gpus;
-  j["nodes"] = nodes;
-  j["global_batch"] = global_batch;
-  j["iteration_time_s"] = iteration_time_s;
-  j["samples_per_s"] = samples_per_s;
-  j["scaling_efficiency"] = scaling_efficiency;
-  j["single_gpu_samples_per_s"] = single_gpu_samples_per_s;
-  j["breakdown_s"] = Json{{"compute", breakdown.compute_s},
-                          {"communication", breakdown.communication_s},
-                          {"exposed_communication", breakdown.exposed_communication_s},
-                          {"idle", breakdown.idle_s}};
-  j["network_bytes"] = network_bytes;
-  Json links = Json::array();
-  for (const auto& l : busiest_links) links.push_back(Json{{"name", l.name}, {"bytes", l.bytes}, {"busy_fraction", l.busy_fraction}});
-  j["busiest_links"] = links;
-  j["memory_per_gpu_bytes"] = Json{{"weights", memory.weights},       {"gradients", memory.gradients},
-                                   {"optimizer_state", memory.optimizer_state}, {"activations", memory.activations},
-                                   {"framework", memory.framework},   {"total", memory.total},
-                                   {"available", memory.available}};
-  j["fits_in_memory"] = memory.fits();
-  j["strategy"] = strategy;
-  j["network_model"] = network_model;
-  j["calibration_factor"] = calibration_factor;
-  Json b = Json::array();
-  for (const auto& t : buckets) b.push_back(Json{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}});
-  j["buckets"] = b;
-  j["sim_wall_s"] = sim_wall_s;
-  return j;
-}
-
 IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const workloads::Workload workload = plan::load_scenario_workload(input);
@@ -256,7 +222,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   for (const auto& t : result.buckets) result.breakdown.communication_s += t.end_s - t.start_s;
   const LinkReport links = sim.link_report(options.busiest_links);
   result.network_bytes = links.total_network_bytes;
-  for (const auto& l : links.busiest) result.busiest_links.push_back(LinkLoad{l.name, l.bytes, l.busy_fraction});
+  for (const auto& l : links.busiest) result.busiest_links.push_back(plan::LinkLoad{l.name, l.bytes, l.busy_fraction});
   result.memory = plan.memory;
   result.strategy = plan.strategy;
   result.network_model = plan.network_model;

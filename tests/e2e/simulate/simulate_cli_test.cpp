@@ -158,6 +158,20 @@ TEST(Simulate, PlanAndResultCannotBothGoToStdout) {
   EXPECT_NE(r.err.find("--dump-plan"), std::string::npos) << r.err;
 }
 
+TEST(Simulate, CsvIsOneRowOfTheSweepSchema) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--csv", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto newline = r.out.find('\n');
+  ASSERT_NE(newline, std::string::npos);
+  EXPECT_EQ(r.out.substr(0, newline),
+            "index,gpus,nodes,global_batch,iteration_time_s,samples_per_s,scaling_efficiency,network_bytes,strategy,network_model,"
+            "fits_in_memory,compute_s,communication_s,exposed_communication_s,idle_s,memory_per_gpu_bytes,sim_wall_s,error");
+  const std::string row = r.out.substr(newline + 1);
+  EXPECT_EQ(std::count(row.begin(), row.end(), ','), 17) << row;
+  EXPECT_EQ(row.rfind("0,32,4,", 0), 0u) << row;
+  EXPECT_NE(row.find(",ring_allreduce,ideal,true,"), std::string::npos) << row;
+}
+
 TEST(Simulate, TraceIsAChromeTrace) {
   const std::string dir = trainsim_test::make_temp_dir("trace");
   const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "platform.nodes=1", "--trace", dir + "/t.json"});

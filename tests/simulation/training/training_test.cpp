@@ -42,18 +42,7 @@ IterationResult simulate(const Json& document) {
     const Scenario s = read_scenario(document, "oracle.json");
     return simulate_iteration(s, SimulateOptions{}).to_json().dump();
   });
-  const Json j = Json::parse(text);
-  IterationResult r;
-  r.iteration_time_s = j["iteration_time_s"];
-  r.samples_per_s = j["samples_per_s"];
-  r.scaling_efficiency = j["scaling_efficiency"];
-  r.breakdown.compute_s = j["breakdown_s"]["compute"];
-  r.breakdown.communication_s = j["breakdown_s"]["communication"];
-  r.breakdown.exposed_communication_s = j["breakdown_s"]["exposed_communication"];
-  r.breakdown.idle_s = j["breakdown_s"]["idle"];
-  r.network_bytes = j["network_bytes"];
-  for (const auto& b : j["buckets"]) r.buckets.push_back(BucketTiming{b["bytes"], b["ready_s"], b["start_s"], b["end_s"]});
-  return r;
+  return IterationResult::from_json(parse_json_text(text, "simulated result"));
 }
 
 // One GPU's iteration computed from the model without simulating.

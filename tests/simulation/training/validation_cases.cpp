@@ -77,8 +77,8 @@ double predict(const Group& g, int gpus, double calibration_sps) {
     const auto scenario = trainsim::plan::read_scenario(doc, "validation:" + g.label);
     return trainsim::engine::simulate_iteration(scenario, {}).to_json().dump();
   });
-  const Json result = Json::parse(answer);
-  return g.metric == Metric::seconds_per_iteration ? result["iteration_time_s"].get<double>() : result["samples_per_s"].get<double>();
+  const auto result = trainsim::plan::IterationResult::from_json(trainsim::parse_json_text(answer, "simulated result"));
+  return g.metric == Metric::seconds_per_iteration ? result.iteration_time_s : result.samples_per_s;
 }
 
 }  // namespace

@@ -22,52 +22,9 @@
 
 namespace trainsim::engine {
 
-using plan::MemoryUsage;
-
-struct Breakdown {
-  double compute_s = 0;                ///< compute time of the slowest GPU
-  double communication_s = 0;          ///< time during which a collective (or PS exchange) was in progress
-  double exposed_communication_s = 0;  ///< iteration time − compute of the slowest GPU
-  double idle_s = 0;                   ///< mean time GPUs waited for slower GPUs
-};
-
-struct LinkLoad {
-  std::string name;
-  double bytes = 0;
-  double busy_fraction = 0;    ///< average utilisation over the iteration (0..1)
-};
-
-struct BucketTiming {
-  double bytes = 0;
-  double ready_s = 0;   ///< gradient ready on every GPU
-  double start_s = 0;   ///< collective started (after the previous one)
-  double end_s = 0;
-};
-
-/// The result object of SPEC.md plus detail.
-struct IterationResult {
-  std::string name;
-  Json point = Json::object();   ///< sweep coordinates (empty for a single run)
-  int gpus = 0;
-  int nodes = 0;
-  double global_batch = 0;
-  double iteration_time_s = 0;
-  double samples_per_s = 0;
-  double scaling_efficiency = 0;
-  double single_gpu_samples_per_s = 0;
-  Breakdown breakdown;
-  double network_bytes = 0;
-  std::vector<LinkLoad> busiest_links;
-  MemoryUsage memory;
-  std::string strategy;
-  std::string network_model;
-  double calibration_factor = 1;
-  std::vector<BucketTiming> buckets;
-  double sim_wall_s = 0;
-
-  /// The result object; key order is fixed (deterministic output).
-  Json to_json() const;
-};
+// The result record is plain data shared with the CLI and fitting (trainsim/plan/result.hpp).
+using plan::BucketTiming;
+using plan::IterationResult;
 
 struct SimulateOptions {
   std::string trace_path;        ///< Chrome trace to write; empty = none

@@ -23,22 +23,11 @@
 
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::plan {
-
-/// Device memory needed per GPU (the GPU with the largest batch), in bytes.
-struct MemoryUsage {
-  double weights = 0;          ///< parameters (plus fp32 master copy in half precision)
-  double gradients = 0;
-  double optimizer_state = 0;
-  double activations = 0;      ///< saved for backward, for the local batch
-  double framework = 0;        ///< CUDA context, workspace and allocator slack
-  double total = 0;
-  double available = 0;        ///< the GPU's memory
-  bool fits() const { return total <= available; }
-};
 
 /// Memory per GPU of a scenario (pure arithmetic).
 MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload);

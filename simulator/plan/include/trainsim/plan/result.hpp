@@ -1,0 +1,105 @@
+#pragma once
+// The result of one simulated iteration (SPEC.md's result object) as one typed record, the line of
+// a sweep's results.jsonl around it, and the one CSV schema every command writes results in:
+//
+//   engine::simulate_iteration ──▶ IterationResult ──to_json──▶ simulate --json, results.jsonl
+//                                        ▲  from_json (checked)       │
+//                                        └────────────────────────────┘  sweep --resume, plan, report
+//   ResultRecord ──result_csv_cells──▶ results.csv, simulate --csv ──▶ fit, compare
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+
+namespace trainsim::plan {
+
+struct Breakdown {
+  double compute_s = 0;                ///< compute time of the slowest GPU
+  double communication_s = 0;          ///< time during which a collective (or PS exchange) was in progress
+  double exposed_communication_s = 0;  ///< iteration time − compute of the slowest GPU
+  double idle_s = 0;                   ///< mean time GPUs waited for slower GPUs
+};
+
+/// Device memory needed per GPU (the GPU with the largest batch), in bytes.
+struct MemoryUsage {
+  double weights = 0;          ///< parameters (plus fp32 master copy in half precision)
+  double gradients = 0;
+  double optimizer_state = 0;
+  double activations = 0;      ///< saved for backward, for the local batch
+  double framework = 0;        ///< CUDA context, workspace and allocator slack
+  double total = 0;
+  double available = 0;        ///< the GPU's memory
+  bool fits() const { return total <= available; }
+};
+
+struct LinkLoad {
+  std::string name;
+  double bytes = 0;
+  double busy_fraction = 0;    ///< average utilisation over the iteration (0..1)
+};
+
+struct BucketTiming {
+  double bytes = 0;
+  double ready_s = 0;   ///< gradient ready on every GPU
+  double start_s = 0;   ///< its first communication operation started (after the previous one)
+  double end_s = 0;     ///< its last operation ended
+};
+
+/// The result object of SPEC.md plus detail.
+struct IterationResult {
+  std::string name;
+  Json point = Json::object();   ///< sweep coordinates (empty for a single run)
+  int gpus = 0;
+  int nodes = 0;
+  double global_batch = 0;
+  double iteration_time_s = 0;
+  double samples_per_s = 0;
+  double scaling_efficiency = 0;
+  double single_gpu_samples_per_s = 0;
+  Breakdown breakdown;
+  double network_bytes = 0;
+  std::vector<LinkLoad> busiest_links;
+  MemoryUsage memory;
+  std::string strategy;
+  std::string network_model;
+  double calibration_factor = 1;
+  std::vector<BucketTiming> buckets;
+  double sim_wall_s = 0;
+
+  /// The result object; key order is fixed (deterministic output).
+  Json to_json() const;
+  /// Reads a result object back. SPEC.md's fields (gpus, global_batch, iteration_time_s,
+  /// samples_per_s, scaling_efficiency, breakdown_s, network_bytes, sim_wall_s) and
+  /// memory_per_gpu_bytes.total and fits_in_memory are required; the detail written since is read
+  /// when present. Throws InputError at the offending pointer.
+  static IterationResult from_json(const JsonNode& node);
+};
+
+/// One line of a sweep's results.jsonl: a point's result, or why it has none.
+struct ResultRecord {
+  std::size_t index = 0;           ///< the point's position in the sweep
+  std::string scenario_key;        ///< fingerprint of the point's scenario (see app/sweep.hpp)
+  std::string name;
+  Json point = Json::object();     ///< dotted path → value
+  std::optional<IterationResult> result;
+  std::string error;               ///< set when there is no result
+
+  bool ok() const { return result.has_value(); }
+  /// {"index", "scenario_key", then the result object (with this point), or name, point, error}.
+  Json to_json() const;
+  /// Reads a line back; throws InputError when it has neither a result's fields nor an error.
+  static ResultRecord from_json(const JsonNode& node);
+};
+
+/// The results CSV: columns after `index` and the sweep's axes, in order. fit and compare read
+/// these names (iteration_time_s, samples_per_s, gpus, …).
+const std::vector<std::string>& result_csv_columns();
+/// The header line: index, the axes, result_csv_columns(); no newline.
+std::string result_csv_header(const std::vector<std::string>& axes);
+/// One row for `record` under result_csv_header(axes); no newline. An error row leaves the
+/// result's cells empty and fills `error`.
+std::string result_csv_row(const ResultRecord& record, const std::vector<std::string>& axes);
+
+}  // namespace trainsim::plan

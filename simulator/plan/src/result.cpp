@@ -1,0 +1,185 @@
+#include "trainsim/plan/result.hpp"
+
+#include "trainsim/core/csv.hpp"
+
+namespace trainsim::plan {
+
+namespace {
+
+Json memory_json(const MemoryUsage& m) {
+  return Json{{"weights", m.weights},     {"gradients", m.gradients}, {"optimizer_state", m.optimizer_state},
+              {"activations", m.activations}, {"framework", m.framework}, {"total", m.total},
+              {"available", m.available}};
+}
+
+// A CSV cell from a JSON value: strings as they are, numbers and booleans as JSON writes them.
+std::string cell(const Json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); }
+
+double optional_number(const JsonNode& node, std::string_view key, double fallback) {
+  const auto v = node.find(key);
+  return v ? v->as_number() : fallback;
+}
+
+}  // namespace
+
+Json IterationResult::to_json() const {
+  Json j;
+  j["name"] = name;
+  j["point"] = point;
+  j["gpus"] = gpus;
+  j["nodes"] = nodes;
+  j["global_batch"] = global_batch;
+  j["iteration_time_s"] = iteration_time_s;
+  j["samples_per_s"] = samples_per_s;
+  j["scaling_efficiency"] = scaling_efficiency;
+  j["single_gpu_samples_per_s"] = single_gpu_samples_per_s;
+  j["breakdown_s"] = Json{{"compute", breakdown.compute_s},
+                          {"communication", breakdown.communication_s},
+                          {"exposed_communication", breakdown.exposed_communication_s},
+                          {"idle", breakdown.idle_s}};
+  j["network_bytes"] = network_bytes;
+  Json links = Json::array();
+  for (const auto& l : busiest_links) links.push_back(Json{{"name", l.name}, {"bytes", l.bytes}, {"busy_fraction", l.busy_fraction}});
+  j["busiest_links"] = links;
+  j["memory_per_gpu_bytes"] = memory_json(memory);
+  j["fits_in_memory"] = memory.fits();
+  j["strategy"] = strategy;
+  j["network_model"] = network_model;
+  j["calibration_factor"] = calibration_factor;
+  Json b = Json::array();
+  for (const auto& t : buckets) b.push_back(Json{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}});
+  j["buckets"] = b;
+  j["sim_wall_s"] = sim_wall_s;
+  return j;
+}
+
+IterationResult IterationResult::from_json(const JsonNode& node) {
+  node.require_object();
+  IterationResult r;
+  if (auto v = node.find("name")) r.name = v->as_string();
+  if (auto v = node.find("point")) {
+    v->require_object();
+    r.point = v->raw();
+  }
+  r.gpus = static_cast<int>(node.at("gpus").int_at_least(1));
+  r.nodes = static_cast<int>(node.find("nodes") ? node.at("nodes").int_at_least(1) : 0);
+  r.global_batch = node.at("global_batch").as_number();
+  r.iteration_time_s = node.at("iteration_time_s").as_number();
+  r.samples_per_s = node.at("samples_per_s").as_number();
+  r.scaling_efficiency = node.at("scaling_efficiency").as_number();
+  r.single_gpu_samples_per_s = optional_number(node, "single_gpu_samples_per_s", 0);
+  const JsonNode b = node.at("breakdown_s");
+  r.breakdown.compute_s = b.at("compute").as_number();
+  r.breakdown.communication_s = b.at("communication").as_number();
+  r.breakdown.exposed_communication_s = b.at("exposed_communication").as_number();
+  r.breakdown.idle_s = b.at("idle").as_number();
+  r.network_bytes = node.at("network_bytes").as_number();
+  if (auto links = node.find("busiest_links"))
+    for (const auto& l : links->elements())
+      r.busiest_links.push_back(LinkLoad{l.at("name").as_string(), l.at("bytes").as_number(), l.at("busy_fraction").as_number()});
+  const JsonNode m = node.at("memory_per_gpu_bytes");
+  r.memory.total = m.at("total").as_number();
+  r.memory.weights = optional_number(m, "weights", 0);
+  r.memory.gradients = optional_number(m, "gradients", 0);
+  r.memory.optimizer_state = optional_number(m, "optimizer_state", 0);
+  r.memory.activations = optional_number(m, "activations", 0);
+  r.memory.framework = optional_number(m, "framework", 0);
+  // Older lines carry fits_in_memory without the GPU's memory: keep their verdict.
+  r.memory.available = m.find("available") ? m.at("available").as_number() : (node.at("fits_in_memory").as_bool() ? r.memory.total : 0);
+  if (node.at("fits_in_memory").as_bool() != r.memory.fits())
+    throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (total vs available)");
+  if (auto v = node.find("strategy")) r.strategy = v->as_string();
+  if (auto v = node.find("network_model")) r.network_model = v->as_string();
+  r.calibration_factor = optional_number(node, "calibration_factor", 1);
+  if (auto buckets = node.find("buckets"))
+    for (const auto& t : buckets->elements())
+      r.buckets.push_back(BucketTiming{t.at("bytes").as_number(), t.at("ready_s").as_number(), t.at("start_s").as_number(),
+                                       t.at("end_s").as_number()});
+  r.sim_wall_s = node.at("sim_wall_s").as_number();
+  return r;
+}
+
+Json ResultRecord::to_json() const {
+  Json line = Json{{"index", index}, {"scenario_key", scenario_key}};
+  if (!result) {
+    line["name"] = name;
+    line["point"] = point;
+    line["error"] = error;
+    return line;
+  }
+  Json body = result->to_json();
+  body["point"] = point;
+  for (auto it = body.begin(); it != body.end(); ++it) line[it.key()] = it.value();
+  return line;
+}
+
+ResultRecord ResultRecord::from_json(const JsonNode& node) {
+  node.require_object();
+  ResultRecord r;
+  r.index = static_cast<std::size_t>(node.at("index").int_at_least(0));
+  r.scenario_key = node.at("scenario_key").as_string();
+  if (auto v = node.find("name")) r.name = v->as_string();
+  const JsonNode point = node.at("point");
+  point.require_object();
+  r.point = point.raw();
+  if (auto e = node.find("error")) {
+    r.error = e->as_string();
+    return r;
+  }
+  r.result = IterationResult::from_json(node);
+  return r;
+}
+
+const std::vector<std::string>& result_csv_columns() {
+  static const std::vector<std::string> columns{
+      "gpus",      "nodes",           "global_batch",   "iteration_time_s", "samples_per_s",           "scaling_efficiency",
+      "network_bytes", "strategy",    "network_model",  "fits_in_memory",   "compute_s",               "communication_s",
+      "exposed_communication_s", "idle_s", "memory_per_gpu_bytes", "sim_wall_s", "error"};
+  return columns;
+}
+
+namespace {
+void append_cell(std::string& row, const std::string& text) {
+  row += ',';
+  row += csv_escape(text);
+}
+}  // namespace
+
+std::string result_csv_header(const std::vector<std::string>& axes) {
+  std::string out = "index";
+  for (const auto& a : axes) append_cell(out, a);
+  for (const auto& c : result_csv_columns()) append_cell(out, c);
+  return out;
+}
+
+std::string result_csv_row(const ResultRecord& record, const std::vector<std::string>& axes) {
+  std::string out = std::to_string(record.index);
+  for (const auto& a : axes) append_cell(out, record.point.contains(a) ? cell(record.point[a]) : "");
+  if (!record.result) {
+    out += std::string(result_csv_columns().size(), ',');
+    out += csv_escape(record.error);
+    return out;
+  }
+  const IterationResult& r = *record.result;
+  const Json cells[] = {r.gpus,
+                        r.nodes,
+                        r.global_batch,
+                        r.iteration_time_s,
+                        r.samples_per_s,
+                        r.scaling_efficiency,
+                        r.network_bytes,
+                        r.strategy,
+                        r.network_model,
+                        r.memory.fits(),
+                        r.breakdown.compute_s,
+                        r.breakdown.communication_s,
+                        r.breakdown.exposed_communication_s,
+                        r.breakdown.idle_s,
+                        r.memory.total,
+                        r.sim_wall_s,
+                        ""};
+  for (const Json& c : cells) append_cell(out, cell(c));
+  return out;
+}
+
+}  // namespace trainsim::plan

@@ -1,0 +1,102 @@
+// The result record: JSON round trips, checked reading, and the one CSV schema.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/plan/result.hpp"
+
+using namespace trainsim;
+using namespace trainsim::plan;
+
+namespace {
+
+IterationResult sample() {
+  IterationResult r;
+  r.name = "sample";
+  r.point = Json{{"platform.nodes", 4}};
+  r.gpus = 32;
+  r.nodes = 4;
+  r.global_batch = 2048;
+  r.iteration_time_s = 0.2101;
+  r.samples_per_s = 2048 / 0.2101;
+  r.scaling_efficiency = 0.83;
+  r.single_gpu_samples_per_s = 367.25;
+  r.breakdown = Breakdown{0.18, 0.09, 0.03, 0.001};
+  r.network_bytes = 1.2e10;
+  r.busiest_links = {LinkLoad{"node0/nic0", 3e9, 0.71}};
+  r.memory = MemoryUsage{1e8, 1e8, 1e8, 9e9, 1 << 30, 1.03e10, 1.6e10};
+  r.strategy = "ring_allreduce";
+  r.network_model = "ideal";
+  r.calibration_factor = 0.7;
+  r.buckets = {BucketTiming{2.6e7, 0.1, 0.1, 0.12}, BucketTiming{1e8, 0.15, 0.15, 0.2}};
+  r.sim_wall_s = 0;
+  return r;
+}
+
+JsonNode node(const Json& j) { return parse_json_text(j.dump(), "result.json"); }
+
+TEST(IterationResult, JsonRoundTripIsExact) {
+  const Json once = sample().to_json();
+  EXPECT_EQ(IterationResult::from_json(node(once)).to_json().dump(), once.dump());
+}
+
+TEST(IterationResult, MissingFieldIsReportedAtItsPointer) {
+  Json j = sample().to_json();
+  j["breakdown_s"].erase("idle");
+  try {
+    IterationResult::from_json(node(j));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "result.json");
+    EXPECT_EQ(e.location(), "/breakdown_s");
+    EXPECT_NE(e.detail().find("'idle'"), std::string::npos) << e.detail();
+  }
+}
+
+TEST(IterationResult, InconsistentMemoryVerdictIsRejected) {
+  Json j = sample().to_json();
+  j["fits_in_memory"] = false;
+  EXPECT_THROW(IterationResult::from_json(node(j)), InputError);
+}
+
+TEST(ResultRecord, SuccessAndErrorLinesRoundTrip) {
+  ResultRecord ok;
+  ok.index = 3;
+  ok.scenario_key = "00ff";
+  ok.name = "sample";
+  ok.point = Json{{"strategy.kind", "ring_allreduce"}};
+  ok.result = sample();
+  const Json line = ok.to_json();
+  EXPECT_EQ(line.begin().key(), "index");
+  EXPECT_EQ(line["point"], ok.point);
+  EXPECT_EQ(ResultRecord::from_json(node(line)).to_json().dump(), line.dump());
+
+  ResultRecord failed = ok;
+  failed.result.reset();
+  failed.error = "simulation child killed by signal 9";
+  const ResultRecord back = ResultRecord::from_json(node(failed.to_json()));
+  EXPECT_FALSE(back.ok());
+  EXPECT_EQ(back.error, failed.error);
+  EXPECT_EQ(back.index, 3u);
+}
+
+TEST(ResultCsv, RowsHaveTheHeadersColumns) {
+  const std::vector<std::string> axes{"platform.nodes", "strategy.kind"};
+  const std::string header = result_csv_header(axes);
+  EXPECT_EQ(header.rfind("index,platform.nodes,strategy.kind,gpus,", 0), 0u) << header;
+  const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
+  ResultRecord ok;
+  ok.point = Json{{"platform.nodes", 4}, {"strategy.kind", "ring_allreduce"}};
+  ok.result = sample();
+  const std::string row = result_csv_row(ok, axes);
+  EXPECT_EQ(commas(row), commas(header)) << row;
+  EXPECT_EQ(row.rfind("0,4,ring_allreduce,32,4,2048.0,", 0), 0u) << row;
+  ResultRecord failed;
+  failed.point = ok.point;
+  failed.error = "bad, really";
+  const std::string error_row = result_csv_row(failed, axes);
+  EXPECT_EQ(error_row, "0,4,ring_allreduce,,,,,,,,,,,,,,,,,\"bad, really\"");
+}
+
+}  // namespace
