@@ -1,6 +1,7 @@
 #include "trainsim/platforms/platform_spec.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -379,12 +380,39 @@ PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::s
 
 }  // namespace
 
+PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source) {
+  if (nodes < 1 || nodes > 1'000'000 || std::int64_t(nodes) * spec.gpus_per_node > 1'000'000)
+    throw InputError(source, "/nodes", "must be in [1, 1000000] with nodes × gpus_per_node ≤ 1000000, got " + std::to_string(nodes));
+  PlatformSpec out = spec;
+  out.nodes = nodes;
+  const auto n = static_cast<unsigned>(nodes);
+  NetworkSpec& net = out.network;
+  switch (net.topology) {
+    case TopologyKind::fat_tree: {
+      const auto levels = static_cast<unsigned>(std::max<std::size_t>(1, net.fat_tree.down.size()));
+      net.fat_tree.down = derive_fat_tree(n, levels);
+      if (net.fat_tree.down.size() >= 2 && net.fat_tree.down[0] % net.fat_tree.oversubscription != 0)
+        throw InputError(source, "/network/fat_tree",
+                         "oversubscription " + std::to_string(net.fat_tree.oversubscription) +
+                             " must divide the first level's down count " + std::to_string(net.fat_tree.down[0]));
+      break;
+    }
+    case TopologyKind::torus: net.torus_dimensions = derive_torus(n); break;
+    case TopologyKind::dragonfly: net.dragonfly = derive_dragonfly(n); break;
+    case TopologyKind::single_switch: break;
+  }
+  return out;
+}
+
 PlatformSpec preset_by_name(const std::string& name, const std::string& source, const std::string& location) {
+  // Presets are read once per process and copied out as data.
+  static std::map<std::string, PlatformSpec, std::less<>> read;
+  if (const auto it = read.find(name); it != read.end()) return it->second;
   for (const auto& p : detail::preset_texts()) {
     if (p.name != name) continue;
     PlatformSpec spec = read_full(parse_json_text(p.json, "preset " + p.name));
     spec.name = p.name;
-    return spec;
+    return read.emplace(name, std::move(spec)).first->second;
   }
   throw InputError(source, location, unknown_name_message("platform preset", name, preset_names()));
 }

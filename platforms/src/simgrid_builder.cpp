@@ -286,18 +286,8 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
 
   // Shapes for the worker count come from the spec; with server nodes, re-derive (or check) them.
   PlatformSpec shaped = spec;
-  if (options.server_nodes > 0) {
-    Json j = to_json(spec);
-    j["nodes"] = leaves;
-    j["network"].erase("fat_tree");
-    j["network"].erase("torus");
-    j["network"].erase("dragonfly");
-    if (spec.network.topology == TopologyKind::fat_tree)
-      j["network"]["fat_tree"] = Json{{"levels", spec.network.fat_tree.down.size()},
-                                      {"oversubscription", spec.network.fat_tree.oversubscription}};
-    shaped = read_platform_spec(parse_json_text(j.dump(), spec.name + " with " +
-                                                              std::to_string(options.server_nodes) + " server nodes"));
-  }
+  if (options.server_nodes > 0)
+    shaped = with_nodes(spec, leaves, spec.name + " with " + std::to_string(options.server_nodes) + " server nodes");
   const NetworkSpec& net = shaped.network;
   const double link_Bps = net.nics_per_node * net.bandwidth_Bps;
   const double link_latency = net.latency_s / 2;

@@ -87,7 +87,7 @@ platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
   }
   if (o.nodes > 0) j["nodes"] = o.nodes;
   if (!o.network_model.empty()) j["network"]["model"] = o.network_model;
-  return platforms::read_platform_spec(parse_json_text(j.dump(), "command line"));
+  return platforms::read_platform_spec(json_root(std::make_shared<const Json>(std::move(j)), "command line"));
 }
 
 int run_collective(const CollectiveCliOptions& o) {

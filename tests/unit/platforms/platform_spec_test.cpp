@@ -79,6 +79,42 @@ TEST(Presets, OverridesApplyAndANewNodeCountReshapesTheTopology) {
   EXPECT_EQ(leaves, 12u);
 }
 
+// Dedicated parameter-server nodes join the topology: with_nodes re-derives the shape as a new
+// node count in a scenario would, and keeps everything else as it is.
+TEST(Spec, WithNodesRederivesTheShapeAndKeepsTheRest) {
+  const tp::PlatformSpec ft = from_text(R"({"preset": "cluster-ib-edr", "nodes": 8})");
+  const tp::PlatformSpec more = tp::with_nodes(ft, 12, "test");
+  std::uint64_t leaves = 1;
+  for (unsigned d : more.network.fat_tree.down) leaves *= d;
+  EXPECT_EQ(leaves, 12u);
+  EXPECT_EQ(more.network.fat_tree.down.size(), ft.network.fat_tree.down.size());
+  EXPECT_EQ(more.gpu.name, ft.gpu.name);
+  EXPECT_EQ(more.network.bandwidth_Bps, ft.network.bandwidth_Bps);
+  // The same as a scenario asking for 12 nodes.
+  EXPECT_EQ(more.network.fat_tree.down, from_text(R"({"preset": "cluster-ib-edr", "nodes": 12})").network.fat_tree.down);
+
+  const tp::PlatformSpec torus = tp::with_nodes(from_text(R"({"preset": "piz-daint", "nodes": 8, "network": {"topology": "torus", "bandwidth_Gbps": 100, "latency_us": 1}})"), 12, "test");
+  std::uint64_t nodes = 1;
+  for (unsigned d : torus.network.torus_dimensions) nodes *= d;
+  EXPECT_EQ(nodes, 12u);
+}
+
+TEST(Spec, WithNodesReportsAnOversubscriptionThatNoLongerDivides) {
+  // 8 leaves → down [4, 2]; 9 leaves → [3, 3], and 2 does not divide 3.
+  const tp::PlatformSpec ft = from_text(
+      R"({"gpu": "V100-SXM2-16GB", "nodes": 8, "gpus_per_node": 1, "intra_node": {"kind": "pcie", "bandwidth_GBps": 12, "latency_us": 1},
+          "network": {"topology": "fat_tree", "bandwidth_Gbps": 100, "latency_us": 1, "fat_tree": {"levels": 2, "oversubscription": 2}}})");
+  ASSERT_EQ(ft.network.fat_tree.down, (std::vector<unsigned>{4, 2}));
+  try {
+    tp::with_nodes(ft, 9, "cluster with 1 server node");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "cluster with 1 server node");
+    EXPECT_EQ(e.location(), "/network/fat_tree");
+    EXPECT_NE(e.detail().find("oversubscription 2"), std::string::npos) << e.detail();
+  }
+}
+
 TEST(Presets, PartOfADgx1KeepsItsNvlinksAndGpusPerPcieSwitch) {
   const tp::PlatformSpec two = from_text(R"({"preset": "dgx1-v100", "gpus_per_node": 2})");
   EXPECT_EQ(two.intra_node.pcie_switches, 1);

@@ -109,6 +109,12 @@ struct PlatformSpec {
 /// InputError naming node.source() and the JSON pointer of the offending value.
 PlatformSpec read_platform_spec(const JsonNode& node);
 
+/// The same platform with `nodes` nodes. A topology shape belongs to its node count, so the fat
+/// tree's down counts, the torus dimensions and the dragonfly shape are derived anew (the fat tree
+/// keeps its levels and oversubscription). Throws InputError at `source`'s /network/fat_tree when
+/// the oversubscription does not divide the new first level, at /nodes when nodes is out of range.
+PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source);
+
 /// A preset name, or a path to a platform JSON / SimGrid XML file (for the CLI). Throws InputError
 /// (unknown preset with a suggestion, unreadable file, invalid content).
 PlatformSpec load_platform(const std::string& preset_or_file);
