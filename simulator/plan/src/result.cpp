@@ -6,12 +6,6 @@ namespace trainsim::plan {
 
 namespace {
 
-Json memory_json(const MemoryUsage& m) {
-  return Json{{"weights", m.weights},     {"gradients", m.gradients}, {"optimizer_state", m.optimizer_state},
-              {"activations", m.activations}, {"framework", m.framework}, {"total", m.total},
-              {"available", m.available}};
-}
-
 // A CSV cell from a JSON value: strings as they are, numbers and booleans as JSON writes them.
 std::string cell(const Json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? std::string() : v.dump(); }
 
@@ -21,6 +15,12 @@ double optional_number(const JsonNode& node, std::string_view key, double fallba
 }
 
 }  // namespace
+
+Json MemoryUsage::to_json() const {
+  return Json{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
+              {"activations", activations}, {"framework", framework}, {"total", total},
+              {"available", available}};
+}
 
 Json IterationResult::to_json() const {
   Json j;
@@ -41,7 +41,7 @@ Json IterationResult::to_json() const {
   Json links = Json::array();
   for (const auto& l : busiest_links) links.push_back(Json{{"name", l.name}, {"bytes", l.bytes}, {"busy_fraction", l.busy_fraction}});
   j["busiest_links"] = links;
-  j["memory_per_gpu_bytes"] = memory_json(memory);
+  j["memory_per_gpu_bytes"] = memory.to_json();
   j["fits_in_memory"] = memory.fits();
   j["strategy"] = strategy;
   j["network_model"] = network_model;

@@ -305,10 +305,7 @@ Json TrainingPlan::to_json() const {
   j["reference_batch"] = reference_batch;
   j["single_gpu_iteration_s"] = single_gpu_iteration_s;
   j["calibration_factor"] = calibration_factor;
-  j["memory_per_gpu_bytes"] = Json{{"weights", memory.weights},     {"gradients", memory.gradients},
-                                   {"optimizer_state", memory.optimizer_state}, {"activations", memory.activations},
-                                   {"framework", memory.framework}, {"total", memory.total},
-                                   {"available", memory.available}};
+  j["memory_per_gpu_bytes"] = memory.to_json();
   Json profiles_json = Json::array();
   for (const auto& p : profiles) {
     Json fwd = Json::array(), bwd = Json::array();

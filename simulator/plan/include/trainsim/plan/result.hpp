@@ -32,6 +32,8 @@ struct MemoryUsage {
   double total = 0;
   double available = 0;        ///< the GPU's memory
   bool fits() const { return total <= available; }
+  /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"}.
+  Json to_json() const;
 };
 
 struct LinkLoad {
