@@ -91,6 +91,7 @@ platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
 }
 
 int run_collective(const CollectiveCliOptions& o) {
+  if (!o.json_output.empty()) check_output_file(o.json_output);
   const platforms::PlatformSpec spec = resolve_platform(o);
   engine::CollectiveRequest request;
   request.op = o.op == "reduce_scatter" ? engine::CollectiveOp::reduce_scatter
@@ -157,14 +158,14 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--algorithm", o->algorithm, "all-reduce algorithm: ring, hierarchical, halving_doubling, tree")
       ->check(CLI::IsMember({"ring", "hierarchical", "halving_doubling", "tree"}));
   cmd->add_option("--bytes", o->bytes, "size N, or a range A:B:xF (e.g. 8:8G:x2); K, M, G are binary")->required();
-  cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(CLI::PositiveNumber);
-  cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(positive_number());
+  cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(positive_number());
   cmd->add_option("--network-model", o->network_model, "override the network model: ideal or tcp")
       ->check(CLI::IsMember({"ideal", "tcp"}));
   cmd->add_option("--representation", o->representation, "auto (coarse where exact, else lockstep or step), coarse, lockstep or step")
       ->check(CLI::IsMember(engine::representation_names()));
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");
   cmd->callback([&action, o] { action = [o] { return run_collective(*o); }; });
 }

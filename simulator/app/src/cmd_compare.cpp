@@ -23,14 +23,12 @@ struct CompareCliOptions {
 };
 
 int run_compare_command(const CompareCliOptions& options) {
+  check_output_directory(options.out);
   fitting::CompareRequest request = options.request;
   request.fit.options.lambda = options.lambda;
   const CsvTable measured = CsvTable::read(options.measured);
   const CsvTable simulated = CsvTable::read(options.simulated);
   const fitting::DivergenceReport report = fitting::compare_measured_simulated(measured, simulated, request);
-  std::error_code ec;
-  std::filesystem::create_directories(options.out, ec);
-  if (ec) throw RunError("cannot create the output directory " + options.out + ": " + ec.message());
   const std::filesystem::path dir(options.out);
   write_file_atomically(dir / "divergence.json", fitting::divergence_json(report).dump(2) + "\n");
   write_file_atomically(dir / "report.html", fitting::divergence_html(report));

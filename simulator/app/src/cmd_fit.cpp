@@ -30,6 +30,7 @@ std::string model_list() {
 }
 
 int run_fit_command(const FitCliOptions& options) {
+  if (!options.json_output.empty()) check_output_file(options.json_output);
   fitting::FitRequest request = options.request;
   request.options.lambda = options.lambda;
   const CsvTable table = CsvTable::read(options.data);

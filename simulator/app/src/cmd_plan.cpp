@@ -50,6 +50,8 @@ std::string describe_point(const Json& point) {
 }
 
 int run_plan(const PlanArgs& a) {
+  if (!a.json.empty()) check_output_file(a.json);
+  if (!a.out.empty()) check_output_directory(a.out);
   const bool throughput_target = a.target_samples_per_s.has_value();
   const bool deadline_target = a.deadline_hours.has_value();
   if (throughput_target == deadline_target)
@@ -176,14 +178,14 @@ void add_plan(CLI::App& app, Action& action) {
   auto args = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "Capacity planning: the cheapest configurations of a scenario's sweep that meet a target");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file; its \"sweep\" is the search space")->required();
-  cmd->add_option("--target-samples-per-s", args->target_samples_per_s, "Throughput to reach")->check(CLI::PositiveNumber);
-  cmd->add_option("--epochs", args->epochs, "Epochs to train")->check(CLI::PositiveNumber);
-  cmd->add_option("--dataset-size", args->dataset_size, "Samples per epoch")->check(CLI::PositiveNumber);
-  cmd->add_option("--deadline-hours", args->deadline_hours, "Training must finish within this many hours")->check(CLI::PositiveNumber);
+  cmd->add_option("--target-samples-per-s", args->target_samples_per_s, "Throughput to reach")->check(positive_number());
+  cmd->add_option("--epochs", args->epochs, "Epochs to train")->check(positive_number());
+  cmd->add_option("--dataset-size", args->dataset_size, "Samples per epoch")->check(positive_number());
+  cmd->add_option("--deadline-hours", args->deadline_hours, "Training must finish within this many hours")->check(positive_number());
   cmd->add_option("--price-per-gpu-hour", args->price, "USD per GPU-hour for every platform (default: the platform's price)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--out", args->out, "Keep the simulated points in DIR (reused by later runs)");
-  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(CLI::PositiveNumber);
+  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(positive_number());
   cmd->add_option("--top", args->top, "How many configurations to list")->capture_default_str();
   cmd->add_option("--json", args->json, "Write the ranking as JSON to FILE ('-' = stdout)");
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();

@@ -32,6 +32,7 @@ int platform_list() {
 }
 
 int platform_info(const PlatformInfoOptions& o) {
+  if (!o.json_output.empty()) check_output_file(o.json_output);
   const platforms::PlatformSpec spec = platforms::load_platform(o.platform);
   // Build it (this process's one SimGrid engine) to count what SimGrid sees.
   const engine::PlatformCensus built = engine::census(spec);

@@ -72,12 +72,16 @@ void add_simulate(CLI::App& app, Action& action) {
                   "Write the training plan (per-GPU task times, buckets, communication operations, servers) as JSON to FILE ('-' = stdout, nothing else printed)");
   cmd->add_option("--csv", args->csv,
                   "Write the result as a one-row CSV in the schema of a sweep's results.csv (what fit and compare read) to FILE ('-' = stdout)");
-  cmd->add_option("--links", args->links, "How many of the busiest links to report")->capture_default_str();
+  cmd->add_option("--links", args->links, "How many of the busiest links to report")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
   cmd->callback([args, &action] {
     action = [args] {
       const int to_stdout = (args->json == "-") + (args->dump_plan == "-") + (args->csv == "-");
       if (to_stdout > 1) throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
+      for (const std::string* out : {&args->json, &args->trace, &args->dump_plan, &args->csv})
+        if (!out->empty()) check_output_file(*out);
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario scenario = plan::read_scenario(document, args->scenario);
       engine::SimulateOptions options;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "trainsim/core/output.hpp"
 #include "sweep.hpp"
 #include "trainsim/core/error.hpp"
 
@@ -27,7 +28,7 @@ void add_sweep(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("sweep", "Simulate every point of a scenario's sweep; write results.jsonl, results.csv, report.html");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file with a \"sweep\" object")->required();
   cmd->add_option("--out", args->out, "Output directory (created if missing)")->required();
-  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(CLI::PositiveNumber);
+  cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(positive_number());
   cmd->add_flag("--resume", args->resume, "Skip points already in DIR/results.jsonl");
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
   cmd->footer(
@@ -38,6 +39,7 @@ void add_sweep(CLI::App& app, Action& action) {
     action = [args] {
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario base = plan::read_scenario(document, args->scenario);
+      check_output_directory(args->out);
       SweepOptions options;
       options.out_dir = args->out;
       options.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -63,6 +63,7 @@ std::string grouped(std::int64_t value) {
 std::string flops_text(double flops) { return format_si(flops); }
 
 int run_list(const std::string& json_output) {
+  if (!json_output.empty()) check_output_file(json_output);
   const auto entries = workloads::zoo();
   if (!json_output.empty()) {
     Json list = Json::array();
@@ -78,6 +79,7 @@ int run_list(const std::string& json_output) {
 }
 
 int run_info(const WorkloadInfoOptions& o) {
+  if (!o.json_output.empty()) check_output_file(o.json_output);
   const auto precision = parse_precision(o.precision);
   if (!precision) throw InputError("--precision", "", "unknown precision '" + o.precision + "'; expected fp32, tf32, fp16 or bf16");
   const workloads::Workload w = workloads::load_workload(o.model);
@@ -132,6 +134,7 @@ void add_workload(CLI::App& app, Action& action) {
   exp->add_option("--out", *export_out, "Destination FILE ('-' = stdout, the default)");
   exp->callback([&action, export_model, export_out] {
     action = [export_model, export_out] {
+      check_output_file(*export_out);
       const auto canonical = workloads::zoo_canonical_name(*export_model);
       write_output(*export_out, workloads::zoo_layer_graph(canonical ? *canonical : *export_model).dump(2) + "\n");
       return 0;

@@ -17,6 +17,11 @@ using Action = std::function<int()>;
 /// Adds one top-level subcommand to `app`; its callback assigns `action`.
 using CommandAdder = void (*)(CLI::App& app, Action& action);
 
+/// Validators with short messages ("must be > 0, got -1"); CLI11's own print the whole range of a
+/// double, 300 digits long.
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
 /// Registers a command; `order` sorts the commands in --help. Returns true (for static init).
 bool register_command(int order, CommandAdder adder);
 

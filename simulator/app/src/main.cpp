@@ -1,13 +1,17 @@
 // The trainsim executable: parses the command line, runs the chosen command and is the only place
 // that turns errors into exit codes (STYLE.md: "Only main chooses exit codes").
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/suggest.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -16,6 +20,28 @@ std::vector<std::pair<int, CommandAdder>>& registry() {
   return commands;
 }
 }  // namespace
+
+namespace {
+CLI::Validator number_at_least(double min, bool strict, const char* name) {
+  return CLI::Validator(
+      [min, strict](std::string& text) -> std::string {
+        double value = 0;
+        std::size_t used = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return "expected a number, got '" + text + "'";
+        }
+        if (used != text.size() || !std::isfinite(value)) return "expected a finite number, got '" + text + "'";
+        if (strict ? !(value > min) : !(value >= min)) return std::string("must be ") + (strict ? "> " : "≥ ") + fmt::format("{:g}", min) + ", got " + text;
+        return {};
+      },
+      name);
+}
+}  // namespace
+
+CLI::Validator positive_number() { return number_at_least(0, true, "POSITIVE"); }
+CLI::Validator non_negative_number() { return number_at_least(0, false, "NON-NEGATIVE"); }
 
 bool register_command(int order, CommandAdder adder) {
   registry().emplace_back(order, adder);
@@ -40,6 +66,15 @@ int main(int argc, char** argv) {
   app::Action action;
   for (auto adder : app::registered_commands()) adder(cli, action);
 
+  // A mistyped command gets a suggestion, not CLI11's "arguments were not expected".
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : cli.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::cerr << "trainsim: error: " << unknown_name_message("command", argv[1], names) << " (trainsim --help lists them)\n";
+      return 2;
+    }
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

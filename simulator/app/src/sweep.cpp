@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -248,6 +249,7 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
     int channel[2];
     if (::pipe(channel) != 0) throw RunError("cannot create a pipe for a sweep point");
     std::fflush(nullptr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(channel[0]);
@@ -260,6 +262,10 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
       try {
         ::signal(SIGINT, SIG_IGN);  // the parent decides; it terminates us with SIGTERM
         ::signal(SIGTERM, SIG_DFL);
+        // A parent killed outright (SIGKILL, OOM) cannot terminate us: the kernel does, and a
+        // parent already gone before prctl took effect is caught by the reparenting check.
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) ::_exit(3);
         ::close(channel[0]);
         const int devnull = ::open("/dev/null", O_WRONLY);
         if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
@@ -411,6 +417,8 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
       for (const auto& p : points)
         if (!done.count(p.key)) todo.push_back(p.index);
       summary.skipped = points.size() - todo.size();
+      std::fprintf(stderr, "trainsim: %zu point%s to simulate%s, %d at a time\n", todo.size(), todo.size() == 1 ? "" : "s",
+                   summary.skipped ? fmt::format(" ({} already done)", summary.skipped).c_str() : "", options.jobs * std::max(1, mpi.size()));
     } catch (const std::exception& e) {
       // The other ranks wait for the indices: end them all rather than leave them hanging.
       if (mpi.size() > 1) {

@@ -88,6 +88,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
 }
 
 CsvTable CsvTable::read(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), "", "is a directory; expected a CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), "", "cannot open file");
   std::ostringstream buffer;

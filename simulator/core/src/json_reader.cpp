@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "trainsim/core/suggest.hpp"
@@ -187,20 +188,85 @@ JsonNode json_root(std::shared_ptr<const Json> document, const std::string& sour
   return JsonNode(std::move(document), value, std::make_shared<const std::string>(source), "");
 }
 
+namespace {
+
+// Where the parser is, for errors the parser itself cannot place (a duplicate key, a number out of
+// range): one frame per open object or array, with the member or element being read.
+class ParsePosition {
+public:
+  bool on_event(int /*depth*/, Json::parse_event_t event, Json& parsed, const std::string& source) {
+    switch (event) {
+      case Json::parse_event_t::object_start: frames_.push_back(Frame{true, {}, {}, 0}); break;
+      case Json::parse_event_t::array_start: frames_.push_back(Frame{false, {}, {}, 0}); break;
+      case Json::parse_event_t::key: {
+        Frame& top = frames_.back();
+        std::string key = parsed.get<std::string>();
+        if (!top.keys.insert(key).second)
+          throw InputError(source, pointer_below_top() + "/" + escape(key), "duplicate key '" + key + "' (JSON keeps only one; remove the other)");
+        top.key = std::move(key);
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value: element_done(); break;
+    }
+    return true;
+  }
+  /// The pointer of the value being read.
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_) out += "/" + (f.object ? escape(f.key) : std::to_string(f.index));
+    return out;
+  }
+
+private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index;
+  };
+  static std::string escape(const std::string& key) { return json_pointer_append("", key).substr(1); }
+  std::string pointer_below_top() const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i)
+      out += "/" + (frames_[i].object ? escape(frames_[i].key) : std::to_string(frames_[i].index));
+    return out;
+  }
+  void element_done() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 JsonNode parse_json_text(std::string_view text, const std::string& source) {
   auto source_ptr = std::make_shared<const std::string>(source);
+  ParsePosition position;
   try {
-    auto document = std::make_shared<const Json>(Json::parse(text.begin(), text.end()));
+    Json::parser_callback_t track = [&position, &source](int depth, Json::parse_event_t event, Json& parsed) {
+      return position.on_event(depth, event, parsed, source);
+    };
+    auto document = std::make_shared<const Json>(Json::parse(text.begin(), text.end(), track));
     const Json* root = document.get();
     return JsonNode(document, root, source_ptr, "");
   } catch (const Json::parse_error& e) {
     std::string message = e.what();
     if (auto colon = message.rfind(": "); colon != std::string::npos) message = message.substr(colon + 2);
     throw InputError(source, line_column(text, e.byte), "invalid JSON: " + message);
+  } catch (const Json::out_of_range&) {
+    // nlohmann reports a number beyond double's range (1e400) this way, without a position.
+    throw InputError(source, position.pointer(), "number out of range: the largest finite number is about 1.8e308");
   }
 }
 
 JsonNode read_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), "", "is a directory; expected a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string(), "", "cannot open file");
   std::ostringstream buffer;

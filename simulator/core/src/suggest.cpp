@@ -44,6 +44,19 @@ std::optional<std::string> nearest_name(std::string_view name, const std::vector
 
 std::string unknown_name_message(std::string_view what, std::string_view name, const std::vector<std::string>& candidates) {
   std::string message = "unknown " + std::string(what) + " '" + std::string(name) + "'";
+  // A short name that starts longer ones ("H100" for "H100-SXM5-80GB", "H100-PCIe-80GB") means
+  // those, however close another name is by edit distance ("H200").
+  std::vector<std::string> extensions;
+  const std::string key = lower(name);
+  if (!key.empty())
+    for (const auto& candidate : candidates)
+      if (candidate.size() > key.size() && lower(candidate).rfind(key, 0) == 0) extensions.push_back(candidate);
+  if (extensions.size() == 1) return message + "; did you mean '" + extensions.front() + "'?";
+  if (extensions.size() > 1) {
+    message += "; did you mean one of ";
+    for (std::size_t i = 0; i < extensions.size(); ++i) message += (i ? ", '" : "'") + extensions[i] + "'";
+    return message + "?";
+  }
   if (auto suggestion = nearest_name(name, candidates)) return message + "; did you mean '" + *suggestion + "'?";
   if (candidates.empty()) return message;
   message += "; expected one of ";
