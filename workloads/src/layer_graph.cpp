@@ -74,7 +74,7 @@ Workload parse_layer_graph(const JsonNode& root, const std::string& source_label
   for (const JsonNode& node : layers.elements()) {
     node.require_object();
     const JsonNode name_node = node.at("name");
-    detail::LayerSpec spec{name_node.as_string(), "", {}, {}, node, {}};
+    detail::LayerSpec spec{name_node.as_string(), "", {}, {}, "", node, nullptr};
     if (spec.name.empty()) throw name_node.error("expected a non-empty layer name");
     detail::with_layer_context(spec.name, [&] {
       const JsonNode type_node = node.at("type");
