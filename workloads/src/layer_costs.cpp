@@ -787,6 +787,8 @@ void read_layer_attrs(LayerSpec& spec) {
   spec.attrs = type.read(spec);
 }
 
+bool has_weight_matrix(const LayerSpec& spec) { return static_cast<bool>(registered(spec.type).weight_matrix); }
+
 Shape weight_matrix_shape(const LayerSpec& spec, const std::vector<Shape>& inputs) {
   const LayerType& type = registered(spec.type);
   return type.weight_matrix ? type.weight_matrix(spec, inputs) : Shape{};

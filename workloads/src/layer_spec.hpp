@@ -133,8 +133,12 @@ void read_layer_attrs(LayerSpec& spec);
 /// Throws InputError (via spec.error) on wrong parent counts and shape mismatches.
 LayerEstimate estimate_layer(const LayerSpec& spec, const std::vector<Shape>& inputs, const Shape& tied_weight);
 
+/// True for the types whose weight matrix another layer may share (embedding, linear).
+bool has_weight_matrix(const LayerSpec& spec);
+
 /// The [rows, cols] weight matrix of an embedding ([num_embeddings, dim]) or linear
-/// ([out_features, in_features]) layer, for weight tying; empty for other types.
+/// ([out_features, in_features]) layer, for weight tying; empty for other types, and for a linear
+/// when `inputs` does not hold its one input shape (an embedding's needs no inputs).
 Shape weight_matrix_shape(const LayerSpec& spec, const std::vector<Shape>& inputs);
 
 /// Number of elements of a shape (1 for the empty shape).
