@@ -779,6 +779,8 @@ const std::vector<std::string>& layer_types() {
   return names;
 }
 
+bool takes_parents(const std::string& type) { return registered(type).arity.max > 0; }
+
 void read_layer_attrs(LayerSpec& spec) {
   const LayerType& type = registered(spec.type);
   std::vector<std::string> allowed = kCommonKeys;

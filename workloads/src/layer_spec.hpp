@@ -124,6 +124,9 @@ struct LayerEstimate {
 /// Every type of the layer-graph format, sorted.
 const std::vector<std::string>& layer_types();
 
+/// False for the types that take no parents (input). `type` must be a known type.
+bool takes_parents(const std::string& type);
+
 /// Reads the type-specific attributes of a layer-graph layer object into `spec.attrs` (and
 /// `spec.tied_to`); rejects unknown keys. `spec.type` must already be a known type.
 void read_layer_attrs(LayerSpec& spec);
