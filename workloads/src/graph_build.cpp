@@ -104,11 +104,11 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
       parent_index[i].push_back(it->second);
       boost::add_edge(it->second, i, graph);
     }
-    if (const auto& tied = specs[i].attrs.tied_to; !tied.empty()) {
+    if (const auto& tied = specs[i].tied_to; !tied.empty()) {
       auto it = index.find(tied);
       if (it == index.end()) throw specs[i].error_at("tied_to", unknown_name_message("layer", tied, all_names));
       const LayerSpec& target = specs[it->second];
-      if (target.type != "embedding" && !(target.type == "linear" && target.attrs.tied_to.empty()))
+      if (!has_weight_matrix(target) || !target.tied_to.empty())
         throw specs[i].error_at("tied_to", "can only share the weight of an embedding or an untied linear layer; '" + tied + "' is a " +
                                                target.type);
     }
@@ -131,11 +131,12 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
       input_needs_grad = input_needs_grad || requires_grad[p];
     }
     Shape tied_weight;
-    if (!spec.attrs.tied_to.empty()) {
-      const std::size_t target = index.at(spec.attrs.tied_to);
-      if (specs[target].type == "linear" && !computed[target])
-        throw spec.error_at("tied_to", "layer '" + spec.attrs.tied_to + "' must come before this layer in the forward order");
-      tied_weight = specs[target].type == "embedding" ? weight_matrix_shape(specs[target], {}) : weight_shapes[target];
+    if (!spec.tied_to.empty()) {
+      // An embedding's weight shape needs no inputs; a linear's is known once the layer is shaped.
+      const std::size_t target = index.at(spec.tied_to);
+      tied_weight = computed[target] ? weight_shapes[target] : weight_matrix_shape(specs[target], {});
+      if (!computed[target] && tied_weight.empty())
+        throw spec.error_at("tied_to", "layer '" + spec.tied_to + "' must come before this layer in the forward order");
     }
     const LayerEstimate e = estimate_layer(spec, inputs, tied_weight);
     outputs[i] = e.output;

@@ -1,4 +1,7 @@
-// Shape inference and the cost model of every layer type, per sample.
+// The layer-type registry: for every type of the layer-graph format, its keys, its reader, its
+// shape inference and cost model (per sample), and its shareable weight matrix if it has one.
+// Each type's functions stand together below, its cost formulas beside them; registry() at the
+// end is the one table that lists the types. Adding a type is adding its functions and one entry.
 //
 // Conventions (DESIGN.md "Workloads"):
 //   * a multiply-add is 2 FLOPs; bias additions are not counted (they are fused into the GEMM /
@@ -16,6 +19,7 @@
 //     composites, which save their internal tensors (listed with their formulas).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -23,6 +27,8 @@
 
 namespace trainsim::workloads::detail {
 namespace {
+
+using Inputs = std::vector<Shape>;
 
 // FLOPs per element of the elementwise layers (forward; the input gradient costs the same).
 constexpr double kReluFlops = 1;       // max(x, 0)
@@ -36,49 +42,9 @@ constexpr double kSoftmaxFlops = 5;    // max, subtract, exp, sum, divide
 constexpr double kNormFlops = 5;       // mean, variance, subtract, divide, scale-and-shift
 constexpr double kLossFlops = 6;       // softmax (5) and the log-likelihood of the label (1)
 
-const std::map<std::string, double, std::less<>>& activation_flops() {
-  static const std::map<std::string, double, std::less<>> table{
-      {"relu", kReluFlops}, {"leaky_relu", kLeakyReluFlops}, {"sigmoid", kSigmoidFlops},
-      {"tanh", kTanhFlops}, {"silu", kSiluFlops},           {"gelu", kGeluFlops}};
-  return table;
-}
-
 const std::vector<std::string> kCommonKeys{"name", "type", "parents"};
 
-// The type-specific keys of each layer type (besides name, type, parents).
-const std::map<std::string, std::vector<std::string>>& type_keys() {
-  static const std::map<std::string, std::vector<std::string>> table{
-      {"input", {"shape"}},
-      {"conv2d", {"out_channels", "in_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}},
-      {"maxpool2d", {"kernel", "stride", "padding", "ceil_mode"}},
-      {"avgpool2d", {"kernel", "stride", "padding", "ceil_mode"}},
-      {"adaptive_avgpool2d", {"output_size"}},
-      {"global_avgpool2d", {}},
-      {"global_maxpool2d", {}},
-      {"linear", {"out_features", "in_features", "bias", "tied_to"}},
-      {"batchnorm", {"affine"}},
-      {"layernorm", {"affine"}},
-      {"relu", {}},
-      {"leaky_relu", {}},
-      {"sigmoid", {}},
-      {"tanh", {}},
-      {"silu", {}},
-      {"gelu", {}},
-      {"dropout", {"rate"}},
-      {"add", {}},
-      {"concat", {"axis"}},
-      {"flatten", {}},
-      {"reshape", {"shape"}},
-      {"slice", {"axis", "start", "length"}},
-      {"softmax", {}},
-      {"loss", {"num_classes"}},
-      {"embedding", {"num_embeddings", "dim"}},
-      {"matmul", {"transpose_b"}},
-      {"attention", {"heads", "bias", "causal"}},
-      {"transformer", {"heads", "ffn_dim", "activation", "causal"}},
-  };
-  return table;
-}
+// ---- Readers and checks shared by several types ----
 
 // An int ≥ min, or a [h, w] pair of them.
 Pair2 read_pair(const JsonNode& node, std::int64_t min) {
@@ -91,13 +57,9 @@ Pair2 read_pair(const JsonNode& node, std::int64_t min) {
   return {v, v};
 }
 
-void read_padding(const JsonNode& node, LayerAttrs& attrs) {
-  if (node.is_string()) {
-    attrs.pad_mode = node.one_of({"same", "valid"}) == "same" ? PadMode::same : PadMode::valid;
-    return;
-  }
-  attrs.padding = read_pair(node, 0);
-  attrs.pad_mode = PadMode::explicit_size;
+Padding read_padding(const JsonNode& node) {
+  if (node.is_string()) return {node.one_of({"same", "valid"}) == "same" ? PadMode::same : PadMode::valid, {0, 0}};
+  return {PadMode::explicit_size, read_pair(node, 0)};
 }
 
 Shape read_shape(const JsonNode& node, bool allow_infer) {
@@ -116,6 +78,8 @@ Shape read_shape(const JsonNode& node, bool allow_infer) {
   return shape;
 }
 
+NoAttrs read_nothing(LayerSpec&) { return {}; }
+
 std::int64_t normalize_axis(const LayerSpec& spec, std::int64_t axis, std::size_t rank) {
   const auto r = static_cast<std::int64_t>(rank);
   const std::int64_t a = axis < 0 ? axis + r : axis;
@@ -124,7 +88,7 @@ std::int64_t normalize_axis(const LayerSpec& spec, std::int64_t axis, std::size_
   return a;
 }
 
-void require_inputs(const LayerSpec& spec, const std::vector<Shape>& inputs, std::size_t min, std::size_t max) {
+void require_inputs(const LayerSpec& spec, const Inputs& inputs, std::size_t min, std::size_t max) {
   if (inputs.size() >= min && inputs.size() <= max) return;
   std::string expected = min == max ? std::to_string(min) : (max == SIZE_MAX ? "at least " + std::to_string(min)
                                                                                  : std::to_string(min) + " to " + std::to_string(max));
@@ -136,12 +100,18 @@ void require_rank(const LayerSpec& spec, const Shape& input, std::size_t rank, c
     throw spec.error(spec.type + " needs a " + layout + " input, got shape " + shape_text(input));
 }
 
+// The one input of a 2-D layer, checked to be [C, H, W].
+const Shape& image_input(const LayerSpec& spec, const Inputs& inputs) {
+  require_rank(spec, inputs.front(), 3, "[channels, height, width]");
+  return inputs.front();
+}
+
 // Output size of a convolution or pooling window along one dimension.
 std::int64_t window_output(const LayerSpec& spec, const char* dim, std::int64_t in, std::int64_t kernel, std::int64_t stride,
-                           std::int64_t pad, std::int64_t dilation, bool ceil_mode) {
+                           PadMode mode, std::int64_t pad, std::int64_t dilation, bool ceil_mode) {
   const std::int64_t span = dilation * (kernel - 1) + 1;
   std::int64_t out = 0;
-  switch (spec.attrs.pad_mode) {
+  switch (mode) {
     case PadMode::same: out = (in + stride - 1) / stride; break;                 // TensorFlow SAME
     case PadMode::valid: out = in >= span ? (in - span) / stride + 1 : 0; break;  // TensorFlow VALID
     case PadMode::explicit_size: {
@@ -162,6 +132,14 @@ std::int64_t window_output(const LayerSpec& spec, const char* dim, std::int64_t 
   return out;
 }
 
+// Output height and width of a window sliding over a [C, H, W] input (height checked first).
+Pair2 window_output_2d(const LayerSpec& spec, const Shape& x, Pair2 kernel, Pair2 stride, const Padding& padding, Pair2 dilation,
+                       bool ceil_mode) {
+  const std::int64_t ho = window_output(spec, "height", x[1], kernel.h, stride.h, padding.mode, padding.size.h, dilation.h, ceil_mode);
+  const std::int64_t wo = window_output(spec, "width", x[2], kernel.w, stride.w, padding.mode, padding.size.w, dilation.w, ceil_mode);
+  return {ho, wo};
+}
+
 LayerEstimate elementwise(const Shape& shape, double flops_per_element, OpClass op_class = OpClass::elementwise) {
   LayerEstimate e;
   e.output = shape;
@@ -172,6 +150,408 @@ LayerEstimate elementwise(const Shape& shape, double flops_per_element, OpClass 
   return e;
 }
 
+// The activations, softmax: a fixed number of FLOPs per element.
+template <double kFlopsPerElement>
+LayerEstimate estimate_elementwise(const LayerSpec&, const NoAttrs&, const Inputs& inputs, const Shape&) {
+  return elementwise(inputs.front(), kFlopsPerElement);
+}
+
+// ---- input ----
+
+InputAttrs read_input(LayerSpec& spec) {
+  InputAttrs a;
+  a.shape = read_shape(spec.node.at("shape"), false);
+  return a;
+}
+
+LayerEstimate estimate_input(const LayerSpec&, const InputAttrs& a, const Inputs&, const Shape&) {
+  LayerEstimate e;
+  e.output = a.shape;
+  e.op_class = OpClass::data;
+  e.saved_elements = element_count(a.shape);
+  return e;
+}
+
+// ---- conv2d ----
+// forward = 2·kh·kw·(Cin/groups)·Cout·Hout·Wout; params = kh·kw·(Cin/groups)·Cout (+ Cout bias)
+
+Conv2dAttrs read_conv2d(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  Conv2dAttrs a;
+  a.out_channels = node.at("out_channels").int_at_least(1);
+  a.kernel = read_pair(node.at("kernel"), 1);
+  if (auto v = node.find("in_channels")) a.in_channels = v->int_at_least(1);
+  if (auto v = node.find("dilation")) a.dilation = read_pair(*v, 1);
+  if (auto v = node.find("groups")) a.groups = v->int_at_least(1);
+  if (auto v = node.find("stride")) a.stride = read_pair(*v, 1);
+  if (auto v = node.find("padding")) a.padding = read_padding(*v);
+  if (auto v = node.find("bias")) a.bias = v->as_bool();
+  return a;
+}
+
+LayerEstimate estimate_conv2d(const LayerSpec& spec, const Conv2dAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = image_input(spec, inputs);
+  const std::int64_t cin = x[0];
+  if (a.in_channels != 0 && a.in_channels != cin)
+    throw spec.error_at(spec.node.raw().contains("filter") ? "filter" : "in_channels",  // Paleo: filter[2]
+                        "declares " + std::to_string(a.in_channels) + " input channels but its input " + shape_text(x) + " has " +
+                            std::to_string(cin));
+  if (cin % a.groups != 0 || a.out_channels % a.groups != 0)
+    throw spec.error_at("groups", "groups = " + std::to_string(a.groups) + " must divide the input channels (" + std::to_string(cin) +
+                                      ") and out_channels (" + std::to_string(a.out_channels) + ")");
+  const Pair2 out = window_output_2d(spec, x, a.kernel, a.stride, a.padding, a.dilation, false);
+  LayerEstimate e;
+  e.output = {a.out_channels, out.h, out.w};
+  e.op_class = OpClass::conv;
+  e.has_weights = true;
+  const std::int64_t weights = a.kernel.h * a.kernel.w * (cin / a.groups) * a.out_channels;
+  e.params = weights + (a.bias ? a.out_channels : 0);
+  e.flops_fwd = 2.0 * static_cast<double>(weights) * static_cast<double>(out.h * out.w);
+  e.flops_bwd_edge = e.flops_fwd;
+  e.flops_bwd_weight = e.flops_fwd;
+  e.saved_elements = element_count(e.output);
+  return e;
+}
+
+// ---- maxpool2d, avgpool2d ----
+// kh·kw comparisons or additions per output element.
+
+Pool2dAttrs read_pool2d(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  Pool2dAttrs a;
+  a.kernel = read_pair(node.at("kernel"), 1);
+  a.stride = a.kernel;  // pooling stride defaults to the kernel (PyTorch)
+  if (auto v = node.find("stride")) a.stride = read_pair(*v, 1);
+  if (auto v = node.find("padding")) a.padding = read_padding(*v);
+  if (auto v = node.find("ceil_mode")) a.ceil_mode = v->as_bool();
+  return a;
+}
+
+LayerEstimate estimate_pool2d(const LayerSpec& spec, const Pool2dAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = image_input(spec, inputs);
+  const Pair2 out = window_output_2d(spec, x, a.kernel, a.stride, a.padding, {1, 1}, a.ceil_mode);
+  return elementwise({x[0], out.h, out.w}, static_cast<double>(a.kernel.h * a.kernel.w), OpClass::pooling);
+}
+
+// ---- adaptive_avgpool2d, global_avgpool2d, global_maxpool2d ----
+// Every input element is read and added (or compared) once.
+
+struct AdaptivePool2dAttrs final : LayerAttrs {
+  Pair2 output_size;
+};
+
+AdaptivePool2dAttrs read_adaptive_pool2d(LayerSpec& spec) {
+  AdaptivePool2dAttrs a;
+  a.output_size = read_pair(spec.node.at("output_size"), 1);
+  return a;
+}
+
+LayerEstimate pool_to_size(const LayerSpec& spec, const Inputs& inputs, Pair2 out) {
+  const Shape& x = image_input(spec, inputs);
+  LayerEstimate e = elementwise({x[0], out.h, out.w}, 0, OpClass::pooling);
+  e.flops_fwd = element_count(x);
+  e.flops_bwd_edge = e.flops_fwd;
+  return e;
+}
+
+LayerEstimate estimate_adaptive_pool2d(const LayerSpec& spec, const AdaptivePool2dAttrs& a, const Inputs& inputs, const Shape&) {
+  return pool_to_size(spec, inputs, a.output_size);
+}
+
+LayerEstimate estimate_global_pool2d(const LayerSpec& spec, const NoAttrs&, const Inputs& inputs, const Shape&) {
+  return pool_to_size(spec, inputs, {1, 1});
+}
+
+// ---- linear ----
+// forward = 2·rows·in·out, rows = all leading positions (tokens); params = in·out (+ out bias),
+// or only the bias when the weight is tied to another layer's (it still gets a gradient).
+
+LinearAttrs read_linear(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  LinearAttrs a;
+  a.out_features = node.at("out_features").int_at_least(1);
+  if (auto v = node.find("in_features")) a.in_features = v->int_at_least(1);
+  if (auto v = node.find("tied_to")) spec.tied_to = v->as_string();
+  if (auto v = node.find("bias")) a.bias = v->as_bool();
+  return a;
+}
+
+std::int64_t linear_input_features(const LinearAttrs& a, const Shape& x) {
+  return a.flatten_input ? static_cast<std::int64_t>(element_count(x)) : x.back();
+}
+
+LayerEstimate estimate_linear(const LayerSpec& spec, const LinearAttrs& a, const Inputs& inputs, const Shape& tied_weight) {
+  const Shape& x = inputs.front();
+  const std::int64_t in = linear_input_features(a, x);
+  if (a.in_features != 0 && a.in_features != in)
+    throw spec.error("declares " + std::to_string(a.in_features) + " input features but its input " + shape_text(x) + " has " +
+                     std::to_string(in));
+  if (!spec.tied_to.empty() && (tied_weight.size() != 2 || tied_weight[0] != a.out_features || tied_weight[1] != in))
+    throw spec.error_at("tied_to", "its weight [" + std::to_string(a.out_features) + ", " + std::to_string(in) +
+                                       "] (out_features, in_features) does not match the weight " + shape_text(tied_weight) +
+                                       " of layer '" + spec.tied_to + "'");
+  LayerEstimate e;
+  e.output = a.flatten_input ? Shape{} : Shape(x.begin(), x.end() - 1);
+  e.output.push_back(a.out_features);
+  e.op_class = OpClass::matmul;
+  e.has_weights = true;
+  const double rows = element_count(x) / static_cast<double>(in);
+  e.params = (spec.tied_to.empty() ? in * a.out_features : 0) + (a.bias ? a.out_features : 0);
+  e.flops_fwd = 2.0 * rows * static_cast<double>(in) * static_cast<double>(a.out_features);
+  e.flops_bwd_edge = e.flops_fwd;
+  e.flops_bwd_weight = e.flops_fwd;
+  e.saved_elements = element_count(e.output);
+  return e;
+}
+
+Shape linear_weight_matrix(const LinearAttrs& a, const Inputs& inputs) {
+  if (inputs.size() != 1 || inputs[0].empty()) return {};
+  return {a.out_features, linear_input_features(a, inputs[0])};
+}
+
+// ---- batchnorm, layernorm ----
+// batchnorm: per channel (dim 0); layernorm: over the last dim. Affine: 2 parameters per
+// normalized feature, weight gradient 2 FLOPs per element.
+
+struct NormAttrs final : LayerAttrs {
+  bool affine = true;
+};
+
+NormAttrs read_norm(LayerSpec& spec) {
+  NormAttrs a;
+  if (auto v = spec.node.find("affine")) a.affine = v->as_bool();
+  return a;
+}
+
+// `feature_dim`: the dimension of `x` whose entries each have their own scale and shift.
+LayerEstimate normalization(const NormAttrs& a, const Shape& x, std::size_t feature_dim) {
+  LayerEstimate e = elementwise(x, kNormFlops, OpClass::normalization);
+  if (a.affine) {
+    e.has_weights = true;
+    e.params = 2 * x[feature_dim];
+    e.flops_bwd_weight = 2 * element_count(x);
+  }
+  return e;
+}
+
+LayerEstimate estimate_batchnorm(const LayerSpec&, const NormAttrs& a, const Inputs& inputs, const Shape&) {
+  return normalization(a, inputs.front(), 0);
+}
+
+LayerEstimate estimate_layernorm(const LayerSpec&, const NormAttrs& a, const Inputs& inputs, const Shape&) {
+  return normalization(a, inputs.front(), inputs.front().size() - 1);
+}
+
+// ---- dropout ----
+
+DropoutAttrs read_dropout(LayerSpec& spec) {
+  DropoutAttrs a;
+  if (auto v = spec.node.find("rate")) {
+    a.rate = v->number_in(0, 1);
+    if (a.rate >= 1) throw v->error("layer '" + spec.name + "': must be < 1 (a dropout rate of 1 drops everything)");
+  }
+  return a;
+}
+
+LayerEstimate estimate_dropout(const LayerSpec&, const DropoutAttrs&, const Inputs& inputs, const Shape&) {
+  return elementwise(inputs.front(), kDropoutFlops);
+}
+
+// ---- add ----
+// (n − 1) additions per element for n inputs of one shape.
+
+LayerEstimate estimate_add(const LayerSpec& spec, const NoAttrs&, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  for (std::size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i] != x)
+      throw spec.error_at("parents", "add needs inputs of the same shape, but '" + spec.parents[0] + "' gives " + shape_text(x) +
+                                         " and '" + spec.parents[i] + "' gives " + shape_text(inputs[i]));
+  return elementwise(x, static_cast<double>(inputs.size() - 1));
+}
+
+// ---- concat ----
+// A copy: no FLOPs, bytes in = bytes out.
+
+ConcatAttrs read_concat(LayerSpec& spec) {
+  ConcatAttrs a;
+  if (auto v = spec.node.find("axis")) a.axis = v->as_int();
+  return a;
+}
+
+LayerEstimate estimate_concat(const LayerSpec& spec, const ConcatAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  // Paleo counts NHWC dimensions with the batch first: channels (3) are our axis 0 of [C, H, W].
+  std::int64_t axis = a.axis;
+  if (a.nhwc_axis) axis = x.size() == 3 ? (axis == 3 ? 0 : axis) : axis - 1;
+  if (a.nhwc_axis && axis < 0) throw spec.error_at("dim", "cannot concatenate over the batch dimension");
+  axis = normalize_axis(spec, axis, x.size());
+  Shape out = x;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    const Shape& s = inputs[i];
+    bool compatible = s.size() == x.size();
+    for (std::size_t d = 0; compatible && d < s.size(); ++d)
+      compatible = static_cast<std::int64_t>(d) == axis || s[d] == x[d];
+    if (!compatible)
+      throw spec.error_at("parents", "concat over axis " + std::to_string(axis) + " needs all other dimensions equal, but '" +
+                                         spec.parents[0] + "' gives " + shape_text(x) + " and '" + spec.parents[i] + "' gives " +
+                                         shape_text(s));
+    out[static_cast<std::size_t>(axis)] += s[static_cast<std::size_t>(axis)];
+  }
+  return elementwise(out, 0);
+}
+
+// ---- flatten, reshape, slice ----
+// Views: no FLOPs, nothing saved.
+
+LayerEstimate view(const Shape& out) {
+  LayerEstimate e = elementwise(out, 0, OpClass::reshape);
+  e.saved_elements = 0;
+  return e;
+}
+
+LayerEstimate estimate_flatten(const LayerSpec&, const NoAttrs&, const Inputs& inputs, const Shape&) {
+  return view({static_cast<std::int64_t>(element_count(inputs.front()))});
+}
+
+struct ReshapeAttrs final : LayerAttrs {
+  Shape shape;  ///< the target shape; one size may be -1 (inferred)
+};
+
+ReshapeAttrs read_reshape(LayerSpec& spec) {
+  ReshapeAttrs a;
+  a.shape = read_shape(spec.node.at("shape"), true);
+  return a;
+}
+
+LayerEstimate estimate_reshape(const LayerSpec& spec, const ReshapeAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  Shape out = a.shape;
+  const double known = -element_count(out);  // the -1, if any, makes the product negative
+  const auto infer = std::find(out.begin(), out.end(), -1);
+  if (infer != out.end() && known > 0 && std::fmod(element_count(x), known) == 0)
+    *infer = static_cast<std::int64_t>(element_count(x) / known);
+  if (element_count(out) != element_count(x))
+    throw spec.error_at("shape", "cannot reshape " + shape_text(x) + " (" + std::to_string(static_cast<std::int64_t>(element_count(x))) +
+                                     " elements) into " + shape_text(a.shape));
+  return view(out);
+}
+
+struct SliceAttrs final : LayerAttrs {
+  std::int64_t axis = 0;  ///< per-sample axis, negative from the end
+  std::int64_t start = 0;
+  std::int64_t length = 1;
+};
+
+SliceAttrs read_slice(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  SliceAttrs a;
+  if (auto v = node.find("axis")) a.axis = v->as_int();
+  if (auto v = node.find("start")) a.start = v->int_at_least(0);
+  if (auto v = node.find("length")) a.length = v->int_at_least(1);
+  return a;
+}
+
+LayerEstimate estimate_slice(const LayerSpec& spec, const SliceAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  const auto axis = static_cast<std::size_t>(normalize_axis(spec, a.axis, x.size()));
+  if (a.start + a.length > x[axis])
+    throw spec.error("slice [" + std::to_string(a.start) + ", " + std::to_string(a.start + a.length) + ") exceeds size " +
+                     std::to_string(x[axis]) + " of axis " + std::to_string(axis) + " of its input " + shape_text(x));
+  Shape out = x;
+  out[axis] = a.length;
+  return view(out);
+}
+
+// ---- loss ----
+// Softmax cross-entropy: one value per sample.
+
+LossAttrs read_loss(LayerSpec& spec) {
+  LossAttrs a;
+  if (auto v = spec.node.find("num_classes")) a.num_classes = v->int_at_least(1);
+  return a;
+}
+
+LayerEstimate estimate_loss(const LayerSpec& spec, const LossAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  if (a.num_classes != 0 && a.num_classes != x.back() && static_cast<double>(a.num_classes) != element_count(x))
+    throw spec.error_at("num_classes", "num_classes = " + std::to_string(a.num_classes) +
+                                           " matches neither the elements nor the last dimension of its input " + shape_text(x));
+  LayerEstimate e;
+  e.output = {1};
+  e.op_class = OpClass::loss;
+  e.flops_fwd = kLossFlops * element_count(x);
+  e.flops_bwd_edge = e.flops_fwd;
+  e.saved_elements = 1;
+  return e;
+}
+
+// ---- embedding ----
+// A gather of rows: no FLOPs forward; the weight gradient scatter-adds every output element;
+// token ids have no gradient.
+
+struct EmbeddingAttrs final : LayerAttrs {
+  std::int64_t num_embeddings = 1;
+  std::int64_t dim = 1;
+};
+
+EmbeddingAttrs read_embedding(LayerSpec& spec) {
+  EmbeddingAttrs a;
+  a.num_embeddings = spec.node.at("num_embeddings").int_at_least(1);
+  a.dim = spec.node.at("dim").int_at_least(1);
+  return a;
+}
+
+LayerEstimate estimate_embedding(const LayerSpec&, const EmbeddingAttrs& a, const Inputs& inputs, const Shape&) {
+  LayerEstimate e;
+  e.output = inputs.front();
+  e.output.push_back(a.dim);
+  e.op_class = OpClass::embedding;
+  e.has_weights = true;
+  e.params = a.num_embeddings * a.dim;
+  e.flops_bwd_weight = element_count(e.output);
+  e.saved_elements = element_count(e.output);
+  return e;
+}
+
+Shape embedding_weight_matrix(const EmbeddingAttrs& a, const Inputs&) { return {a.num_embeddings, a.dim}; }
+
+// ---- matmul ----
+// [..., M, K] × [..., K, N] (or [..., N, K] with transpose_b) = 2·batch·M·K·N; the input
+// gradient covers both operands (2 × forward).
+
+struct MatmulAttrs final : LayerAttrs {
+  bool transpose_b = false;
+};
+
+MatmulAttrs read_matmul(LayerSpec& spec) {
+  MatmulAttrs a;
+  if (auto v = spec.node.find("transpose_b")) a.transpose_b = v->as_bool();
+  return a;
+}
+
+LayerEstimate estimate_matmul(const LayerSpec& spec, const MatmulAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = inputs.front();
+  const Shape& b = inputs[1];
+  if (x.size() < 2 || b.size() != x.size() || !std::equal(x.begin(), x.end() - 2, b.begin()))
+    throw spec.error_at("parents", "matmul needs two inputs of equal rank ≥ 2 with equal leading dimensions, got " + shape_text(x) +
+                                       " and " + shape_text(b));
+  const std::int64_t m = x[x.size() - 2], k = x.back();
+  const std::int64_t kb = a.transpose_b ? b.back() : b[b.size() - 2];
+  const std::int64_t n = a.transpose_b ? b[b.size() - 2] : b.back();
+  if (k != kb)
+    throw spec.error_at("parents", "matmul inner dimensions differ: " + shape_text(x) + " × " + shape_text(b) +
+                                       (a.transpose_b ? "ᵀ" : ""));
+  LayerEstimate e;
+  e.output = Shape(x.begin(), x.end() - 1);
+  e.output.push_back(n);
+  e.op_class = OpClass::matmul;
+  e.flops_fwd = 2.0 * element_count(Shape(x.begin(), x.end() - 2)) * static_cast<double>(m * k * n);
+  e.flops_bwd_edge = 2 * e.flops_fwd;
+  e.saved_elements = element_count(e.output);
+  return e;
+}
+
+// ---- attention ----
 // Multi-head self-attention on [T, D] with H heads, Q/K/V/output projections D×D.
 //   forward  = 8·T·D² (projections) + 4·T²·D (scores QKᵀ, context PV) + 5·H·T² (softmax)
 //   weights  = 8·T·D²
@@ -179,6 +559,32 @@ LayerEstimate elementwise(const Shape& shape, double flops_per_element, OpClass 
 //   edge     = 6·T·D² (dX through the Q, K, V projections)
 //   saved    = 5·T·D (Q, K, V, context, output) + H·T² (probabilities)
 // Causal masking is counted dense (as cuBLAS/cuDNN kernels without block skipping compute it).
+
+struct AttentionAttrs final : LayerAttrs {
+  std::int64_t heads = 1;
+  bool bias = true;
+  bool causal = false;  ///< recorded; FLOPs are counted dense
+};
+
+AttentionAttrs read_attention(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  AttentionAttrs a;
+  if (auto v = node.find("bias")) a.bias = v->as_bool();
+  a.heads = node.at("heads").int_at_least(1);
+  if (auto v = node.find("causal")) a.causal = v->as_bool();
+  return a;
+}
+
+// The one input of attention or a transformer block, checked to be [T, D] with D split evenly
+// over `heads` heads.
+const Shape& token_input(const LayerSpec& spec, const Inputs& inputs, std::int64_t heads) {
+  const Shape& x = inputs.front();
+  require_rank(spec, x, 2, "[tokens, model dim]");
+  if (x[1] % heads != 0)
+    throw spec.error_at("heads", "heads = " + std::to_string(heads) + " must divide the model dimension " + std::to_string(x[1]));
+  return x;
+}
+
 LayerEstimate attention_costs(double t, double d, double heads, bool bias) {
   LayerEstimate e;
   e.op_class = OpClass::attention;
@@ -190,6 +596,157 @@ LayerEstimate attention_costs(double t, double d, double heads, bool bias) {
   e.flops_bwd_edge = 6 * t * d * d;
   e.saved_elements = 5 * t * d + heads * t * t;
   return e;
+}
+
+LayerEstimate estimate_attention(const LayerSpec& spec, const AttentionAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = token_input(spec, inputs, a.heads);
+  const double tokens = static_cast<double>(x[0]), d = static_cast<double>(x[1]), heads = static_cast<double>(a.heads);
+  LayerEstimate e = attention_costs(tokens, d, heads, a.bias);
+  e.output = x;
+  return e;
+}
+
+// ---- transformer ----
+// Transformer block (BERT post-LN or GPT-2 pre-LN: the same costs): attention, two layer
+// norms, two residual adds, feed-forward D→F→D with activation a, all with biases.
+//   params   = attention(4D² + 4D) + 2·2D + 2·D·F + F + D     (= 12D² + 13D for F = 4D)
+//   forward  = attention + 2·5·T·D (norms) + 2·T·D (adds) + 4·T·D·F + a·T·F
+//   weights  = 8·T·D² + 4·T·D·F + 2·2·T·D
+//   internal = attention internal + edge of its Q/K/V projections (they read a norm or the
+//              residual stream, both inside the block's graph) — counted as the block's edge —
+//              + 10·T·D + 2·T·D + 4·T·D·F (dX of both FFN linears) + a·T·F
+//   saved    = attention saved + 2·T·D (norm outputs) + T·D (residual) + 2·T·F (FFN hidden) + T·D
+
+// The feed-forward activations a block may use, with their FLOPs per element.
+const std::map<std::string, double, std::less<>>& feed_forward_activations() {
+  static const std::map<std::string, double, std::less<>> table{
+      {"gelu", kGeluFlops}, {"relu", kReluFlops}, {"silu", kSiluFlops}};
+  return table;
+}
+
+struct TransformerAttrs final : LayerAttrs {
+  std::int64_t heads = 1;
+  std::int64_t ffn_dim = 0;  ///< 0 = 4 × model dim
+  std::string activation = "gelu";
+  bool causal = false;  ///< recorded; FLOPs are counted dense
+};
+
+TransformerAttrs read_transformer(LayerSpec& spec) {
+  const JsonNode& node = spec.node;
+  TransformerAttrs a;
+  a.heads = node.at("heads").int_at_least(1);
+  if (auto v = node.find("causal")) a.causal = v->as_bool();
+  if (auto v = node.find("ffn_dim")) a.ffn_dim = v->int_at_least(1);
+  if (auto v = node.find("activation")) {
+    std::vector<std::string> names;
+    for (const auto& [name, flops] : feed_forward_activations()) names.push_back(name);
+    a.activation = v->one_of(names);
+  }
+  return a;
+}
+
+LayerEstimate estimate_transformer(const LayerSpec& spec, const TransformerAttrs& a, const Inputs& inputs, const Shape&) {
+  const Shape& x = token_input(spec, inputs, a.heads);
+  const double tokens = static_cast<double>(x[0]), d = static_cast<double>(x[1]), heads = static_cast<double>(a.heads);
+  const double f = static_cast<double>(a.ffn_dim != 0 ? a.ffn_dim : 4 * x[1]);
+  const double act = feed_forward_activations().at(a.activation);
+  LayerEstimate e = attention_costs(tokens, d, heads, true);
+  e.output = x;
+  e.params += static_cast<std::int64_t>(2 * 2 * d + 2 * d * f + f + d);
+  e.flops_fwd += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
+  e.flops_bwd_weight += 4 * tokens * d * f + 2 * 2 * tokens * d;
+  e.flops_bwd_internal += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
+  e.saved_elements += 4 * tokens * d + 2 * tokens * f;
+  return e;
+}
+
+// ---- The registry ----
+
+// How many parents a type takes.
+struct Arity {
+  std::size_t min;
+  std::size_t max;  // SIZE_MAX: no limit
+};
+constexpr Arity kNoInput{0, 0};
+constexpr Arity kOneInput{1, 1};
+constexpr Arity kTwoInputs{2, 2};
+constexpr Arity kOneOrMore{1, SIZE_MAX};
+constexpr Arity kTwoOrMore{2, SIZE_MAX};
+
+// Everything the workloads module knows about one layer type.
+struct LayerType {
+  std::vector<std::string> keys;  // its keys besides name, type and parents, in the order errors list them
+  Arity arity;
+  std::function<std::shared_ptr<const LayerAttrs>(LayerSpec&)> read;
+  std::function<LayerEstimate(const LayerSpec&, const Inputs&, const Shape&)> estimate;  // after the arity check
+  std::function<Shape(const LayerSpec&, const Inputs&)> weight_matrix;  // empty: none another layer may share
+};
+
+template <class Attrs>
+const Attrs& attrs_of(const LayerSpec& spec) {
+  const auto* attrs = dynamic_cast<const Attrs*>(spec.attrs.get());
+  TRAINSIM_CHECK(attrs != nullptr, "layer '" + spec.name + "' has no attributes of its type " + spec.type);
+  return *attrs;
+}
+
+// One entry from a type's typed functions; the compiler checks that they agree on its attributes.
+template <class Attrs>
+LayerType entry(std::vector<std::string> keys, Arity arity, Attrs (*read)(LayerSpec&),
+                LayerEstimate (*estimate)(const LayerSpec&, const Attrs&, const Inputs&, const Shape&),
+                Shape (*weight_matrix)(const Attrs&, const Inputs&) = nullptr) {
+  LayerType type{std::move(keys), arity, {}, {}, {}};
+  type.read = [read](LayerSpec& spec) { return std::shared_ptr<const LayerAttrs>(std::make_shared<const Attrs>(read(spec))); };
+  type.estimate = [estimate](const LayerSpec& spec, const Inputs& inputs, const Shape& tied_weight) {
+    return estimate(spec, attrs_of<Attrs>(spec), inputs, tied_weight);
+  };
+  if (weight_matrix != nullptr)
+    type.weight_matrix = [weight_matrix](const LayerSpec& spec, const Inputs& inputs) {
+      return weight_matrix(attrs_of<Attrs>(spec), inputs);
+    };
+  return type;
+}
+
+const std::map<std::string, LayerType, std::less<>>& registry() {
+  static const std::map<std::string, LayerType, std::less<>> table{
+      {"input", entry({"shape"}, kNoInput, read_input, estimate_input)},
+      {"conv2d", entry({"out_channels", "in_channels", "kernel", "stride", "padding", "dilation", "groups", "bias"}, kOneInput,
+                       read_conv2d, estimate_conv2d)},
+      {"maxpool2d", entry({"kernel", "stride", "padding", "ceil_mode"}, kOneInput, read_pool2d, estimate_pool2d)},
+      {"avgpool2d", entry({"kernel", "stride", "padding", "ceil_mode"}, kOneInput, read_pool2d, estimate_pool2d)},
+      {"adaptive_avgpool2d", entry({"output_size"}, kOneInput, read_adaptive_pool2d, estimate_adaptive_pool2d)},
+      {"global_avgpool2d", entry({}, kOneInput, read_nothing, estimate_global_pool2d)},
+      {"global_maxpool2d", entry({}, kOneInput, read_nothing, estimate_global_pool2d)},
+      {"linear", entry({"out_features", "in_features", "bias", "tied_to"}, kOneInput, read_linear, estimate_linear,
+                       linear_weight_matrix)},
+      {"batchnorm", entry({"affine"}, kOneInput, read_norm, estimate_batchnorm)},
+      {"layernorm", entry({"affine"}, kOneInput, read_norm, estimate_layernorm)},
+      {"relu", entry({}, kOneInput, read_nothing, estimate_elementwise<kReluFlops>)},
+      {"leaky_relu", entry({}, kOneInput, read_nothing, estimate_elementwise<kLeakyReluFlops>)},
+      {"sigmoid", entry({}, kOneInput, read_nothing, estimate_elementwise<kSigmoidFlops>)},
+      {"tanh", entry({}, kOneInput, read_nothing, estimate_elementwise<kTanhFlops>)},
+      {"silu", entry({}, kOneInput, read_nothing, estimate_elementwise<kSiluFlops>)},
+      {"gelu", entry({}, kOneInput, read_nothing, estimate_elementwise<kGeluFlops>)},
+      {"dropout", entry({"rate"}, kOneInput, read_dropout, estimate_dropout)},
+      {"add", entry({}, kTwoOrMore, read_nothing, estimate_add)},
+      {"concat", entry({"axis"}, kOneOrMore, read_concat, estimate_concat)},
+      {"flatten", entry({}, kOneInput, read_nothing, estimate_flatten)},
+      {"reshape", entry({"shape"}, kOneInput, read_reshape, estimate_reshape)},
+      {"slice", entry({"axis", "start", "length"}, kOneInput, read_slice, estimate_slice)},
+      {"softmax", entry({}, kOneInput, read_nothing, estimate_elementwise<kSoftmaxFlops>)},
+      {"loss", entry({"num_classes"}, kOneInput, read_loss, estimate_loss)},
+      {"embedding", entry({"num_embeddings", "dim"}, kOneInput, read_embedding, estimate_embedding, embedding_weight_matrix)},
+      {"matmul", entry({"transpose_b"}, kTwoInputs, read_matmul, estimate_matmul)},
+      {"attention", entry({"heads", "bias", "causal"}, kOneInput, read_attention, estimate_attention)},
+      {"transformer", entry({"heads", "ffn_dim", "activation", "causal"}, kOneInput, read_transformer, estimate_transformer)},
+  };
+  return table;
+}
+
+// The entry of a type the caller has already checked (or set, as Paleo's reader does).
+const LayerType& registered(const std::string& type) {
+  const auto it = registry().find(type);
+  TRAINSIM_CHECK(it != registry().end(), "layer type '" + type + "' is not registered");
+  return it->second;
 }
 
 }  // namespace
@@ -216,330 +773,34 @@ InputError LayerSpec::error_at(std::string_view key, const std::string& detail) 
 const std::vector<std::string>& layer_types() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& [type, keys] : type_keys()) out.push_back(type);
+    for (const auto& [name, type] : registry()) out.push_back(name);
     return out;
   }();
   return names;
 }
 
-void read_layer_attrs(LayerSpec& spec) {
-  const JsonNode& node = spec.node;
-  const auto& keys = type_keys().at(spec.type);
-  std::vector<std::string> allowed = kCommonKeys;
-  allowed.insert(allowed.end(), keys.begin(), keys.end());
-  node.allow_only(allowed);
-  LayerAttrs& a = spec.attrs;
-  const std::string& t = spec.type;
+bool takes_parents(const std::string& type) { return registered(type).arity.max > 0; }
 
-  if (t == "input") a.shape = read_shape(node.at("shape"), false);
-  if (t == "reshape") a.shape = read_shape(node.at("shape"), true);
-  if (t == "conv2d") {
-    a.units = node.at("out_channels").int_at_least(1);
-    a.kernel = read_pair(node.at("kernel"), 1);
-    if (auto v = node.find("in_channels")) a.in_units = v->int_at_least(1);
-    if (auto v = node.find("dilation")) a.dilation = read_pair(*v, 1);
-    if (auto v = node.find("groups")) a.groups = v->int_at_least(1);
-  }
-  if (t == "conv2d" || t == "maxpool2d" || t == "avgpool2d") {
-    if (t != "conv2d") a.kernel = read_pair(node.at("kernel"), 1);
-    a.stride = t == "conv2d" ? Pair2{1, 1} : a.kernel;  // pooling stride defaults to the kernel (PyTorch)
-    if (auto v = node.find("stride")) a.stride = read_pair(*v, 1);
-    if (auto v = node.find("padding")) read_padding(*v, a);
-  }
-  if (auto v = node.find("ceil_mode")) a.ceil_mode = v->as_bool();
-  if (t == "adaptive_avgpool2d") a.output_size = read_pair(node.at("output_size"), 1);
-  if (t == "linear") {
-    a.units = node.at("out_features").int_at_least(1);
-    if (auto v = node.find("in_features")) a.in_units = v->int_at_least(1);
-    if (auto v = node.find("tied_to")) a.tied_to = v->as_string();
-  }
-  if (auto v = node.find("bias")) a.bias = v->as_bool();
-  if (auto v = node.find("affine")) a.affine = v->as_bool();
-  if (t == "dropout") {
-    if (auto v = node.find("rate")) {
-      a.rate = v->number_in(0, 1);
-      if (a.rate >= 1) throw v->error("layer '" + spec.name + "': must be < 1 (a dropout rate of 1 drops everything)");
-    }
-  }
-  if (auto v = node.find("axis")) a.axis = v->as_int();
-  if (t == "slice") {
-    if (auto v = node.find("start")) a.start = v->int_at_least(0);
-    if (auto v = node.find("length")) a.length = v->int_at_least(1);
-  }
-  if (t == "loss")
-    if (auto v = node.find("num_classes")) a.units = v->int_at_least(1);
-  if (t == "embedding") {
-    a.num_embeddings = node.at("num_embeddings").int_at_least(1);
-    a.units = node.at("dim").int_at_least(1);
-  }
-  if (auto v = node.find("transpose_b")) a.transpose_b = v->as_bool();
-  if (t == "attention" || t == "transformer") a.heads = node.at("heads").int_at_least(1);
-  if (auto v = node.find("causal")) a.causal = v->as_bool();
-  if (auto v = node.find("ffn_dim")) a.ffn_dim = v->int_at_least(1);
-  if (auto v = node.find("activation")) a.activation = v->one_of({"gelu", "relu", "silu"});
+void read_layer_attrs(LayerSpec& spec) {
+  const LayerType& type = registered(spec.type);
+  std::vector<std::string> allowed = kCommonKeys;
+  allowed.insert(allowed.end(), type.keys.begin(), type.keys.end());
+  spec.node.allow_only(allowed);
+  spec.attrs = type.read(spec);
 }
 
+bool has_weight_matrix(const LayerSpec& spec) { return static_cast<bool>(registered(spec.type).weight_matrix); }
+
 Shape weight_matrix_shape(const LayerSpec& spec, const std::vector<Shape>& inputs) {
-  if (spec.type == "embedding") return {spec.attrs.num_embeddings, spec.attrs.units};
-  if (spec.type == "linear" && inputs.size() == 1 && !inputs[0].empty()) {
-    const std::int64_t in = spec.attrs.flatten_input ? static_cast<std::int64_t>(element_count(inputs[0])) : inputs[0].back();
-    return {spec.attrs.units, in};
-  }
-  return {};
+  const LayerType& type = registered(spec.type);
+  return type.weight_matrix ? type.weight_matrix(spec, inputs) : Shape{};
 }
 
 LayerEstimate estimate_layer(const LayerSpec& spec, const std::vector<Shape>& inputs, const Shape& tied_weight) {
-  const LayerAttrs& a = spec.attrs;
-  const std::string& t = spec.type;
-  double in_elements = 0;
-  for (const auto& s : inputs) in_elements += element_count(s);
-
-  if (t == "input") {
-    require_inputs(spec, inputs, 0, 0);
-    LayerEstimate e;
-    e.output = a.shape;
-    e.op_class = OpClass::data;
-    e.saved_elements = element_count(a.shape);
-    return e;
-  }
-  if (inputs.empty()) throw spec.error_at("parents", t + " needs at least one parent");
-  const Shape& x = inputs.front();
-
-  if (t == "conv2d") {
-    // forward = 2·kh·kw·(Cin/groups)·Cout·Hout·Wout; params = kh·kw·(Cin/groups)·Cout (+ Cout bias)
-    require_inputs(spec, inputs, 1, 1);
-    require_rank(spec, x, 3, "[channels, height, width]");
-    const std::int64_t cin = x[0];
-    if (a.in_units != 0 && a.in_units != cin)
-      throw spec.error_at(spec.node.raw().contains("filter") ? "filter" : "in_channels",  // Paleo: filter[2]
-                          "declares " + std::to_string(a.in_units) + " input channels but its input " + shape_text(x) + " has " +
-                              std::to_string(cin));
-    if (cin % a.groups != 0 || a.units % a.groups != 0)
-      throw spec.error_at("groups", "groups = " + std::to_string(a.groups) + " must divide the input channels (" + std::to_string(cin) +
-                                        ") and out_channels (" + std::to_string(a.units) + ")");
-    const std::int64_t ho = window_output(spec, "height", x[1], a.kernel.h, a.stride.h, a.padding.h, a.dilation.h, false);
-    const std::int64_t wo = window_output(spec, "width", x[2], a.kernel.w, a.stride.w, a.padding.w, a.dilation.w, false);
-    LayerEstimate e;
-    e.output = {a.units, ho, wo};
-    e.op_class = OpClass::conv;
-    e.has_weights = true;
-    const std::int64_t weights = a.kernel.h * a.kernel.w * (cin / a.groups) * a.units;
-    e.params = weights + (a.bias ? a.units : 0);
-    e.flops_fwd = 2.0 * static_cast<double>(weights) * static_cast<double>(ho * wo);
-    e.flops_bwd_edge = e.flops_fwd;
-    e.flops_bwd_weight = e.flops_fwd;
-    e.saved_elements = element_count(e.output);
-    return e;
-  }
-  if (t == "maxpool2d" || t == "avgpool2d") {
-    // kh·kw comparisons or additions per output element.
-    require_inputs(spec, inputs, 1, 1);
-    require_rank(spec, x, 3, "[channels, height, width]");
-    const std::int64_t ho = window_output(spec, "height", x[1], a.kernel.h, a.stride.h, a.padding.h, 1, a.ceil_mode);
-    const std::int64_t wo = window_output(spec, "width", x[2], a.kernel.w, a.stride.w, a.padding.w, 1, a.ceil_mode);
-    const Shape out{x[0], ho, wo};
-    return elementwise(out, static_cast<double>(a.kernel.h * a.kernel.w), OpClass::pooling);
-  }
-  if (t == "adaptive_avgpool2d" || t == "global_avgpool2d" || t == "global_maxpool2d") {
-    // Every input element is read and added (or compared) once.
-    require_inputs(spec, inputs, 1, 1);
-    require_rank(spec, x, 3, "[channels, height, width]");
-    const Pair2 out = t == "adaptive_avgpool2d" ? a.output_size : Pair2{1, 1};
-    LayerEstimate e = elementwise({x[0], out.h, out.w}, 0, OpClass::pooling);
-    e.flops_fwd = element_count(x);
-    e.flops_bwd_edge = e.flops_fwd;
-    return e;
-  }
-  if (t == "linear") {
-    // forward = 2·rows·in·out, rows = all leading positions (tokens); params = in·out (+ out bias),
-    // or only the bias when the weight is tied to another layer's (it still gets a gradient).
-    require_inputs(spec, inputs, 1, 1);
-    const std::int64_t in = a.flatten_input ? static_cast<std::int64_t>(element_count(x)) : x.back();
-    if (a.in_units != 0 && a.in_units != in)
-      throw spec.error("declares " + std::to_string(a.in_units) + " input features but its input " + shape_text(x) + " has " +
-                       std::to_string(in));
-    if (!a.tied_to.empty() && (tied_weight.size() != 2 || tied_weight[0] != a.units || tied_weight[1] != in))
-      throw spec.error_at("tied_to", "its weight [" + std::to_string(a.units) + ", " + std::to_string(in) +
-                                         "] (out_features, in_features) does not match the weight " + shape_text(tied_weight) +
-                                         " of layer '" + a.tied_to + "'");
-    LayerEstimate e;
-    e.output = a.flatten_input ? Shape{} : Shape(x.begin(), x.end() - 1);
-    e.output.push_back(a.units);
-    e.op_class = OpClass::matmul;
-    e.has_weights = true;
-    const double rows = element_count(x) / static_cast<double>(in);
-    e.params = (a.tied_to.empty() ? in * a.units : 0) + (a.bias ? a.units : 0);
-    e.flops_fwd = 2.0 * rows * static_cast<double>(in) * static_cast<double>(a.units);
-    e.flops_bwd_edge = e.flops_fwd;
-    e.flops_bwd_weight = e.flops_fwd;
-    e.saved_elements = element_count(e.output);
-    return e;
-  }
-  if (t == "batchnorm" || t == "layernorm") {
-    // batchnorm: per channel (dim 0); layernorm: over the last dim. Affine: 2 parameters per
-    // normalized feature, weight gradient 2 FLOPs per element.
-    require_inputs(spec, inputs, 1, 1);
-    LayerEstimate e = elementwise(x, kNormFlops, OpClass::normalization);
-    if (a.affine) {
-      e.has_weights = true;
-      e.params = 2 * (t == "batchnorm" ? x.front() : x.back());
-      e.flops_bwd_weight = 2 * element_count(x);
-    }
-    return e;
-  }
-  if (auto it = activation_flops().find(t); it != activation_flops().end()) {
-    require_inputs(spec, inputs, 1, 1);
-    return elementwise(x, it->second);
-  }
-  if (t == "dropout") {
-    require_inputs(spec, inputs, 1, 1);
-    return elementwise(x, kDropoutFlops);
-  }
-  if (t == "softmax") {
-    require_inputs(spec, inputs, 1, 1);
-    return elementwise(x, kSoftmaxFlops);
-  }
-  if (t == "add") {
-    // (n − 1) additions per element for n inputs of one shape.
-    require_inputs(spec, inputs, 2, SIZE_MAX);
-    for (std::size_t i = 1; i < inputs.size(); ++i)
-      if (inputs[i] != x)
-        throw spec.error_at("parents", "add needs inputs of the same shape, but '" + spec.parents[0] + "' gives " + shape_text(x) +
-                                           " and '" + spec.parents[i] + "' gives " + shape_text(inputs[i]));
-    return elementwise(x, static_cast<double>(inputs.size() - 1));
-  }
-  if (t == "concat") {
-    // A copy: no FLOPs, bytes in = bytes out.
-    require_inputs(spec, inputs, 1, SIZE_MAX);
-    // Paleo counts NHWC dimensions with the batch first: channels (3) are our axis 0 of [C, H, W].
-    std::int64_t axis = a.axis;
-    if (a.nhwc_axis) axis = x.size() == 3 ? (axis == 3 ? 0 : axis) : axis - 1;
-    if (a.nhwc_axis && axis < 0) throw spec.error_at("dim", "cannot concatenate over the batch dimension");
-    axis = normalize_axis(spec, axis, x.size());
-    Shape out = x;
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
-      const Shape& s = inputs[i];
-      bool compatible = s.size() == x.size();
-      for (std::size_t d = 0; compatible && d < s.size(); ++d)
-        compatible = static_cast<std::int64_t>(d) == axis || s[d] == x[d];
-      if (!compatible)
-        throw spec.error_at("parents", "concat over axis " + std::to_string(axis) + " needs all other dimensions equal, but '" +
-                                           spec.parents[0] + "' gives " + shape_text(x) + " and '" + spec.parents[i] + "' gives " +
-                                           shape_text(s));
-      out[static_cast<std::size_t>(axis)] += s[static_cast<std::size_t>(axis)];
-    }
-    return elementwise(out, 0);
-  }
-  if (t == "flatten" || t == "reshape" || t == "slice") {
-    // Views: no FLOPs, nothing saved.
-    require_inputs(spec, inputs, 1, 1);
-    Shape out;
-    if (t == "flatten") out = {static_cast<std::int64_t>(element_count(x))};
-    if (t == "reshape") {
-      out = a.shape;
-      const double known = -element_count(out);  // the -1, if any, makes the product negative
-      const auto infer = std::find(out.begin(), out.end(), -1);
-      if (infer != out.end() && known > 0 && std::fmod(element_count(x), known) == 0)
-        *infer = static_cast<std::int64_t>(element_count(x) / known);
-      if (element_count(out) != element_count(x))
-        throw spec.error_at("shape", "cannot reshape " + shape_text(x) + " (" + std::to_string(static_cast<std::int64_t>(element_count(x))) +
-                                         " elements) into " + shape_text(a.shape));
-    }
-    if (t == "slice") {
-      const auto axis = static_cast<std::size_t>(normalize_axis(spec, a.axis, x.size()));
-      if (a.start + a.length > x[axis])
-        throw spec.error("slice [" + std::to_string(a.start) + ", " + std::to_string(a.start + a.length) + ") exceeds size " +
-                         std::to_string(x[axis]) + " of axis " + std::to_string(axis) + " of its input " + shape_text(x));
-      out = x;
-      out[axis] = a.length;
-    }
-    LayerEstimate e = elementwise(out, 0, OpClass::reshape);
-    e.saved_elements = 0;
-    return e;
-  }
-  if (t == "loss") {
-    // Softmax cross-entropy: one value per sample.
-    require_inputs(spec, inputs, 1, 1);
-    if (a.units != 0 && a.units != x.back() && static_cast<double>(a.units) != element_count(x))
-      throw spec.error_at("num_classes", "num_classes = " + std::to_string(a.units) + " matches neither the elements nor the last dimension of its input " +
-                                             shape_text(x));
-    LayerEstimate e;
-    e.output = {1};
-    e.op_class = OpClass::loss;
-    e.flops_fwd = kLossFlops * element_count(x);
-    e.flops_bwd_edge = e.flops_fwd;
-    e.saved_elements = 1;
-    return e;
-  }
-  if (t == "embedding") {
-    // A gather of rows: no FLOPs forward; the weight gradient scatter-adds every output element;
-    // token ids have no gradient.
-    require_inputs(spec, inputs, 1, 1);
-    LayerEstimate e;
-    e.output = x;
-    e.output.push_back(a.units);
-    e.op_class = OpClass::embedding;
-    e.has_weights = true;
-    e.params = a.num_embeddings * a.units;
-    e.flops_bwd_weight = element_count(e.output);
-    e.saved_elements = element_count(e.output);
-    return e;
-  }
-  if (t == "matmul") {
-    // [..., M, K] × [..., K, N] (or [..., N, K] with transpose_b) = 2·batch·M·K·N; the input
-    // gradient covers both operands (2 × forward).
-    require_inputs(spec, inputs, 2, 2);
-    const Shape& b = inputs[1];
-    if (x.size() < 2 || b.size() != x.size() || !std::equal(x.begin(), x.end() - 2, b.begin()))
-      throw spec.error_at("parents", "matmul needs two inputs of equal rank ≥ 2 with equal leading dimensions, got " + shape_text(x) +
-                                         " and " + shape_text(b));
-    const std::int64_t m = x[x.size() - 2], k = x.back();
-    const std::int64_t kb = a.transpose_b ? b.back() : b[b.size() - 2];
-    const std::int64_t n = a.transpose_b ? b[b.size() - 2] : b.back();
-    if (k != kb)
-      throw spec.error_at("parents", "matmul inner dimensions differ: " + shape_text(x) + " × " + shape_text(b) +
-                                         (a.transpose_b ? "ᵀ" : ""));
-    LayerEstimate e;
-    e.output = Shape(x.begin(), x.end() - 1);
-    e.output.push_back(n);
-    e.op_class = OpClass::matmul;
-    e.flops_fwd = 2.0 * element_count(Shape(x.begin(), x.end() - 2)) * static_cast<double>(m * k * n);
-    e.flops_bwd_edge = 2 * e.flops_fwd;
-    e.saved_elements = element_count(e.output);
-    return e;
-  }
-  if (t == "attention" || t == "transformer") {
-    require_inputs(spec, inputs, 1, 1);
-    require_rank(spec, x, 2, "[tokens, model dim]");
-    if (x[1] % a.heads != 0)
-      throw spec.error_at("heads", "heads = " + std::to_string(a.heads) + " must divide the model dimension " + std::to_string(x[1]));
-    const double tokens = static_cast<double>(x[0]), d = static_cast<double>(x[1]), heads = static_cast<double>(a.heads);
-    if (t == "attention") {
-      LayerEstimate e = attention_costs(tokens, d, heads, a.bias);
-      e.output = x;
-      return e;
-    }
-    // Transformer block (BERT post-LN or GPT-2 pre-LN: the same costs): attention, two layer
-    // norms, two residual adds, feed-forward D→F→D with activation a, all with biases.
-    //   params   = attention(4D² + 4D) + 2·2D + 2·D·F + F + D     (= 12D² + 13D for F = 4D)
-    //   forward  = attention + 2·5·T·D (norms) + 2·T·D (adds) + 4·T·D·F + a·T·F
-    //   weights  = 8·T·D² + 4·T·D·F + 2·2·T·D
-    //   internal = attention internal + edge of its Q/K/V projections (they read a norm or the
-    //              residual stream, both inside the block's graph) — counted as the block's edge —
-    //              + 10·T·D + 2·T·D + 4·T·D·F (dX of both FFN linears) + a·T·F
-    //   saved    = attention saved + 2·T·D (norm outputs) + T·D (residual) + 2·T·F (FFN hidden) + T·D
-    const double f = static_cast<double>(a.ffn_dim != 0 ? a.ffn_dim : 4 * x[1]);
-    const double act = activation_flops().at(a.activation);
-    LayerEstimate e = attention_costs(tokens, d, heads, true);
-    e.output = x;
-    e.params += static_cast<std::int64_t>(2 * 2 * d + 2 * d * f + f + d);
-    e.flops_fwd += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
-    e.flops_bwd_weight += 4 * tokens * d * f + 2 * 2 * tokens * d;
-    e.flops_bwd_internal += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
-    e.saved_elements += 4 * tokens * d + 2 * tokens * f;
-    return e;
-  }
-  throw spec.error_at("type", "no cost model for layer type '" + t + "'");
+  const LayerType& type = registered(spec.type);
+  if (type.arity.min > 0 && inputs.empty()) throw spec.error_at("parents", spec.type + " needs at least one parent");
+  require_inputs(spec, inputs, type.arity.min, type.arity.max);
+  return type.estimate(spec, inputs, tied_weight);
 }
 
 }  // namespace trainsim::workloads::detail

@@ -74,7 +74,7 @@ Workload parse_layer_graph(const JsonNode& root, const std::string& source_label
   for (const JsonNode& node : layers.elements()) {
     node.require_object();
     const JsonNode name_node = node.at("name");
-    detail::LayerSpec spec{name_node.as_string(), "", {}, {}, node, {}};
+    detail::LayerSpec spec{name_node.as_string(), "", {}, {}, "", node, nullptr};
     if (spec.name.empty()) throw name_node.error("expected a non-empty layer name");
     detail::with_layer_context(spec.name, [&] {
       const JsonNode type_node = node.at("type");
@@ -87,8 +87,9 @@ Workload parse_layer_graph(const JsonNode& root, const std::string& source_label
           spec.parents.push_back(p.as_string());
           spec.parent_nodes.push_back(p);
         }
-      } else if (spec.type != "input" && !specs.empty()) {
-        // Sequential shorthand: without "parents" a layer reads the layer written before it.
+      } else if (detail::takes_parents(spec.type) && !specs.empty()) {
+        // Sequential shorthand: without "parents" a layer reads the layer written before it
+        // (unless its type takes none, as an input does).
         spec.parents.push_back(specs.back().name);
         spec.parent_nodes.push_back(node);
       }

@@ -1,7 +1,8 @@
 #pragma once
 // Private: one layer as read from a file (either format), before shapes are known, and the
-// per-type shape inference and cost formulas applied to it.
+// layer-type registry (layer_costs.cpp) that reads its attributes, infers its shape and costs it.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,34 +22,73 @@ struct Pair2 {
 /// How a convolution or pooling window is padded: explicit sizes, or TensorFlow's SAME / VALID.
 enum class PadMode { explicit_size, same, valid };
 
-/// Attributes of a layer; which ones mean something depends on the type (see layer_costs.cpp).
+/// The padding of a convolution or pooling window.
+struct Padding {
+  PadMode mode = PadMode::explicit_size;
+  Pair2 size{0, 0};  ///< per side, with PadMode::explicit_size only
+};
+
+/// The type-specific attributes of one layer: each layer type has its own small struct deriving
+/// from this one, made by the type's reader and read by its cost estimator (layer_costs.cpp).
+///
+/// A per-type object rather than a std::variant: a new layer type declares its attributes next to
+/// its registry entry in layer_costs.cpp and no central list of alternatives has to grow. Only the
+/// structs that Paleo's reader also fills are declared here. The registry checks that an estimator
+/// gets the struct its type's reader makes (a mismatch is a broken invariant).
 struct LayerAttrs {
-  Shape shape;                    ///< input: per-sample shape; reshape: target shape (one -1 allowed)
-  std::int64_t units = 0;         ///< conv2d out_channels, linear out_features, embedding dim, loss num_classes
-  std::int64_t in_units = 0;      ///< optional check: conv2d in_channels, linear in_features (0 = unchecked)
-  Pair2 kernel{1, 1};
-  Pair2 stride{1, 1};
-  Pair2 padding{0, 0};
-  Pair2 dilation{1, 1};
-  Pair2 output_size{1, 1};        ///< adaptive_avgpool2d
-  PadMode pad_mode = PadMode::explicit_size;
+  virtual ~LayerAttrs() = default;
+};
+
+/// Attributes of the types that have none (activations, add, flatten, global pooling, ...).
+struct NoAttrs final : LayerAttrs {};
+
+/// input.
+struct InputAttrs final : LayerAttrs {
+  Shape shape;  ///< per-sample shape (the batch is not part of it)
+};
+
+/// conv2d.
+struct Conv2dAttrs final : LayerAttrs {
+  std::int64_t out_channels = 1;
+  std::int64_t in_channels = 0;  ///< optional check against the input (0 = unchecked)
+  Pair2 kernel;
+  Pair2 stride;
+  Padding padding;
+  Pair2 dilation;
   std::int64_t groups = 1;
-  std::int64_t heads = 1;         ///< attention, transformer
-  std::int64_t ffn_dim = 0;       ///< transformer (0 = 4 × model dim)
-  std::int64_t num_embeddings = 0;
-  std::int64_t axis = 0;          ///< concat, slice, softmax (per-sample axes, negative from the end)
-  std::int64_t start = 0;         ///< slice
-  std::int64_t length = 1;        ///< slice
   bool bias = true;
-  bool affine = true;             ///< batchnorm, layernorm
-  bool ceil_mode = false;         ///< pooling
-  bool flatten_input = false;     ///< linear: flatten the whole sample first (Paleo InnerProduct)
-  bool nhwc_axis = false;         ///< concat: `axis` is a Paleo NHWC dimension (batch included)
-  bool transpose_b = false;       ///< matmul
-  bool causal = false;            ///< attention, transformer (recorded; FLOPs are counted dense)
-  double rate = 0.5;              ///< dropout probability
-  std::string activation = "gelu";///< transformer feed-forward activation
-  std::string tied_to;            ///< linear: layer whose weight matrix this one shares
+};
+
+/// maxpool2d and avgpool2d.
+struct Pool2dAttrs final : LayerAttrs {
+  Pair2 kernel;
+  Pair2 stride;
+  Padding padding;
+  bool ceil_mode = false;
+};
+
+/// linear (its `tied_to` is LayerSpec::tied_to).
+struct LinearAttrs final : LayerAttrs {
+  std::int64_t out_features = 1;
+  std::int64_t in_features = 0;  ///< optional check against the input (0 = unchecked)
+  bool bias = true;
+  bool flatten_input = false;  ///< flatten the whole sample first (Paleo InnerProduct)
+};
+
+/// dropout.
+struct DropoutAttrs final : LayerAttrs {
+  double rate = 0.5;  ///< probability of dropping an element, in [0, 1)
+};
+
+/// concat.
+struct ConcatAttrs final : LayerAttrs {
+  std::int64_t axis = 0;   ///< per-sample axis, negative from the end
+  bool nhwc_axis = false;  ///< `axis` is a Paleo NHWC dimension (batch included)
+};
+
+/// loss.
+struct LossAttrs final : LayerAttrs {
+  std::int64_t num_classes = 0;  ///< optional check against the input (0 = unchecked)
 };
 
 /// One layer as written in a file. `node` locates it for error messages.
@@ -57,8 +97,9 @@ struct LayerSpec {
   std::string type;
   std::vector<std::string> parents;
   std::vector<JsonNode> parent_nodes;  ///< where each parent is named (for "unknown parent" errors)
+  std::string tied_to;                 ///< linear: the layer whose weight matrix it shares ("" = none)
   JsonNode node;
-  LayerAttrs attrs;
+  std::shared_ptr<const LayerAttrs> attrs;  ///< made by the reader of `type`
 
   /// An InputError at this layer: "file: /pointer: layer 'name': detail".
   [[nodiscard]] InputError error(const std::string& detail) const;
@@ -83,8 +124,11 @@ struct LayerEstimate {
 /// Every type of the layer-graph format, sorted.
 const std::vector<std::string>& layer_types();
 
-/// Reads the type-specific attributes of a layer-graph layer object (rejects unknown keys).
-/// `spec.type` must already be a known type.
+/// False for the types that take no parents (input). `type` must be a known type.
+bool takes_parents(const std::string& type);
+
+/// Reads the type-specific attributes of a layer-graph layer object into `spec.attrs` (and
+/// `spec.tied_to`); rejects unknown keys. `spec.type` must already be a known type.
 void read_layer_attrs(LayerSpec& spec);
 
 /// Shape inference and costs. `inputs` are the parents' output shapes, in parent order.
@@ -92,8 +136,12 @@ void read_layer_attrs(LayerSpec& spec);
 /// Throws InputError (via spec.error) on wrong parent counts and shape mismatches.
 LayerEstimate estimate_layer(const LayerSpec& spec, const std::vector<Shape>& inputs, const Shape& tied_weight);
 
+/// True for the types whose weight matrix another layer may share (embedding, linear).
+bool has_weight_matrix(const LayerSpec& spec);
+
 /// The [rows, cols] weight matrix of an embedding ([num_embeddings, dim]) or linear
-/// ([out_features, in_features]) layer, for weight tying; empty for other types.
+/// ([out_features, in_features]) layer, for weight tying; empty for other types, and for a linear
+/// when `inputs` does not hold its one input shape (an embedding's needs no inputs).
 Shape weight_matrix_shape(const LayerSpec& spec, const std::vector<Shape>& inputs);
 
 /// Number of elements of a shape (1 for the empty shape).

@@ -17,6 +17,7 @@
 //                                             "x@self" = same split, "x@all" = every split
 // activation_fn and normalizer_fn are accepted and, as in Paleo, not costed.
 #include <map>
+#include <memory>
 
 #include "graph_build.hpp"
 #include "trainsim/core/suggest.hpp"
@@ -58,73 +59,86 @@ detail::Pair2 nhwc_window(const JsonNode& node) {
   return {node.element(1).int_at_least(1), node.element(2).int_at_least(1)};
 }
 
-void read_paleo_padding(const JsonNode& node, detail::LayerAttrs& a) {
-  if (node.is_string()) {
-    a.pad_mode = node.one_of({"SAME", "VALID"}) == "SAME" ? PadMode::same : PadMode::valid;
-    return;
-  }
+detail::Padding read_paleo_padding(const JsonNode& node) {
+  if (node.is_string()) return {node.one_of({"SAME", "VALID"}) == "SAME" ? PadMode::same : PadMode::valid, {0, 0}};
   node.require_array();
   if (node.size() != 2) throw node.error("expected \"SAME\", \"VALID\" or [pad_height, pad_width]");
-  a.pad_mode = PadMode::explicit_size;
-  a.padding = {node.element(0).int_at_least(0), node.element(1).int_at_least(0)};
+  return {PadMode::explicit_size, {node.element(0).int_at_least(0), node.element(1).int_at_least(0)}};
+}
+
+// Gives `spec` its layer-graph type and that type's attributes.
+template <class Attrs>
+void set_layer(LayerSpec& spec, std::string type, const Attrs& attrs) {
+  spec.type = std::move(type);
+  spec.attrs = std::make_shared<const Attrs>(attrs);
 }
 
 // Reads one (non-block) Paleo layer into `spec`, whose name, node and parents are already set.
 void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64_t splits) {
   const JsonNode& node = spec.node;
   node.allow_only(paleo_keys(paleo_type));
-  detail::LayerAttrs& a = spec.attrs;
   if (paleo_type == "Input") {
-    spec.type = "input";
     const JsonNode tensor = node.at("tensor");
     tensor.require_array();
     if (tensor.size() < 2) throw tensor.error("expected [batch, ...] with at least one dimension besides the batch");
     std::vector<std::int64_t> dims;
     for (const JsonNode& d : tensor.elements()) dims.push_back(d.int_at_least(1));
+    detail::InputAttrs a;
     if (dims.size() == 4)
       a.shape = {dims[3], dims[1], dims[2]};  // NHWC → CHW
     else
       a.shape.assign(dims.begin() + 1, dims.end());
+    set_layer(spec, "input", a);
   } else if (paleo_type == "Convolution") {
-    spec.type = "conv2d";
     const JsonNode filter = node.at("filter");
     filter.require_array();
     if (filter.size() != 4) throw filter.error("expected [kernel_height, kernel_width, in_channels, out_channels]");
+    detail::Conv2dAttrs a;
     a.kernel = {filter.element(0).int_at_least(1), filter.element(1).int_at_least(1)};
     const JsonNode cin = filter.element(2);
-    a.in_units = cin.is_number() && cin.as_int() == -1 ? 0 : cin.int_at_least(1);
-    a.units = filter.element(3).int_at_least(1);
-    if (a.units % splits != 0)
-      throw filter.element(3).error("out_channels " + std::to_string(a.units) + " cannot be split " + std::to_string(splits) + " ways");
-    a.units /= splits;
+    a.in_channels = cin.is_number() && cin.as_int() == -1 ? 0 : cin.int_at_least(1);
+    a.out_channels = filter.element(3).int_at_least(1);
+    if (a.out_channels % splits != 0)
+      throw filter.element(3).error("out_channels " + std::to_string(a.out_channels) + " cannot be split " + std::to_string(splits) +
+                                    " ways");
+    a.out_channels /= splits;
     a.stride = nhwc_window(node.at("strides"));
-    read_paleo_padding(node.at("padding"), a);
+    a.padding = read_paleo_padding(node.at("padding"));
+    set_layer(spec, "conv2d", a);
   } else if (paleo_type == "Pooling" || paleo_type == "AvgPool") {
-    spec.type = paleo_type == "Pooling" ? "maxpool2d" : "avgpool2d";
+    detail::Pool2dAttrs a;
     a.kernel = nhwc_window(node.at("ksize"));
     a.stride = nhwc_window(node.at("strides"));
-    read_paleo_padding(node.at("padding"), a);
+    a.padding = read_paleo_padding(node.at("padding"));
+    set_layer(spec, paleo_type == "Pooling" ? "maxpool2d" : "avgpool2d", a);
   } else if (paleo_type == "InnerProduct") {
-    spec.type = "linear";
-    a.units = node.at("num_outputs").int_at_least(1);
+    detail::LinearAttrs a;
+    a.out_features = node.at("num_outputs").int_at_least(1);
     a.flatten_input = true;
+    set_layer(spec, "linear", a);
   } else if (paleo_type == "Dropout") {
-    spec.type = "dropout";
     const JsonNode keep = node.at("dropout_keep_prob");
     const double p = keep.number_in(0, 1);
     if (p <= 0) throw keep.error("must be > 0 (a keep probability of 0 drops everything)");
+    detail::DropoutAttrs a;
     a.rate = 1 - p;
+    set_layer(spec, "dropout", a);
   } else if (paleo_type == "Concatenate") {
-    spec.type = "concat";
+    detail::ConcatAttrs a;
     a.axis = node.at("dim").int_at_least(0);
     a.nhwc_axis = true;
+    set_layer(spec, "concat", a);
   } else if (paleo_type == "Elementwise") {
-    spec.type = "add";
+    set_layer(spec, "add", detail::NoAttrs{});
   } else if (paleo_type == "Softmax") {
-    spec.type = "loss";
-    if (auto n = node.find("num_classes"); n && !n->is_null()) a.units = n->int_at_least(1);
+    detail::LossAttrs a;
+    if (auto n = node.find("num_classes"); n && !n->is_null()) a.num_classes = n->int_at_least(1);
+    set_layer(spec, "loss", a);
   }
 }
+
+// "layer@k": the copy of a ModelParallel block's layer on split k.
+std::string split_name(const std::string& layer, std::int64_t split) { return layer + "@" + std::to_string(split); }
 
 struct ParentRef {
   std::string name;
@@ -170,9 +184,9 @@ private:
     if (auto at = raw.find("@all"); at != std::string::npos) {
       const std::string base = raw.substr(0, at);
       const std::int64_t n = splits_.count(base) ? splits_.at(base) : 1;
-      for (std::int64_t s = 0; s < n; ++s) out.push_back({endpoint(base) + "@" + std::to_string(s), where});
+      for (std::int64_t s = 0; s < n; ++s) out.push_back({split_name(endpoint(base), s), where});
     } else if (auto self = raw.find("@self"); self != std::string::npos) {
-      out.push_back({endpoint(raw.substr(0, self)) + "@" + std::to_string(split), where});
+      out.push_back({split_name(endpoint(raw.substr(0, self)), split), where});
     } else {
       out.push_back({endpoint(raw), where});
     }
@@ -188,7 +202,7 @@ private:
 
   void add_layer(const std::string& name, const JsonNode& node, const std::string& type, std::vector<ParentRef> parents,
                  std::int64_t splits) {
-    LayerSpec spec{name, "", {}, {}, node, {}};
+    LayerSpec spec{name, "", {}, {}, "", node, nullptr};
     for (auto& p : parents) {
       spec.parents.push_back(std::move(p.name));
       spec.parent_nodes.push_back(std::move(p.node));
@@ -212,7 +226,7 @@ private:
     const bool parallel = type == "ModelParallel";
     for (std::int64_t s = 0; s < splits; ++s) {
       for (const auto& [sub, sub_node] : node.at("layers").members()) {
-        const std::string full = name + "/" + sub + (parallel ? "@" + std::to_string(s) : "");
+        const std::string full = parallel ? split_name(name + "/" + sub, s) : name + "/" + sub;
         const std::string sub_type = type_of(full, sub_node);
         if (sub_type == "Block" || sub_type == "ModelParallel")
           throw sub_node.at("type").error("layer '" + full + "': blocks cannot be nested");
