@@ -30,31 +30,15 @@
 
 namespace trainsim::engine {
 
-// Algorithm, Representation and their names are the plan's vocabulary (no SimGrid).
+// Algorithms, representations, options and operations are the plan's vocabulary (no SimGrid).
 using plan::Algorithm;
-using plan::Representation;
+using plan::bus_bandwidth_factor;
+using plan::CollectiveOp;
+using plan::CollectiveOptions;
 using plan::parse_representation;
+using plan::Representation;
 using plan::representation_names;
 using plan::to_string;
-
-/// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
-struct CollectiveOptions {
-  Representation representation = Representation::automatic;
-  /// Software latency added before every step's send (seconds, ≥ 0); the route latency comes
-  /// from the platform and is paid by each flow.
-  double step_overhead_s = 0;
-  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB buffer).
-  double pipeline_chunk_bytes = 512.0 * 1024.0;
-  /// Largest number of chunks a pipeline is cut into (bounds the step count), ≥ 1.
-  int max_pipeline_chunks = 64;
-  /// Order ring ranks topology-aware (by node, then the node's ring order, e.g. the NVLink ring of
-  /// a DGX-1) instead of the order given.
-  bool topology_aware_ring = true;
-  /// Ring algorithms split the buffer over the node's ring channels (the four link-disjoint
-  /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
-  /// Needs topology_aware_ring.
-  bool multi_ring = true;
-};
 
 /// What one collective did.
 struct CollectiveStats {
@@ -90,12 +74,6 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
                                   const std::vector<simgrid::s4u::Host*>& servers, double bytes);
 
-/// The collective operations of `trainsim collective`.
-enum class CollectiveOp { allreduce, reduce_scatter, all_gather, broadcast };
-
-/// nccl-tests' bus-bandwidth factor: 2(n−1)/n all-reduce, (n−1)/n reduce-scatter / all-gather, 1 broadcast.
-double bus_bandwidth_factor(CollectiveOp op, int ranks);
-
 /// One timed collective of a size sweep.
 struct CollectiveTiming {
   double bytes = 0;
@@ -116,7 +94,5 @@ struct CollectiveRequest {
 /// engine. Throws InputError when `gpus` exceeds the platform.
 std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
                                                const std::vector<double>& sizes_bytes);
-
-std::string to_string(CollectiveOp op);
 
 }  // namespace trainsim::engine
