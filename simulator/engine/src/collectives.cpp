@@ -109,11 +109,11 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& sp
   const int total = sim.gpu_count();
   const int n = request.gpus == 0 ? total : request.gpus;
   if (n > total)
-    throw InputError("command line", "--gpus",
+    throw InputError("collective request", "gpus",
                      "the platform has " + std::to_string(total) + " GPUs, asked for " + std::to_string(n));
   if (request.op == CollectiveOp::allreduce && request.algorithm == Algorithm::hierarchical &&
       n % sim.gpus_per_node() != 0)
-    throw InputError("command line", "--gpus",
+    throw InputError("collective request", "gpus",
                      "hierarchical all-reduce needs whole nodes: " + std::to_string(n) + " is not a multiple of " +
                          std::to_string(sim.gpus_per_node()) + " GPUs per node");
   std::vector<int> ranks(static_cast<std::size_t>(n));

@@ -91,7 +91,8 @@ struct CollectiveRequest {
 
 /// Builds a Simulation of `spec` in this process and runs the collective once per size, one after
 /// another on the idle network (so the times are independent). Uses up this process's one SimGrid
-/// engine. Throws InputError when `gpus` exceeds the platform.
+/// engine. Throws InputError("collective request", "gpus", …) when `gpus` exceeds the platform, or
+/// is not a whole number of nodes for a hierarchical all-reduce; InputError from Simulation.
 std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
                                                const std::vector<double>& sizes_bytes);
 
