@@ -71,33 +71,36 @@ CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double
 }
 
 CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
-                                const std::vector<sg4::Host*>& servers, double bytes,
+                                const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                 const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "push_to_servers needs at least one server");
+  TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "push_to_servers needs one byte count per server");
   CollectiveStats stats;
-  const double shard = bytes / double(servers.size());
   std::vector<sg4::CommPtr> comms;
   for (int w : workers)
-    for (sg4::Host* s : servers) comms.push_back(sim.start_flow(sim.gpu(w), s, shard));
+    for (std::size_t i = 0; i < servers.size(); ++i)
+      if (bytes_per_server[i] != 0) comms.push_back(sim.start_flow(sim.gpu(w), servers[i], bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
   for (auto& c : comms) c->wait();
   // Every server adds up the shards it received, all servers in parallel.
   std::vector<sg4::ExecPtr> execs;
-  const double flops = double(workers.size()) * shard * options.aggregate_flops_per_byte;
-  if (flops > 0)
-    for (sg4::Host* s : servers) execs.push_back(s->exec_async(flops));
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const double flops = double(workers.size()) * bytes_per_server[i] * options.aggregate_flops_per_byte;
+    if (flops > 0) execs.push_back(servers[i]->exec_async(flops));
+  }
   for (auto& e : execs) e->wait();
   return stats;
 }
 
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
-                                  const std::vector<sg4::Host*>& servers, double bytes) {
+                                  const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server) {
   TRAINSIM_CHECK(!servers.empty(), "pull_from_servers needs at least one server");
+  TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "pull_from_servers needs one byte count per server");
   CollectiveStats stats;
-  const double shard = bytes / double(servers.size());
   std::vector<sg4::CommPtr> comms;
-  for (sg4::Host* s : servers)
-    for (int w : workers) comms.push_back(sim.start_flow(s, sim.gpu(w), shard));
+  for (std::size_t i = 0; i < servers.size(); ++i)
+    if (bytes_per_server[i] != 0)
+      for (int w : workers) comms.push_back(sim.start_flow(servers[i], sim.gpu(w), bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
   for (auto& c : comms) c->wait();
   return stats;

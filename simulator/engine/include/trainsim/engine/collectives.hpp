@@ -65,14 +65,17 @@ struct ParameterServerOptions {
   /// FLOPs a server spends per byte it receives to aggregate it (one add per fp32 element = 0.25).
   double aggregate_flops_per_byte = 0.25;
 };
-/// Push: every worker sends bytes/servers to each server (all at once: the incast is the point),
-/// then every server aggregates what it received (time from its speed). servers non-empty.
+/// Push: every worker sends bytes_per_server[i] to servers[i] (all at once: the incast is the
+/// point), then every server aggregates what it received (time from its speed). servers
+/// non-empty; bytes_per_server parallel to it, each ≥ 0; a zero entry creates no flow and no
+/// aggregation on that server.
 CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
-                                const std::vector<simgrid::s4u::Host*>& servers, double bytes,
-                                const ParameterServerOptions& options = {});
-/// Pull: every server sends bytes/servers back to each worker.
+                                const std::vector<simgrid::s4u::Host*>& servers,
+                                const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
+/// Pull: servers[i] sends bytes_per_server[i] back to every worker (zero entries: no flow).
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
-                                  const std::vector<simgrid::s4u::Host*>& servers, double bytes);
+                                  const std::vector<simgrid::s4u::Host*>& servers,
+                                  const std::vector<double>& bytes_per_server);
 
 /// One timed collective of a size sweep.
 struct CollectiveTiming {
