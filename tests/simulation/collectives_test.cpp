@@ -217,27 +217,49 @@ TEST(Hierarchical, EqualsTheSumOfItsThreePhases) {
   EXPECT_NEAR(t, 2 * intra + inter, 0.01 * (2 * intra + inter));
 }
 
+namespace {
+
+/// Push then pull of `shards` (what each of 8 workers sends to / gets from each dedicated server)
+/// on an 8-node switch cluster: "time push_flows pull_flows", in a forked child.
+std::string parameter_server_round(const std::vector<double>& shards) {
+  return trainsim_test::run_forked([&shards] {
+    te::SimulationOptions o;
+    o.server_nodes = static_cast<int>(shards.size());
+    te::Simulation sim(switch_cluster(8), o);
+    const std::vector<int> workers{0, 1, 2, 3, 4, 5, 6, 7};
+    std::ostringstream s;
+    s.precision(17);
+    sg4::Actor::create("ps", sim.gpu(0), [&] {
+      const auto push = te::push_to_servers(sim, workers, sim.server_hosts(), shards);
+      const auto pull = te::pull_from_servers(sim, workers, sim.server_hosts(), shards);
+      s << sim.now() << " " << push.flows << " " << pull.flows;
+    });
+    sim.run();
+    return s.str();
+  });
+}
+
+}  // namespace
+
 TEST(ParameterServer, IncastMakesOneServerSlowerThanFour) {
-  auto run = [](int servers) {
-    return std::stod(trainsim_test::run_forked([servers] {
-      te::SimulationOptions o;
-      o.server_nodes = servers;
-      te::Simulation sim(switch_cluster(8), o);
-      std::vector<int> workers{0, 1, 2, 3, 4, 5, 6, 7};
-      double t = 0;
-      sg4::Actor::create("ps", sim.gpu(0), [&] {
-        te::push_to_servers(sim, workers, sim.server_hosts(), 64 * MiB);
-        te::pull_from_servers(sim, workers, sim.server_hosts(), 64 * MiB);
-        t = sim.now();
-      });
-      sim.run();
-      return std::to_string(t);
-    }));
-  };
-  const double one = run(1), four = run(4);
+  const double one = std::stod(parameter_server_round({64 * MiB}));
+  const double four = std::stod(parameter_server_round(std::vector<double>(4, 64 * MiB / 4)));
   // One server receives 8 x 64 MiB through one 12.5 GB/s port (and sends as much back).
   EXPECT_NEAR(one, 2 * 8 * 64 * MiB / kBandwidth, 0.05 * one);
   EXPECT_LT(four, one / 3);
+}
+
+TEST(ParameterServer, ServersTakeTheirOwnByteCountsAndAnIdleServerGetsNoFlow) {
+  std::istringstream one(parameter_server_round({64 * MiB}));
+  std::istringstream lopsided(parameter_server_round({64 * MiB, 0}));
+  double t_one = 0, t_lopsided = 0;
+  long long push_one = 0, pull_one = 0, push = 0, pull = 0;
+  one >> t_one >> push_one >> pull_one;
+  lopsided >> t_lopsided >> push >> pull;
+  EXPECT_EQ(push_one, 8);
+  EXPECT_EQ(push, 8);  // the second server gets nothing, not 8 empty flows
+  EXPECT_EQ(pull, 8);
+  EXPECT_NEAR(t_lopsided, t_one, 1e-9 * t_one);  // one server carries all bytes either way
 }
 
 TEST(Topologies, TorusFatTreeAndDragonflyBuildAndRun) {

@@ -106,7 +106,13 @@ int run_collective(const CollectiveCliOptions& o) {
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
   request.gpus = o.gpus;
   const std::vector<double> sizes = parse_sizes(o.bytes);
-  const auto timings = engine::time_collectives(spec, request, sizes);
+  std::vector<engine::CollectiveTiming> timings;
+  try {
+    timings = engine::time_collectives(spec, request, sizes);
+  } catch (const InputError& e) {
+    if (e.location() != "gpus") throw;
+    throw InputError("command line", "--gpus", e.detail());  // the request's gpus came from --gpus
+  }
   const int n = o.gpus > 0 ? o.gpus : (spec.simgrid_xml ? 0 : spec.total_gpus());
   const int ranks = n > 0 ? n : 1;
   const double bus_factor = ranks > 1 ? engine::bus_bandwidth_factor(request.op, ranks) : 0.0;

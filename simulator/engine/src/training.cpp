@@ -94,8 +94,8 @@ void communicator_actor(Run& run) {
     timing.start_s = sg4::Engine::get_clock();
     switch (op.kind) {
       case CommKind::all_reduce: all_reduce(run.sim, ranks, op.bytes, op.algorithm, options); break;
-      case CommKind::push: push_to_servers(run.sim, ranks, run.servers, op.bytes, ps); break;
-      case CommKind::pull: pull_from_servers(run.sim, ranks, run.servers, op.bytes); break;
+      case CommKind::push: push_to_servers(run.sim, ranks, run.servers, op.bytes_per_server, ps); break;
+      case CommKind::pull: pull_from_servers(run.sim, ranks, run.servers, op.bytes_per_server); break;
     }
     timing.end_s = sg4::Engine::get_clock();
   }

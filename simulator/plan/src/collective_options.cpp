@@ -30,4 +30,25 @@ std::optional<Representation> parse_representation(const std::string& name) {
 
 std::vector<std::string> representation_names() { return {"auto", "coarse", "lockstep", "step"}; }
 
+std::string to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::allreduce: return "allreduce";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::broadcast: return "broadcast";
+  }
+  return "allreduce";
+}
+
+double bus_bandwidth_factor(CollectiveOp op, int ranks) {
+  const double n = ranks;
+  switch (op) {
+    case CollectiveOp::allreduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather: return (n - 1) / n;
+    case CollectiveOp::broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
 }  // namespace trainsim::plan

@@ -74,7 +74,12 @@ TEST(CollectiveCli, BadBytesAndTooManyGpusExit2) {
   EXPECT_EQ(run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "12Q"}).exit_code, 2);
   const auto r = run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "1M", "--gpus", "9"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("command line: --gpus: the platform has 8 GPUs, asked for 9"), std::string::npos) << r.err;
+  const auto partial = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "2", "--algorithm",
+                                     "hierarchical", "--bytes", "1M", "--gpus", "12"});
+  EXPECT_EQ(partial.exit_code, 2);
+  EXPECT_NE(partial.err.find("command line: --gpus: hierarchical all-reduce needs whole nodes"), std::string::npos)
+      << partial.err;
 }
 
 TEST(CollectiveCli, DgxA100RingAllReduceOf1GiBIsWithin15PercentOfNccl) {

@@ -30,31 +30,15 @@
 
 namespace trainsim::engine {
 
-// Algorithm, Representation and their names are the plan's vocabulary (no SimGrid).
+// Algorithms, representations, options and operations are the plan's vocabulary (no SimGrid).
 using plan::Algorithm;
-using plan::Representation;
+using plan::bus_bandwidth_factor;
+using plan::CollectiveOp;
+using plan::CollectiveOptions;
 using plan::parse_representation;
+using plan::Representation;
 using plan::representation_names;
 using plan::to_string;
-
-/// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
-struct CollectiveOptions {
-  Representation representation = Representation::automatic;
-  /// Software latency added before every step's send (seconds, ≥ 0); the route latency comes
-  /// from the platform and is paid by each flow.
-  double step_overhead_s = 0;
-  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB buffer).
-  double pipeline_chunk_bytes = 512.0 * 1024.0;
-  /// Largest number of chunks a pipeline is cut into (bounds the step count), ≥ 1.
-  int max_pipeline_chunks = 64;
-  /// Order ring ranks topology-aware (by node, then the node's ring order, e.g. the NVLink ring of
-  /// a DGX-1) instead of the order given.
-  bool topology_aware_ring = true;
-  /// Ring algorithms split the buffer over the node's ring channels (the four link-disjoint
-  /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
-  /// Needs topology_aware_ring.
-  bool multi_ring = true;
-};
 
 /// What one collective did.
 struct CollectiveStats {
@@ -81,20 +65,17 @@ struct ParameterServerOptions {
   /// FLOPs a server spends per byte it receives to aggregate it (one add per fp32 element = 0.25).
   double aggregate_flops_per_byte = 0.25;
 };
-/// Push: every worker sends bytes/servers to each server (all at once: the incast is the point),
-/// then every server aggregates what it received (time from its speed). servers non-empty.
+/// Push: every worker sends bytes_per_server[i] to servers[i] (all at once: the incast is the
+/// point), then every server aggregates what it received (time from its speed). servers
+/// non-empty; bytes_per_server parallel to it, each ≥ 0; a zero entry creates no flow and no
+/// aggregation on that server.
 CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
-                                const std::vector<simgrid::s4u::Host*>& servers, double bytes,
-                                const ParameterServerOptions& options = {});
-/// Pull: every server sends bytes/servers back to each worker.
+                                const std::vector<simgrid::s4u::Host*>& servers,
+                                const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
+/// Pull: servers[i] sends bytes_per_server[i] back to every worker (zero entries: no flow).
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
-                                  const std::vector<simgrid::s4u::Host*>& servers, double bytes);
-
-/// The collective operations of `trainsim collective`.
-enum class CollectiveOp { allreduce, reduce_scatter, all_gather, broadcast };
-
-/// nccl-tests' bus-bandwidth factor: 2(n−1)/n all-reduce, (n−1)/n reduce-scatter / all-gather, 1 broadcast.
-double bus_bandwidth_factor(CollectiveOp op, int ranks);
+                                  const std::vector<simgrid::s4u::Host*>& servers,
+                                  const std::vector<double>& bytes_per_server);
 
 /// One timed collective of a size sweep.
 struct CollectiveTiming {
@@ -113,10 +94,9 @@ struct CollectiveRequest {
 
 /// Builds a Simulation of `spec` in this process and runs the collective once per size, one after
 /// another on the idle network (so the times are independent). Uses up this process's one SimGrid
-/// engine. Throws InputError when `gpus` exceeds the platform.
+/// engine. Throws InputError("collective request", "gpus", …) when `gpus` exceeds the platform, or
+/// is not a whole number of nodes for a hierarchical all-reduce; InputError from Simulation.
 std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
                                                const std::vector<double>& sizes_bytes);
-
-std::string to_string(CollectiveOp op);
 
 }  // namespace trainsim::engine

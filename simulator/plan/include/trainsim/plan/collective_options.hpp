@@ -1,7 +1,7 @@
 #pragma once
 // The vocabulary of collectives that plans and scenarios speak (no SimGrid): algorithms, flow
-// representations and the knobs of every collective call. The engine implements them
-// (trainsim/engine/collectives.hpp).
+// representations, the knobs of every collective call, the operations of `trainsim collective`.
+// The engine implements them (trainsim/engine/collectives.hpp).
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +24,33 @@ std::optional<Representation> parse_representation(const std::string& name);
 /// The names parse_representation accepts.
 std::vector<std::string> representation_names();
 
+/// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
+struct CollectiveOptions {
+  Representation representation = Representation::automatic;
+  /// Software latency added before every step's send (seconds, ≥ 0); the route latency comes
+  /// from the platform and is paid by each flow.
+  double step_overhead_s = 0;
+  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB buffer).
+  double pipeline_chunk_bytes = 512.0 * 1024.0;
+  /// Largest number of chunks a pipeline is cut into (bounds the step count), ≥ 1.
+  int max_pipeline_chunks = 64;
+  /// Order ring ranks topology-aware (by node, then the node's ring order, e.g. the NVLink ring of
+  /// a DGX-1) instead of the order given.
+  bool topology_aware_ring = true;
+  /// Ring algorithms split the buffer over the node's ring channels (the four link-disjoint
+  /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
+  /// Needs topology_aware_ring.
+  bool multi_ring = true;
+};
+
+/// The collective operations of `trainsim collective`.
+enum class CollectiveOp { allreduce, reduce_scatter, all_gather, broadcast };
+
+/// nccl-tests' bus-bandwidth factor: 2(n−1)/n all-reduce, (n−1)/n reduce-scatter / all-gather, 1 broadcast.
+double bus_bandwidth_factor(CollectiveOp op, int ranks);
+
 std::string to_string(Algorithm a);
 std::string to_string(Representation r);
+std::string to_string(CollectiveOp op);
 
 }  // namespace trainsim::plan

@@ -1,0 +1,198 @@
+#include "collective_runner.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include "coarse_flows.hpp"
+#include "trainsim/core/error.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::engine {
+
+using plan::Ring;
+using plan::RingSchedule;
+using plan::Send;
+using plan::StepSchedule;
+
+namespace {
+
+std::vector<sg4::Host*> hosts_of(const Simulation& sim, const std::vector<int>& ranks) {
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(ranks.size());
+  for (int r : ranks) hosts.push_back(sim.gpu(r));
+  return hosts;
+}
+
+/// Runs one StepSchedule with one actor per participant. Arrivals are counted per (participant,
+/// step); a participant blocks on its own semaphore only when its step's messages are not all
+/// there (actors are cooperative, so check-then-block cannot race). The schedule must outlive
+/// the actors.
+class StepRunner {
+public:
+  StepRunner(Simulation& sim, std::vector<sg4::Host*> hosts, const StepSchedule& schedule, double overhead_s)
+      : sim_(sim), hosts_(std::move(hosts)), schedule_(schedule), overhead_s_(overhead_s) {
+    TRAINSIM_CHECK(static_cast<int>(hosts_.size()) == schedule_.participants(), "schedule size mismatch");
+    const std::size_t n = hosts_.size();
+    arrived_.assign(n, std::vector<std::uint16_t>(std::size_t(schedule_.steps()), 0));
+    waiting_.assign(n, -1);
+    for (std::size_t p = 0; p < n; ++p) semaphores_.push_back(sg4::Semaphore::create(0));
+  }
+
+  void start(std::vector<sg4::ActorPtr>& actors) {
+    for (std::size_t p = 0; p < hosts_.size(); ++p)
+      actors.push_back(sg4::Actor::create("step" + std::to_string(p), hosts_[p], [this, p] { participant(int(p)); }));
+  }
+  long long flows() const { return flows_; }
+
+private:
+  void participant(int p) {
+    std::vector<Send> sends;
+    std::vector<sg4::CommPtr> comms;
+    const auto pi = std::size_t(p);
+    for (int s = 0; s < schedule_.steps(); ++s) {
+      sends.clear();
+      schedule_.sends(p, s, sends);
+      if (!sends.empty()) {
+        if (overhead_s_ > 0) sg4::this_actor::sleep_for(overhead_s_);
+        comms.clear();
+        for (const Send& m : sends) comms.push_back(sim_.start_flow(hosts_[pi], hosts_[std::size_t(m.to)], m.bytes));
+        flows_ += static_cast<long long>(sends.size());
+        for (auto& c : comms) c->wait();
+        for (const Send& m : sends) deliver(m.to, s);
+      }
+      if (arrived_[pi][std::size_t(s)] < schedule_.receives(p, s)) {
+        waiting_[pi] = s;
+        semaphores_[pi]->acquire();
+      }
+    }
+  }
+  void deliver(int q, int s) {
+    const auto qi = std::size_t(q);
+    ++arrived_[qi][std::size_t(s)];
+    if (waiting_[qi] == s && arrived_[qi][std::size_t(s)] >= schedule_.receives(q, s)) {
+      waiting_[qi] = -1;
+      semaphores_[qi]->release();
+    }
+  }
+
+  Simulation& sim_;
+  std::vector<sg4::Host*> hosts_;
+  const StepSchedule& schedule_;
+  double overhead_s_;
+  std::vector<std::vector<std::uint16_t>> arrived_;
+  std::vector<int> waiting_;
+  std::vector<sg4::SemaphorePtr> semaphores_;
+  long long flows_ = 0;
+};
+
+/// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;
+/// then the remaining K−1 latencies of the ring's critical hop and K step overheads are slept.
+void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlows& shared,
+                const CollectiveOptions& options, CollectiveStats& stats) {
+  std::vector<sg4::ActorPtr> actors;
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    const Ring* ring = &rings[r];
+    const CriticalHop crit = critical_hop(sim, *ring, shared, r);
+    auto body = [&sim, ring, &options, crit] {
+      const std::vector<sg4::Host*> hosts = hosts_of(sim, ring->ranks);
+      const std::size_t n = hosts.size();
+      std::vector<sg4::CommPtr> comms;
+      for (std::size_t i = 0; i < n; ++i)
+        comms.push_back(sim.start_flow(hosts[i], hosts[(i + 1) % n], ring->steps * ring->chunk_bytes));
+      for (auto& c : comms) c->wait();
+      const double rest = (ring->steps - 1) * crit.latency_s + ring->steps * options.step_overhead_s;
+      if (rest > 0) sg4::this_actor::sleep_for(rest);
+    };
+    actors.push_back(sg4::Actor::create("coarse-ring" + std::to_string(r), sim.gpu(ring->ranks[0]), body));
+    stats.flows += static_cast<long long>(ring->ranks.size());
+  }
+  for (auto& a : actors) a->join();
+}
+
+/// Lockstep: one step of every ring together, in the calling actor; the other K−1 steps take the
+/// same time and move the same flows again, whose bytes are accounted without simulating them.
+void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const CollectiveOptions& options,
+                  CollectiveStats& stats) {
+  const double start = sg4::Engine::get_clock();
+  if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
+  std::vector<std::vector<sg4::Host*>> hosts;
+  for (const Ring& ring : rings) hosts.push_back(hosts_of(sim, ring.ranks));
+  std::vector<sg4::CommPtr> comms;
+  for (std::size_t r = 0; r < rings.size(); ++r)
+    for (std::size_t i = 0; i < hosts[r].size(); ++i)
+      comms.push_back(sim.start_flow(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rings[r].chunk_bytes));
+  for (auto& c : comms) c->wait();
+  stats.flows += static_cast<long long>(comms.size());
+  const double step = sg4::Engine::get_clock() - start;
+  const int rest = rings[0].steps - 1;
+  for (std::size_t r = 0; r < rings.size(); ++r)
+    for (std::size_t i = 0; i < hosts[r].size() && rest > 0; ++i)
+      sim.account_flow(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rest * rings[r].chunk_bytes);
+  if (rings[0].steps > 1) sg4::this_actor::sleep_for((rings[0].steps - 1) * step);
+}
+
+/// Step: every ring as a RingSchedule, all rings' actors at once.
+void run_steps(Simulation& sim, const std::vector<Ring>& rings, const CollectiveOptions& options,
+               CollectiveStats& stats) {
+  std::vector<RingSchedule> schedules;
+  for (const Ring& ring : rings) schedules.emplace_back(int(ring.ranks.size()), ring.steps, ring.chunk_bytes);
+  std::vector<std::unique_ptr<StepRunner>> runners;
+  std::vector<sg4::ActorPtr> actors;
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    runners.push_back(
+        std::make_unique<StepRunner>(sim, hosts_of(sim, rings[r].ranks), schedules[r], options.step_overhead_s));
+    runners.back()->start(actors);
+  }
+  for (auto& a : actors) a->join();
+  for (const auto& runner : runners) stats.flows += runner->flows();
+}
+
+}  // namespace
+
+CollectiveStats run_rings(Simulation& sim, const std::vector<Ring>& rings, const CollectiveOptions& options) {
+  CollectiveStats stats;
+  std::vector<Ring> active;
+  for (const Ring& r : rings)
+    if (r.ranks.size() >= 2 && r.steps > 0) active.push_back(r);
+  if (active.empty()) return stats;
+  Representation rep = options.representation;
+  const CoarseFlows shared = rep != Representation::step ? coarse_flows(sim, active) : CoarseFlows{};
+  const bool uniform =
+      std::all_of(active.begin(), active.end(), [&](const Ring& r) { return r.steps == active[0].steps; });
+  if (rep == Representation::automatic)
+    rep = coarse_is_exact(sim, active, shared) ? Representation::coarse
+          : uniform                            ? Representation::lockstep
+                                               : Representation::step;
+  if (rep == Representation::lockstep && !uniform) rep = Representation::step;  // steps would not line up
+  stats.used = rep;
+  switch (rep) {
+    case Representation::coarse: run_coarse(sim, active, shared, options, stats); break;
+    case Representation::lockstep: run_lockstep(sim, active, options, stats); break;
+    case Representation::automatic:  // resolved above
+    case Representation::step: run_steps(sim, active, options, stats); break;
+  }
+  return stats;
+}
+
+CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, const StepSchedule& schedule,
+                             const CollectiveOptions& options) {
+  CollectiveStats stats;
+  stats.used = Representation::step;
+  StepRunner runner(sim, hosts_of(sim, ranks), schedule, options.step_overhead_s);
+  std::vector<sg4::ActorPtr> actors;
+  runner.start(actors);
+  for (auto& a : actors) a->join();
+  stats.flows += runner.flows();
+  return stats;
+}
+
+}  // namespace trainsim::engine

@@ -1,0 +1,174 @@
+#pragma once
+// The collectives' schedules: which rank sends how many bytes to whom at which step. Pure data
+// over participant and rank indices, no SimGrid; the engine runs them as flows
+// (trainsim/engine/collectives.hpp).
+//
+// Two shapes (S bytes, n ranks):
+//   StepSchedule  participant p at step s sends sends(p, s), then waits for receives(p, s)
+//                 messages of that step. A participant starts step s+1 only when its step-s sends
+//                 are done and its step-s messages have arrived: the data dependency of every
+//                 algorithm below. Participant p stands for some rank list's ranks[p].
+//   Ring          K steps in which ranks[i] sends c bytes to ranks[(i+1) mod n]. The rings of one
+//                 phase run together; the engine can simulate a phase's rings coarsely (Representation).
+//
+//   ring all-reduce      one phase: per channel a ring of 2(n−1) steps of S/(n·channels)
+//   hierarchical         three phases over g GPUs per node, N nodes:
+//                          intra: per node a ring of g−1 steps of S/g (reduce-scatter)
+//                          inter: g rings (local rank i of every node) of 2(N−1) steps of S/(g·N)
+//                          intra again (all-gather)
+//   halving-doubling     2·log2 p2 exchange steps on the largest power of two p2 ≤ n, plus one
+//                        fold step at each end when n is not a power of two
+//   double binary tree   two trees of S/2 each, reduce then broadcast, in m pipelined chunks
+//   broadcast chain      ranks[0] → ranks[1] → …, m pipelined chunks
+#include <vector>
+
+#include "trainsim/plan/collective_options.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::plan {
+
+/// One message of a step: `bytes` to participant `to`.
+struct Send {
+  int to = 0;
+  double bytes = 0;
+};
+
+/// A step-level program over participants 0..participants()−1 (see the header comment).
+class StepSchedule {
+public:
+  virtual ~StepSchedule() = default;
+  virtual int participants() const = 0;
+  virtual int steps() const = 0;
+  /// Appends participant p's messages of step s to `out`. 0 ≤ p < participants(), 0 ≤ s < steps().
+  virtual void sends(int p, int step, std::vector<Send>& out) const = 0;
+  /// How many messages participant p receives in step s.
+  virtual int receives(int p, int step) const = 0;
+};
+
+/// K steps of `chunk` bytes from p to p+1 (mod n) around a ring. n ≥ 2.
+class RingSchedule final : public StepSchedule {
+public:
+  RingSchedule(int n, int steps, double chunk);
+  int participants() const override { return n_; }
+  int steps() const override { return steps_; }
+  void sends(int p, int step, std::vector<Send>& out) const override;
+  int receives(int p, int step) const override;
+
+private:
+  int n_, steps_;
+  double chunk_;
+};
+
+/// Pipelined chain from participant 0: m chunks; p sends chunk j to p+1 at step p+j, so
+/// n−2+m steps. n ≥ 2, m ≥ 1.
+class ChainSchedule final : public StepSchedule {
+public:
+  ChainSchedule(int n, int chunks, double chunk);
+  int participants() const override { return n_; }
+  int steps() const override { return n_ - 2 + m_; }
+  void sends(int p, int step, std::vector<Send>& out) const override;
+  int receives(int p, int step) const override;
+
+private:
+  int n_, m_;
+  double chunk_;
+};
+
+/// Recursive halving (reduce-scatter) then recursive doubling (all-gather) of `bytes` on the
+/// largest power of two p2 ≤ n; the r = n − p2 extra ranks first hand their whole buffer to rank
+/// i < r and get the result back at the end (Rabenseifner / Thakur et al. 2005). n ≥ 2.
+class HalvingDoublingSchedule final : public StepSchedule {
+public:
+  HalvingDoublingSchedule(int n, double bytes);
+  int participants() const override { return n_; }
+  int steps() const override { return 2 * fold_ + 2 * levels_; }
+  void sends(int p, int step, std::vector<Send>& out) const override;
+  int receives(int p, int step) const override;
+
+private:
+  int partner(int p, int s) const;
+  double bytes_at(int s) const;
+  int n_, p2_ = 1, levels_ = 0, fold_ = 0;
+  double bytes_;
+};
+
+/// NCCL-style double binary tree: two binary trees (heap layout over positions, and its mirror
+/// p -> n−1−p, so the leaves of one are the inner nodes of the other), each reducing then
+/// broadcasting m pipelined chunks. A node of height h sends chunk j up at step h+j; after
+/// R = H+m−1 reduce steps (H the root's height, ⌊log2 n⌋), a node of depth d sends chunk j down at
+/// step R+d+j. n ≥ 2, m ≥ 1.
+class DoubleTreeSchedule final : public StepSchedule {
+public:
+  DoubleTreeSchedule(int n, int chunks, double chunk);
+  int participants() const override { return n_; }
+  int steps() const override { return reduce_steps_ + root_height_ + m_ - 1; }
+  void sends(int p, int step, std::vector<Send>& out) const override;
+  int receives(int p, int step) const override;
+
+private:
+  int pos(int tree, int p) const { return tree == 0 ? p : n_ - 1 - p; }  // an involution
+  int n_, m_;
+  double chunk_;
+  std::vector<int> height_, depth_;
+  int root_height_ = 0, reduce_steps_ = 0;
+};
+
+/// Chunks a pipeline cuts `bytes` into: ⌈bytes / pipeline_chunk_bytes⌉ within [1, max_pipeline_chunks].
+int pipeline_chunks(double bytes, const CollectiveOptions& options);
+/// The double-binary-tree all-reduce of `bytes` over n participants: each tree carries bytes/2
+/// in pipeline_chunks(bytes/2) chunks.
+DoubleTreeSchedule double_tree_all_reduce(int n, double bytes, const CollectiveOptions& options);
+/// The chain broadcast of `bytes` from participant 0 in pipeline_chunks(bytes) chunks.
+ChainSchedule chain_broadcast(int n, double bytes, const CollectiveOptions& options);
+
+/// K steps in which ranks[i] sends chunk_bytes to ranks[(i+1) mod n] (GPU ranks, node-major).
+struct Ring {
+  std::vector<int> ranks;
+  int steps = 0;
+  double chunk_bytes = 0;
+};
+
+/// Where ranks sit, as ring ordering needs it. Ranks are node-major: node = rank / gpus_per_node,
+/// local rank = rank % gpus_per_node.
+struct RingLayout {
+  int gpus_per_node = 1;                   ///< ≥ 1
+  std::vector<int> local_order;            ///< a node's ring over local ranks (ring_order_within_node)
+  std::vector<std::vector<int>> channels;  ///< link-disjoint rings over local ranks, ≥ 1 (ring_channels_within_node)
+};
+
+/// The layout of `spec`'s nodes: its gpus_per_node, ring_order_within_node and ring_channels_within_node.
+RingLayout ring_layout(const platforms::PlatformSpec& spec);
+
+/// `ranks` in ring order: by node (in order of first appearance), then by position in
+/// `local_order` (local ranks it does not list keep their own number as position); stable.
+std::vector<int> ring_order(const std::vector<int>& ranks, int gpus_per_node, const std::vector<int>& local_order);
+/// `ranks` in layout.local_order when options.topology_aware_ring, else as given.
+std::vector<int> ring_order(const std::vector<int>& ranks, const RingLayout& layout, const CollectiveOptions& options);
+/// `ranks` in ring order (as above) rotated so that ranks[0], the root, comes first.
+std::vector<int> broadcast_order(const std::vector<int>& ranks, const RingLayout& layout,
+                                 const CollectiveOptions& options);
+
+/// The rings of one ring phase of `steps` steps over `bytes` per rank: one ring per channel
+/// (options.multi_ring with topology_aware_ring), each moving bytes/(n·channels) per step; else
+/// one ring in ring_order moving bytes/n per step.
+std::vector<Ring> ring_phase(const std::vector<int>& ranks, int steps, double bytes, const RingLayout& layout,
+                             const CollectiveOptions& options);
+/// Ring all-reduce: ring_phase with 2(n−1) steps.
+std::vector<Ring> ring_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                  const CollectiveOptions& options);
+/// Ring reduce-scatter, and all-gather (the same flows): ring_phase with n−1 steps.
+std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                      const CollectiveOptions& options);
+
+/// The phases of a hierarchical all-reduce (see the header comment); `intra` runs before and
+/// after `inter`.
+struct HierarchicalPhases {
+  std::vector<Ring> intra;  ///< one ring per node, in node order of first appearance
+  std::vector<Ring> inter;  ///< one ring per local position
+};
+/// Hierarchical all-reduce of `bytes` over `ranks`, which must fill whole nodes (the same number
+/// of ranks on every node; checked), grouped in ring_order.
+HierarchicalPhases hierarchical_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                           const CollectiveOptions& options);
+
+}  // namespace trainsim::plan

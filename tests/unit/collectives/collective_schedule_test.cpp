@@ -1,0 +1,303 @@
+// The collectives' schedules checked by closed forms, without SimGrid: step counts, bytes per
+// step, what every rank sends and receives, and that every message a schedule sends is one its
+// receiver waits for in the same step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainsim/plan/collective_schedule.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace plan = trainsim::plan;
+
+namespace {
+
+constexpr double S = 96.0 * 1024 * 1024;  // divisible by every n below up to rounding, not a power of two
+
+/// Totals of a schedule, walked step by step.
+struct Traffic {
+  std::vector<double> sent_bytes, received_bytes;  ///< per participant
+  std::vector<std::vector<double>> step_bytes;     ///< per step, the distinct sizes sent
+  long long messages = 0;
+};
+
+/// Walks every (participant, step) of `schedule`, checking that every message goes to another
+/// participant and that the messages addressed to p in step s number receives(p, s).
+Traffic walk(const plan::StepSchedule& schedule) {
+  const int n = schedule.participants();
+  Traffic t;
+  t.sent_bytes.assign(std::size_t(n), 0);
+  t.received_bytes.assign(std::size_t(n), 0);
+  std::vector<plan::Send> out;
+  for (int s = 0; s < schedule.steps(); ++s) {
+    std::vector<int> arriving(std::size_t(n), 0);
+    std::set<double> sizes;
+    for (int p = 0; p < n; ++p) {
+      out.clear();
+      schedule.sends(p, s, out);
+      for (const plan::Send& m : out) {
+        EXPECT_TRUE(m.to >= 0 && m.to < n && m.to != p) << "step " << s << ": " << p << " -> " << m.to;
+        if (m.to < 0 || m.to >= n) continue;
+        EXPECT_GT(m.bytes, 0) << "step " << s;
+        ++arriving[std::size_t(m.to)];
+        t.sent_bytes[std::size_t(p)] += m.bytes;
+        t.received_bytes[std::size_t(m.to)] += m.bytes;
+        sizes.insert(m.bytes);
+        ++t.messages;
+      }
+    }
+    for (int p = 0; p < n; ++p)
+      EXPECT_EQ(arriving[std::size_t(p)], schedule.receives(p, s)) << "participant " << p << ", step " << s;
+    t.step_bytes.emplace_back(sizes.begin(), sizes.end());
+  }
+  return t;
+}
+
+int floor_log2(int n) {
+  int l = 0;
+  while ((2 << l) <= n) ++l;
+  return l;
+}
+
+/// One GPU per node, rings in the order given.
+plan::RingLayout flat_layout() { return {1, {0}, {{0}}}; }
+
+std::vector<int> iota(int n, int first = 0) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[std::size_t(i)] = first + i;
+  return v;
+}
+
+plan::RingSchedule schedule_of(const plan::Ring& ring) {
+  return plan::RingSchedule(int(ring.ranks.size()), ring.steps, ring.chunk_bytes);
+}
+
+}  // namespace
+
+TEST(RingAllReduce, Takes2NMinus1StepsOfSOverNAndEveryRankMoves2NMinus1OverNS) {
+  for (int n : {2, 3, 5, 8, 13, 64, 1000}) {
+    const auto rings = plan::ring_all_reduce(iota(n), S, flat_layout(), {});
+    ASSERT_EQ(rings.size(), 1u);
+    EXPECT_EQ(rings[0].ranks, iota(n));
+    EXPECT_EQ(rings[0].steps, 2 * (n - 1));
+    EXPECT_DOUBLE_EQ(rings[0].chunk_bytes, S / n);
+    const Traffic t = walk(schedule_of(rings[0]));
+    EXPECT_EQ(t.messages, 2LL * (n - 1) * n);
+    for (int p = 0; p < n; ++p) {
+      EXPECT_NEAR(t.sent_bytes[std::size_t(p)], 2.0 * (n - 1) / n * S, 1e-6 * S) << "n=" << n;
+      EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], t.sent_bytes[std::size_t(p)]);
+    }
+  }
+}
+
+TEST(RingReduceScatter, TakesNMinus1StepsOfSOverN) {
+  for (int n : {2, 7, 16}) {
+    const auto rings = plan::ring_reduce_scatter(iota(n), S, flat_layout(), {});
+    ASSERT_EQ(rings.size(), 1u);
+    EXPECT_EQ(rings[0].steps, n - 1);
+    EXPECT_DOUBLE_EQ(rings[0].chunk_bytes, S / n);
+  }
+}
+
+TEST(RingAllReduce, SplitsTheBufferOverTheFourNvlinkChannelsOfADgx1) {
+  const plan::RingLayout layout = plan::ring_layout(trainsim::platforms::load_platform("dgx1-v100"));
+  ASSERT_EQ(layout.gpus_per_node, 8);
+  ASSERT_EQ(layout.channels.size(), 4u);
+  const std::vector<int> ranks = iota(16);  // two nodes
+  const auto rings = plan::ring_all_reduce(ranks, S, layout, {});
+  ASSERT_EQ(rings.size(), 4u);
+  std::set<std::pair<int, int>> hops_inside_a_node;
+  for (const plan::Ring& ring : rings) {
+    EXPECT_EQ(ring.steps, 2 * 15);
+    EXPECT_DOUBLE_EQ(ring.chunk_bytes, S / 16 / 4);
+    std::vector<int> sorted = ring.ranks;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, ranks);  // every rank once
+    // Node 0's ranks first, then node 1's.
+    for (std::size_t i = 0; i < ring.ranks.size(); ++i) EXPECT_EQ(ring.ranks[i] / 8, int(i / 8));
+    for (std::size_t i = 0; i + 1 < ring.ranks.size(); ++i) {
+      if (ring.ranks[i] / 8 != ring.ranks[i + 1] / 8) continue;
+      EXPECT_TRUE(hops_inside_a_node.insert({ring.ranks[i], ring.ranks[i + 1]}).second)
+          << "two channels share the hop " << ring.ranks[i] << " -> " << ring.ranks[i + 1];
+    }
+  }
+  // Together the channels move what one ring would.
+  const auto one = plan::ring_all_reduce(ranks, S, layout, plan::CollectiveOptions{.multi_ring = false});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_DOUBLE_EQ(one[0].chunk_bytes, S / 16);
+  EXPECT_EQ(one[0].ranks, rings[0].ranks);
+}
+
+TEST(RingOrder, GroupsByNodeInOrderOfFirstAppearanceThenFollowsTheNodeRing) {
+  const std::vector<int> dgx1 = {0, 1, 5, 4, 7, 6, 2, 3};
+  // Node 0 appears first (rank 3); inside a node the NVLink ring 0 1 5 4 7 6 2 3 decides.
+  EXPECT_EQ(plan::ring_order({3, 9, 0, 8, 1, 2}, 8, dgx1), (std::vector<int>{0, 1, 2, 3, 8, 9}));
+  EXPECT_EQ(plan::ring_order({6, 5, 4, 7}, 8, dgx1), (std::vector<int>{5, 4, 7, 6}));
+  std::vector<int> ranks = iota(8, 8);
+  const std::vector<int> front = iota(8);
+  ranks.insert(ranks.end(), front.begin(), front.end());
+  EXPECT_EQ(plan::ring_order(ranks, 8, dgx1),
+            (std::vector<int>{8, 9, 13, 12, 15, 14, 10, 11, 0, 1, 5, 4, 7, 6, 2, 3}));
+  // Local ranks the node ring does not list keep their own number as position.
+  EXPECT_EQ(plan::ring_order({5, 4, 1, 0}, 8, {1, 0}), (std::vector<int>{1, 0, 4, 5}));
+}
+
+TEST(RingOrder, KeepsTheGivenOrderWithoutTopologyAwareness) {
+  const plan::RingLayout layout = plan::ring_layout(trainsim::platforms::load_platform("dgx1-v100"));
+  const std::vector<int> ranks = {7, 0, 3, 12, 9};
+  EXPECT_EQ(plan::ring_order(ranks, layout, plan::CollectiveOptions{.topology_aware_ring = false}), ranks);
+  const auto rings = plan::ring_all_reduce(ranks, S, layout, plan::CollectiveOptions{.topology_aware_ring = false});
+  ASSERT_EQ(rings.size(), 1u);
+  EXPECT_EQ(rings[0].ranks, ranks);
+}
+
+TEST(BroadcastOrder, PutsTheRootFirstAndKeepsTheRingOrderAfterIt) {
+  const plan::RingLayout layout = plan::ring_layout(trainsim::platforms::load_platform("dgx1-v100"));
+  EXPECT_EQ(plan::broadcast_order({4, 0, 1, 2, 3, 5, 6, 7}, layout, {}), (std::vector<int>{4, 7, 6, 2, 3, 0, 1, 5}));
+  EXPECT_EQ(plan::broadcast_order({0, 1, 2}, layout, {}), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(HalvingDoubling, PowersOfTwoTake2Log2NStepsHalvingThenDoublingTheBytes) {
+  for (int n : {2, 4, 8, 64, 1024}) {
+    const plan::HalvingDoublingSchedule hd(n, S);
+    const int levels = floor_log2(n);
+    ASSERT_EQ(hd.steps(), 2 * levels) << "n=" << n;
+    const Traffic t = walk(hd);
+    for (int k = 0; k < levels; ++k) {
+      ASSERT_EQ(t.step_bytes[std::size_t(k)].size(), 1u);
+      EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(k)][0], S / std::pow(2.0, k + 1)) << "halving step " << k;
+      EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(levels + k)][0], S / n * std::pow(2.0, k)) << "doubling step " << k;
+    }
+    EXPECT_EQ(t.messages, 2LL * levels * n);  // every rank exchanges in every step
+    for (int p = 0; p < n; ++p) {
+      EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], 2.0 * (n - 1) / n * S) << "n=" << n;  // the ring's bytes
+      EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], t.sent_bytes[std::size_t(p)]);
+    }
+  }
+}
+
+TEST(HalvingDoubling, OtherSizesFoldTheExtraRanksInAndOut) {
+  for (int n : {3, 5, 6, 7, 12, 100, 1000}) {
+    const plan::HalvingDoublingSchedule hd(n, S);
+    const int levels = floor_log2(n), p2 = 1 << levels, extra = n - p2;
+    ASSERT_EQ(hd.steps(), 2 * levels + 2) << "n=" << n;
+    const Traffic t = walk(hd);
+    // Fold in: each extra rank hands its whole buffer to one core rank; fold out: it gets it back.
+    EXPECT_EQ(t.step_bytes.front(), std::vector<double>{S});
+    EXPECT_EQ(t.step_bytes.back(), std::vector<double>{S});
+    EXPECT_EQ(t.messages, 2LL * extra + 2LL * levels * p2);
+    for (int p = 0; p < n; ++p) {
+      const double expected = p >= p2   ? S                                // an extra rank: in and out
+                              : p < extra ? S + 2.0 * (p2 - 1) / p2 * S  // a core rank that takes one in
+                                          : 2.0 * (p2 - 1) / p2 * S;
+      EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
+      EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
+    }
+  }
+}
+
+TEST(DoubleTree, ReducesThenBroadcastsInTwoTimesTreeDepthPlusChunksSteps) {
+  for (int n : {2, 3, 4, 7, 8, 9, 16, 100, 1024}) {
+    for (int m : {1, 4}) {
+      const plan::DoubleTreeSchedule tree(n, m, 1000.0);
+      const int depth = floor_log2(n);  // of a heap over n positions
+      EXPECT_EQ(tree.steps(), 2 * (depth + m - 1)) << "n=" << n << " m=" << m;
+      const Traffic t = walk(tree);
+      // Per tree, every edge carries m chunks up and m chunks down.
+      EXPECT_EQ(t.messages, 2LL * 2 * (n - 1) * m) << "n=" << n;
+      for (int p = 0; p < n; ++p)
+        EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], t.received_bytes[std::size_t(p)]) << "n=" << n << " p=" << p;
+    }
+  }
+}
+
+TEST(DoubleTree, EachTreeCarriesHalfTheBufferInPipelineChunks) {
+  plan::CollectiveOptions o;
+  o.pipeline_chunk_bytes = 1024;
+  o.max_pipeline_chunks = 64;
+  const plan::DoubleTreeSchedule small = plan::double_tree_all_reduce(8, 4096, o);  // 2048 per tree: 2 chunks
+  EXPECT_EQ(small.steps(), 2 * (3 + 2 - 1));
+  EXPECT_EQ(walk(small).step_bytes[0], std::vector<double>{1024});
+  const plan::DoubleTreeSchedule large = plan::double_tree_all_reduce(8, S, o);  // capped at 64 chunks
+  EXPECT_EQ(large.steps(), 2 * (3 + 64 - 1));
+  EXPECT_EQ(walk(large).step_bytes[0], std::vector<double>{S / 2 / 64});
+}
+
+TEST(Chain, BroadcastsMChunksDownTheLineInNMinus2PlusMSteps) {
+  for (int n : {2, 3, 10}) {
+    for (int m : {1, 5}) {
+      const plan::ChainSchedule chain(n, m, 100.0);
+      EXPECT_EQ(chain.steps(), n - 2 + m);
+      const Traffic t = walk(chain);
+      EXPECT_EQ(t.messages, 1LL * (n - 1) * m);
+      EXPECT_DOUBLE_EQ(t.sent_bytes[0], 100.0 * m);
+      EXPECT_DOUBLE_EQ(t.received_bytes[0], 0);
+      EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(n - 1)], 0);
+      for (int p = 1; p < n; ++p) EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], 100.0 * m);
+    }
+  }
+  plan::CollectiveOptions o;
+  o.pipeline_chunk_bytes = 1000;
+  const plan::ChainSchedule chain = plan::chain_broadcast(4, 2500, o);  // 3 chunks of 2500/3
+  EXPECT_EQ(chain.steps(), 4 - 2 + 3);
+  EXPECT_EQ(walk(chain).step_bytes[0], std::vector<double>{2500.0 / 3});
+}
+
+TEST(PipelineChunks, AreTheCeilingOfBytesOverChunkSizeWithinOneAndTheCap) {
+  plan::CollectiveOptions o;
+  o.pipeline_chunk_bytes = 512;
+  o.max_pipeline_chunks = 8;
+  EXPECT_EQ(plan::pipeline_chunks(0, o), 1);
+  EXPECT_EQ(plan::pipeline_chunks(1, o), 1);
+  EXPECT_EQ(plan::pipeline_chunks(512, o), 1);
+  EXPECT_EQ(plan::pipeline_chunks(513, o), 2);
+  EXPECT_EQ(plan::pipeline_chunks(512.0 * 100, o), 8);
+  o.max_pipeline_chunks = 0;  // treated as 1
+  EXPECT_EQ(plan::pipeline_chunks(512.0 * 100, o), 1);
+}
+
+TEST(Hierarchical, ReduceScattersInsideNodesAndAllReducesTheShardsAcross) {
+  // 4 nodes of 8 GPUs: rings of 8 inside (7 steps of S/8), 8 rings of 4 across (6 steps of S/32).
+  const plan::RingLayout layout{8, iota(8), {iota(8)}};
+  const auto phases = plan::hierarchical_all_reduce(iota(32), S, layout, {});
+  ASSERT_EQ(phases.intra.size(), 4u);
+  for (std::size_t node = 0; node < 4; ++node) {
+    EXPECT_EQ(phases.intra[node].ranks, iota(8, int(node) * 8));
+    EXPECT_EQ(phases.intra[node].steps, 7);
+    EXPECT_DOUBLE_EQ(phases.intra[node].chunk_bytes, S / 8);
+  }
+  ASSERT_EQ(phases.inter.size(), 8u);
+  for (std::size_t local = 0; local < 8; ++local) {
+    const int l = int(local);
+    EXPECT_EQ(phases.inter[local].ranks, (std::vector<int>{l, 8 + l, 16 + l, 24 + l}));
+    EXPECT_EQ(phases.inter[local].steps, 2 * 3);
+    EXPECT_DOUBLE_EQ(phases.inter[local].chunk_bytes, S / 8 / 4);
+  }
+  // Per rank: (g−1)/g·S sent inside before and after, 2(N−1)/N·S/g across.
+  const double per_rank = 2 * phases.intra[0].steps * phases.intra[0].chunk_bytes +
+                          phases.inter[0].steps * phases.inter[0].chunk_bytes;
+  EXPECT_DOUBLE_EQ(per_rank, 2.0 * 7 / 8 * S + 2.0 * 3 / 4 * S / 8);
+}
+
+TEST(Hierarchical, FollowsTheNodeRingAndHasNoIntraPhaseWithOneGpuPerNode) {
+  const plan::RingLayout dgx1 = plan::ring_layout(trainsim::platforms::load_platform("dgx1-v100"));
+  const auto phases = plan::hierarchical_all_reduce(iota(16), S, dgx1, {});
+  EXPECT_EQ(phases.intra[0].ranks, (std::vector<int>{0, 1, 5, 4, 7, 6, 2, 3}));
+  EXPECT_EQ(phases.inter[2].ranks, (std::vector<int>{5, 13}));
+  const auto flat = plan::hierarchical_all_reduce(iota(4), S, flat_layout(), {});
+  ASSERT_EQ(flat.intra.size(), 4u);
+  for (const plan::Ring& ring : flat.intra) EXPECT_EQ(ring.steps, 0);  // nothing to do inside a node
+  ASSERT_EQ(flat.inter.size(), 1u);
+  EXPECT_EQ(flat.inter[0].steps, 2 * 3);
+  EXPECT_DOUBLE_EQ(flat.inter[0].chunk_bytes, S / 4);
+}
+
+TEST(HierarchicalDeathTest, NeedsTheSameNumberOfRanksOnEveryNode) {
+  const plan::RingLayout layout{4, iota(4), {iota(4)}};
+  EXPECT_DEATH(plan::hierarchical_all_reduce({0, 1, 2, 3, 4, 5}, S, layout, {}), "same number of ranks");
+}
