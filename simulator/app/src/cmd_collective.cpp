@@ -13,7 +13,8 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
-#include "trainsim/engine/collectives.hpp"
+#include "trainsim/engine/collective_timing.hpp"
+#include "trainsim/plan/collective_options.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::app {
@@ -94,15 +95,15 @@ int run_collective(const CollectiveCliOptions& o) {
   if (!o.json_output.empty()) check_output_file(o.json_output);
   const platforms::PlatformSpec spec = resolve_platform(o);
   engine::CollectiveRequest request;
-  request.op = o.op == "reduce_scatter" ? engine::CollectiveOp::reduce_scatter
-               : o.op == "all_gather"   ? engine::CollectiveOp::all_gather
-               : o.op == "broadcast"    ? engine::CollectiveOp::broadcast
-                                        : engine::CollectiveOp::allreduce;
-  request.algorithm = o.algorithm == "hierarchical"       ? engine::Algorithm::hierarchical
-                      : o.algorithm == "halving_doubling" ? engine::Algorithm::halving_doubling
-                      : o.algorithm == "tree"             ? engine::Algorithm::tree
-                                                          : engine::Algorithm::ring;
-  request.options.representation = engine::parse_representation(o.representation).value_or(engine::Representation::automatic);
+  request.op = o.op == "reduce_scatter" ? plan::CollectiveOp::reduce_scatter
+               : o.op == "all_gather"   ? plan::CollectiveOp::all_gather
+               : o.op == "broadcast"    ? plan::CollectiveOp::broadcast
+                                        : plan::CollectiveOp::allreduce;
+  request.algorithm = o.algorithm == "hierarchical"       ? plan::Algorithm::hierarchical
+                      : o.algorithm == "halving_doubling" ? plan::Algorithm::halving_doubling
+                      : o.algorithm == "tree"             ? plan::Algorithm::tree
+                                                          : plan::Algorithm::ring;
+  request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
   request.gpus = o.gpus;
   const std::vector<double> sizes = parse_sizes(o.bytes);
@@ -115,9 +116,9 @@ int run_collective(const CollectiveCliOptions& o) {
   }
   const int n = o.gpus > 0 ? o.gpus : (spec.simgrid_xml ? 0 : spec.total_gpus());
   const int ranks = n > 0 ? n : 1;
-  const double bus_factor = ranks > 1 ? engine::bus_bandwidth_factor(request.op, ranks) : 0.0;
-  const std::string algorithm = request.op == engine::CollectiveOp::allreduce ? o.algorithm
-                                : request.op == engine::CollectiveOp::broadcast ? "chain" : "ring";
+  const double bus_factor = ranks > 1 ? plan::bus_bandwidth_factor(request.op, ranks) : 0.0;
+  const std::string algorithm = request.op == plan::CollectiveOp::allreduce ? o.algorithm
+                                : request.op == plan::CollectiveOp::broadcast ? "chain" : "ring";
 
   Json results = Json::array();
   for (const auto& t : timings) {
@@ -126,7 +127,7 @@ int run_collective(const CollectiveCliOptions& o) {
                            {"time_s", t.time_s},
                            {"algbw_GBps", algbw},
                            {"busbw_GBps", algbw * bus_factor},
-                           {"representation", engine::to_string(t.used)}});
+                           {"representation", plan::to_string(t.used)}});
   }
   if (!o.json_output.empty()) {
     Json j;
@@ -169,7 +170,7 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--network-model", o->network_model, "override the network model: ideal or tcp")
       ->check(CLI::IsMember({"ideal", "tcp"}));
   cmd->add_option("--representation", o->representation, "auto (coarse where exact, else lockstep or step), coarse, lockstep or step")
-      ->check(CLI::IsMember(engine::representation_names()));
+      ->check(CLI::IsMember(plan::representation_names()));
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
       ->check(non_negative_number());
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");

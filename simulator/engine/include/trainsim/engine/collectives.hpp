@@ -24,6 +24,7 @@
 
 #include <simgrid/s4u/Host.hpp>
 
+#include "trainsim/engine/collective_timing.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/plan/collective_options.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
@@ -76,27 +77,5 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
                                   const std::vector<simgrid::s4u::Host*>& servers,
                                   const std::vector<double>& bytes_per_server);
-
-/// One timed collective of a size sweep.
-struct CollectiveTiming {
-  double bytes = 0;
-  double time_s = 0;
-  Representation used = Representation::step;
-};
-
-/// What to time.
-struct CollectiveRequest {
-  CollectiveOp op = CollectiveOp::allreduce;
-  Algorithm algorithm = Algorithm::ring;
-  int gpus = 0;  ///< first `gpus` ranks; 0 = all
-  CollectiveOptions options;
-};
-
-/// Builds a Simulation of `spec` in this process and runs the collective once per size, one after
-/// another on the idle network (so the times are independent). Uses up this process's one SimGrid
-/// engine. Throws InputError("collective request", "gpus", …) when `gpus` exceeds the platform, or
-/// is not a whole number of nodes for a hierarchical all-reduce; InputError from Simulation.
-std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
-                                               const std::vector<double>& sizes_bytes);
 
 }  // namespace trainsim::engine
