@@ -1,6 +1,8 @@
 #include "simgrid_xml_check.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -85,6 +87,7 @@ private:
       const auto it = attrs.find(key);
       return it == attrs.end() ? std::string() : it->second;
     };
+    check_rates(name, attrs, line);
     if (name == "zone" || name == "AS") {
       if (!self_closing) zones.push_back(Zone{get("id"), get("routing"), {}, {}, {}});
     } else if (!zones.empty() && name == "host") {
@@ -95,6 +98,30 @@ private:
       if (sym != "NO" && sym != "no") zones.back().routes.insert({dst, src});
       zones.back().routed.insert(src);
       zones.back().routed.insert(dst);
+    }
+  }
+
+  /// SimGrid 3.32 aborts ("The Impossible Did Happen") when a flow crosses a zero-bandwidth link or
+  /// a host computes at speed 0: every speed and bandwidth must be a number > 0 (with its unit;
+  /// several comma-separated pstates each).
+  void check_rates(const std::string& element, const std::map<std::string, std::string>& attrs, std::size_t line) const {
+    for (const char* key : {"speed", "bandwidth", "bw", "bb_bw", "loopback_bw"}) {
+      const auto it = attrs.find(key);
+      if (it == attrs.end()) continue;
+      std::stringstream values(it->second);
+      std::string value;
+      while (std::getline(values, value, ',')) {
+        const char* begin = value.c_str();
+        while (std::isspace(static_cast<unsigned char>(*begin))) ++begin;
+        char* end = nullptr;
+        const double number = std::strtod(begin, &end);
+        if (end == begin) continue;  // not a number: SimGrid names it when it reads the file
+        if (!(number > 0) || !std::isfinite(number)) {
+          const auto id = attrs.find("id");
+          fail(line, "<" + element + (id == attrs.end() ? "" : " id=\"" + id->second + "\"") + "> has " + key + " \"" +
+                         it->second + "\": it must be > 0 (SimGrid cannot run a flow or a computation at rate 0)");
+        }
+      }
     }
   }
 

@@ -66,7 +66,9 @@ INSTANTIATE_TEST_SUITE_P(Kinds, BadPlatformCli,
                                            std::make_pair(std::string("torus_misfit.json"), std::string(": /network/torus/dimensions:")),
                                            std::make_pair(std::string("unconnected_hosts.json"), std::string(": /network/nics_per_node:")),
                                            std::make_pair(std::string("malformed.xml"), std::string("malformed.xml: line 7:")),
-                                           std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:"))),
+                                           std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:")),
+                                           std::make_pair(std::string("zero_bandwidth_link.xml"), std::string("zero_bandwidth_link.xml: line 8: malformed SimGrid XML: <link id=\"l\"> has bandwidth \"0GBps\": it must be > 0")),
+                                           std::make_pair(std::string("zero_speed_host.xml"), std::string("zero_speed_host.xml: line 7: malformed SimGrid XML: <host id=\"host0\"> has speed \"0f\": it must be > 0"))),
                          [](const auto& p) { return trainsim_test::test_name(p.param.first); });
 
 TEST(CollectiveCli, BadBytesAndTooManyGpusExit2) {
