@@ -168,6 +168,40 @@ ErrorMetrics error_metrics(const std::vector<double>& observed, const std::vecto
   return m;
 }
 
+namespace {
+
+// A row where the expression has no finite value whatever the constants (a division by zero, the
+// log of a non-positive column value) is bad input, not a failed fit: the user must change the
+// expression or the data. Probed at the bounds' corners, centre and a fixed set of interior points.
+void reject_undefined_rows(const Expression& expression, const Dataset& data, const std::vector<Bound>& bounds) {
+  std::vector<std::vector<double>> probes;
+  for (const double where : {0.5, 0.0, 1.0, 0.25, 0.75, 0.1, 0.9}) {
+    std::vector<double> c;
+    for (const Bound& b : bounds) c.push_back(b.lower + where * (b.upper - b.lower));
+    probes.push_back(std::move(c));
+  }
+  ExpressionEvaluator evaluator(expression, data);
+  std::vector<bool> defined(data.size(), false);
+  for (const auto& c : probes) {
+    evaluator.set_constants(c);
+    for (std::size_t row = 0; row < data.size(); ++row)
+      if (!defined[row] && std::isfinite(evaluator.value(row))) defined[row] = true;
+  }
+  for (std::size_t row = 0; row < data.size(); ++row) {
+    if (defined[row]) continue;
+    std::string values;
+    for (std::size_t v = 0; v < data.variables().size(); ++v)
+      values += fmt::format("{}{} = {:g}", v ? ", " : "", data.variables()[v], data.value(row, v));
+    throw InputError(data.source(), "line " + std::to_string(data.line(row)),
+                     fmt::format("the expression '{}' ({}) has no finite value at this row{}{}{} whatever the constants "
+                                 "inside their bounds: a division by zero, or a logarithm or root of a negative value?",
+                                 expression.text(), expression.source(), values.empty() ? "" : " (", values,
+                                 values.empty() ? "" : ")"));
+  }
+}
+
+}  // namespace
+
 FitResult fit_expression(const Expression& expression, const Dataset& data, const std::vector<Bound>& bounds,
                          const FitOptions& options) {
   options.validate();
@@ -180,6 +214,8 @@ FitResult fit_expression(const Expression& expression, const Dataset& data, cons
                      fmt::format("{} rows to fit but the expression has {} constants; fitting needs more rows than "
                                  "constants",
                                  n, k));
+
+  reject_undefined_rows(expression, data, bounds);
 
   FitResult result;
   result.names = expression.constants();

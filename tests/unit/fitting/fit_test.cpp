@@ -146,15 +146,33 @@ TEST(Fit, ExhaustedBudgetIsNoConvergenceNotAnException) {
   EXPECT_EQ(r.constants.size(), 6u);
 }
 
-TEST(Fit, NanEverywhereIsFailure) {
-  const auto e = Expression::parse("sqrt(-1 - c0*w)", "test");
-  const auto data = Dataset::from_values("d", {"w"}, "y", {{1}, {2}, {3}}, {1, 2, 3});
+// Every row has constants that make it finite, but no constants make all rows finite at once: a
+// fit that finds nothing is a result (failure), not bad input.
+TEST(Fit, NoConstantsFiniteAtEveryRowIsFailure) {
+  const auto e = Expression::parse("sqrt(c0 - w) + sqrt(w + 0.5 - c0)", "test");
+  const auto data = Dataset::from_values("d", {"w"}, "y", {{0}, {0.6}, {0}}, {1, 2, 3});
   FitOptions o;
   o.generations = 10;
   const auto r = fit_expression(e, data, resolve_bounds(e, {{"c0", {0, 1}}}), o);
   EXPECT_EQ(r.summary.termination, TerminationReason::failure);
   EXPECT_FALSE(r.summary.usable());
   EXPECT_TRUE(r.constants.empty());
+}
+
+// A row where the expression is undefined whatever the constants is the user's to fix: an
+// InputError at that row's CSV line, naming the expression.
+TEST(Fit, RowUndefinedForEveryConstantIsBadInput) {
+  const auto e = Expression::parse("c0/(w - 2)", "--expression");
+  const auto data = Dataset::from_values("d.csv", {"w"}, "y", {{1}, {2}, {3}}, {1, 2, 3});
+  try {
+    fit_expression(e, data, resolve_bounds(e, {{"c0", {0, 1}}}), FitOptions{});
+    FAIL() << "expected an InputError";
+  } catch (const trainsim::InputError& err) {
+    EXPECT_EQ(err.source(), "d.csv");
+    EXPECT_EQ(err.location(), "line 3");
+    EXPECT_NE(err.detail().find("'c0/(w - 2)'"), std::string::npos) << err.detail();
+    EXPECT_NE(err.detail().find("w = 2"), std::string::npos) << err.detail();
+  }
 }
 
 TEST(Fit, DefaultSummarySaysNotRun) {
