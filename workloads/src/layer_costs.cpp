@@ -492,16 +492,21 @@ LayerEstimate estimate_loss(const LayerSpec& spec, const LossAttrs& a, const Inp
 struct EmbeddingAttrs final : LayerAttrs {
   std::int64_t num_embeddings = 1;
   std::int64_t dim = 1;
+  bool positional = false;  ///< a table of positions (BERT, GPT-2): the sequence may not be longer
 };
 
 EmbeddingAttrs read_embedding(LayerSpec& spec) {
   EmbeddingAttrs a;
   a.num_embeddings = spec.node.at("num_embeddings").int_at_least(1);
   a.dim = spec.node.at("dim").int_at_least(1);
+  if (auto v = spec.node.find("positional")) a.positional = v->as_bool();
   return a;
 }
 
-LayerEstimate estimate_embedding(const LayerSpec&, const EmbeddingAttrs& a, const Inputs& inputs, const Shape&) {
+LayerEstimate estimate_embedding(const LayerSpec& spec, const EmbeddingAttrs& a, const Inputs& inputs, const Shape&) {
+  if (a.positional && !inputs.front().empty() && inputs.front().front() > a.num_embeddings)
+    throw spec.error_at("num_embeddings", "a table of " + std::to_string(a.num_embeddings) + " positions cannot hold a sequence of " +
+                                              std::to_string(inputs.front().front()) + " tokens");
   LayerEstimate e;
   e.output = inputs.front();
   e.output.push_back(a.dim);
@@ -734,7 +739,7 @@ const std::map<std::string, LayerType, std::less<>>& registry() {
       {"slice", entry({"axis", "start", "length"}, kOneInput, read_slice, estimate_slice)},
       {"softmax", entry({}, kOneInput, read_nothing, estimate_elementwise<kSoftmaxFlops>)},
       {"loss", entry({"num_classes"}, kOneInput, read_loss, estimate_loss)},
-      {"embedding", entry({"num_embeddings", "dim"}, kOneInput, read_embedding, estimate_embedding, embedding_weight_matrix)},
+      {"embedding", entry({"num_embeddings", "dim", "positional"}, kOneInput, read_embedding, estimate_embedding, embedding_weight_matrix)},
       {"matmul", entry({"transpose_b"}, kTwoInputs, read_matmul, estimate_matmul)},
       {"attention", entry({"heads", "bias", "causal"}, kOneInput, read_attention, estimate_attention)},
       {"transformer", entry({"heads", "ffn_dim", "activation", "causal"}, kOneInput, read_transformer, estimate_transformer)},

@@ -131,6 +131,48 @@ Workload load_workload(const std::string& model_or_file) {
   return load_workload_file(model_or_file);
 }
 
+Workload load_workload(const std::string& model_or_file, const InputSize& input) {
+  if (!input.any()) return load_workload(model_or_file);
+  Json document;
+  std::string label;
+  std::string name;
+  const bool looks_like_path = model_or_file.find('/') != std::string::npos || model_or_file.ends_with(".json");
+  if (const auto canonical = looks_like_path ? std::nullopt : zoo_canonical_name(model_or_file)) {
+    document = zoo_layer_graph(*canonical);
+    label = "zoo:" + *canonical;
+    name = *canonical;
+  } else {
+    if (!looks_like_path && !std::filesystem::exists(model_or_file)) return load_workload(model_or_file);  // names the unknown model
+    const JsonNode root = read_json_file(model_or_file);
+    if (is_paleo_graph(root))
+      throw InputError("model", "", "sequence_length and image_size apply to zoo models and layer-graph files, not to the Paleo network '" +
+                                        model_or_file + "'");
+    document = root.raw();
+    label = model_or_file;
+  }
+  bool resized_sequence = false, resized_image = false;
+  if (document.contains("layers") && document["layers"].is_array())
+    for (Json& layer : document["layers"]) {
+      if (!layer.is_object() || layer.value("type", "") != "input" || !layer.contains("shape") || !layer["shape"].is_array()) continue;
+      Json& shape = layer["shape"];
+      if (shape.size() == 1 && input.sequence_length) {
+        shape[0] = *input.sequence_length;
+        resized_sequence = true;
+      } else if (shape.size() == 3 && input.image_size) {
+        shape[1] = *input.image_size;
+        shape[2] = *input.image_size;
+        resized_image = true;
+      }
+    }
+  if (input.sequence_length && !resized_sequence)
+    throw InputError("model", "", "'" + model_or_file + "' has no sequence input ([tokens]) for a sequence_length");
+  if (input.image_size && !resized_image)
+    throw InputError("model", "", "'" + model_or_file + "' has no image input ([channels, height, width]) for an image_size");
+  Workload w = parse_layer_graph(json_root(std::make_shared<const Json>(std::move(document)), label), label.rfind("zoo:", 0) == 0 ? "zoo" : label);
+  if (!name.empty()) w.name = name;
+  return w;
+}
+
 Json workload_report(const Workload& workload, std::int64_t batch, Precision precision) {
   TRAINSIM_CHECK(batch >= 1, "batch must be ≥ 1");
   const double b = static_cast<double>(batch);

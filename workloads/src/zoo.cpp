@@ -337,7 +337,7 @@ Json bert(const ZooEntry& e, const TransformerConfig& c) {
   GraphBuilder g(e);
   const std::string tokens = g.input("input_ids", {c.sequence});
   const std::string word = g.add("embeddings.word_embeddings", "embedding", {tokens}, {{"num_embeddings", c.vocab}, {"dim", c.dim}});
-  const std::string pos = g.add("embeddings.position_embeddings", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}});
+  const std::string pos = g.add("embeddings.position_embeddings", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
   const std::string type = g.add("embeddings.token_type_embeddings", "embedding", {tokens}, {{"num_embeddings", 2}, {"dim", c.dim}});
   std::string x = g.add("embeddings.sum", "add", {word, pos, type});
   x = g.dropout("embeddings.dropout", g.unary("embeddings.LayerNorm", "layernorm", x), 0.1);
@@ -354,7 +354,7 @@ Json gpt2(const ZooEntry& e, const TransformerConfig& c) {
   GraphBuilder g(e);
   const std::string tokens = g.input("input_ids", {c.sequence});
   const std::string wte = g.add("wte", "embedding", {tokens}, {{"num_embeddings", c.vocab}, {"dim", c.dim}});
-  const std::string wpe = g.add("wpe", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}});
+  const std::string wpe = g.add("wpe", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
   std::string x = g.dropout("drop", g.add("embeddings.sum", "add", {wte, wpe}), 0.1);
   for (std::int64_t i = 0; i < c.layers; ++i)
     x = g.add("h." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu"}, {"causal", true}});

@@ -35,7 +35,8 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
                            const CollectiveOptions& options) {
   TRAINSIM_CHECK(bytes >= 0, "all_reduce bytes must be ≥ 0");
   const int n = static_cast<int>(ranks.size());
-  if (n < 2) return {};
+  // Nothing to reduce: NCCL returns at once for a count of 0 without launching a kernel.
+  if (n < 2 || bytes == 0) return {};
   const plan::RingLayout layout = plan::ring_layout(sim.spec());
   switch (algorithm) {
     case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
@@ -53,7 +54,7 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
 
 CollectiveStats reduce_scatter(Simulation& sim, const std::vector<int>& ranks, double bytes,
                                const CollectiveOptions& options) {
-  if (ranks.size() < 2) return {};
+  if (ranks.size() < 2 || bytes == 0) return {};
   return run_rings(sim, plan::ring_reduce_scatter(ranks, bytes, plan::ring_layout(sim.spec()), options), options);
 }
 
@@ -65,7 +66,7 @@ CollectiveStats all_gather(Simulation& sim, const std::vector<int>& ranks, doubl
 CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double bytes,
                           const CollectiveOptions& options) {
   const int n = static_cast<int>(ranks.size());
-  if (n < 2) return {};
+  if (n < 2 || bytes == 0) return {};
   return run_schedule(sim, plan::broadcast_order(ranks, plan::ring_layout(sim.spec()), options),
                       plan::chain_broadcast(n, bytes, options), options);
 }

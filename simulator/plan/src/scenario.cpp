@@ -59,7 +59,7 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer"});
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -75,6 +75,10 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
     if (auto b = node.find("batch_per_gpu")) throw b->error("'batch_per_gpu' applies to scaling \"weak\"; strong scaling splits global_batch");
   }
   if (auto p = node.find("precision")) w.precision = *parse_precision(p->one_of(precision_names()));
+  if (auto v = node.find("sequence_length")) w.input.sequence_length = v->int_at_least(1);
+  if (auto v = node.find("image_size")) w.input.image_size = v->int_at_least(1);
+  for (const char* key : {"sequence_length", "image_size"})
+    if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
   if (auto o = node.find("optimizer")) {
     const std::string name = o->one_of(workloads::optimizer_names());
     w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
@@ -274,8 +278,9 @@ void check_against_platform(const Scenario& s) { check_against_platform(s, s.roo
 
 workloads::Workload load_scenario_workload(const Scenario& scenario) {
   const std::string& what = scenario.workload.model_or_file;
+  workloads::Workload plain;
   try {
-    return workloads::load_workload(what);
+    plain = workloads::load_workload(what);
   } catch (const InputError& e) {
     // Errors inside an existing layer-graph file already name it; a bad name or path is the
     // scenario's fault and is reported there.
@@ -283,6 +288,18 @@ workloads::Workload load_scenario_workload(const Scenario& scenario) {
     const JsonNode workload = scenario.root().at("workload");
     const auto key = workload.find("model") ? workload.at("model") : workload.at("file");
     throw key.error(workload.find("file") ? "cannot open layer-graph file '" + what + "'" : e.detail());
+  }
+  const workloads::InputSize& input = scenario.workload.input;
+  if (!input.any()) return plain;
+  try {
+    return workloads::load_workload(what, input);
+  } catch (const InputError& e) {
+    // The model loads as it is: what fails is the new size, reported where the scenario gives it.
+    const JsonNode workload = scenario.root().at("workload");
+    const auto key = input.image_size && !input.sequence_length ? workload.at("image_size")
+                     : input.sequence_length && !input.image_size ? workload.at("sequence_length")
+                                                                  : workload;
+    throw key.error(e.source() == "model" ? e.detail() : "the model cannot take this size: " + std::string(e.what()));
   }
 }
 

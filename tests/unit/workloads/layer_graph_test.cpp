@@ -159,3 +159,30 @@ TEST(LayerGraph, LoadsAFileByPath) {
 }
 
 }  // namespace
+
+// workload.sequence_length / image_size: the inputs of a zoo model resized; parameters stay, the
+// per-sample work scales with the input (ResNet-50 at 112² does a little more than a quarter of
+// 224²: its last stage is 4×4 rather than 3.5², and the classifier does not shrink; BERT's
+// per-token layers scale with the sequence, attention faster).
+TEST(InputSize, ResizesZooInputsAndKeepsParameters) {
+  using trainsim::workloads::InputSize;
+  const Workload full = trainsim::workloads::load_workload("resnet50");
+  const Workload half = trainsim::workloads::load_workload("resnet50", InputSize{std::nullopt, 112});
+  EXPECT_EQ(half.params(), full.params());
+  EXPECT_GT(half.forward_flops() / full.forward_flops(), 0.25);
+  EXPECT_LT(half.forward_flops() / full.forward_flops(), 0.28);
+  const Workload bert = trainsim::workloads::load_workload("bert_base");
+  const Workload bert64 = trainsim::workloads::load_workload("bert_base", InputSize{64, std::nullopt});
+  EXPECT_EQ(bert64.params(), bert.params());
+  EXPECT_LT(bert64.forward_flops(), 0.51 * bert.forward_flops());
+  EXPECT_EQ(bert64.name, "bert_base");
+}
+
+TEST(InputSize, ASizeTheModelHasNoInputForIsBadInput) {
+  using trainsim::workloads::InputSize;
+  EXPECT_THROW(trainsim::workloads::load_workload("resnet50", InputSize{128, std::nullopt}), trainsim::InputError);
+  EXPECT_THROW(trainsim::workloads::load_workload("bert_base", InputSize{std::nullopt, 224}), trainsim::InputError);
+  // GPT-2's position table holds 1024 tokens.
+  EXPECT_NO_THROW(trainsim::workloads::load_workload("gpt2", InputSize{1024, std::nullopt}));
+  EXPECT_THROW(trainsim::workloads::load_workload("gpt2", InputSize{1025, std::nullopt}), trainsim::InputError);
+}

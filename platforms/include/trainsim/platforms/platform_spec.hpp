@@ -87,6 +87,14 @@ struct NetworkSpec {
   DragonflyShape dragonfly;  ///< used when topology == dragonfly
 };
 
+/// The most GPUs one node may hold. SimGrid routes every pair of a node zone's hosts, so building a
+/// node costs time and memory growing with its GPUs squared (measured: 1,024 GPUs 1.2 s and 190 MB,
+/// 4,096 GPUs 28 s and 1.9 GB); the largest NVLink domain sold, GB200 NVL72, has 72.
+constexpr int kMaxGpusPerNode = 1024;
+/// The most GPUs a platform may hold (nodes × gpus_per_node): SimGrid 3.32's platform construction
+/// grows faster than linearly in the node count (README, Troubleshooting).
+constexpr std::int64_t kMaxGpus = 65536;
+
 /// A validated platform. Invariants (checked by read_platform_spec): nodes ≥ 1, gpus_per_node ≥ 1,
 /// every bandwidth > 0, every latency ≥ 0, topology shape matches `nodes`.
 struct PlatformSpec {

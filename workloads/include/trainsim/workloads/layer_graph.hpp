@@ -40,6 +40,19 @@ std::optional<std::string> zoo_canonical_name(std::string_view name);
 /// Throws InputError (source "model") for an unknown name, suggesting the nearest.
 Json zoo_layer_graph(const std::string& name);
 
+/// Input sizes that replace a model's own, for zoo models and layer-graph files.
+struct InputSize {
+  std::optional<std::int64_t> sequence_length;  ///< tokens of every [T] input
+  std::optional<std::int64_t> image_size;       ///< height and width of every [C, H, W] input
+  bool any() const { return sequence_length || image_size; }
+};
+
+/// load_workload with every matching input layer resized. Throws InputError as load_workload does,
+/// and (source "model") when a size is given that the model has no input for, or for a Paleo file;
+/// errors the new size causes inside the model (an image too small for its windows, a sequence
+/// longer than a positional table) name the model's layer.
+Workload load_workload(const std::string& model_or_file, const InputSize& input);
+
 /// The layer types of the layer-graph format, sorted.
 std::vector<std::string> layer_type_names();
 

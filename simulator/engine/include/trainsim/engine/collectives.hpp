@@ -47,7 +47,7 @@ struct CollectiveStats {
   long long flows = 0;                          ///< flows created
 };
 
-/// All-reduce of `bytes` over `ranks` (indices into Simulation::gpu). bytes ≥ 0; a single rank
+/// All-reduce of `bytes` over `ranks` (indices into Simulation::gpu). bytes ≥ 0; a single rank or zero bytes
 /// returns at once. Halving-doubling handles non-powers of two by folding the extra ranks in.
 CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
                            const CollectiveOptions& options = {});

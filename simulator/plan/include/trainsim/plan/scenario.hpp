@@ -12,6 +12,7 @@
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
+#include "trainsim/workloads/layer_graph.hpp"
 
 namespace trainsim::plan {
 
@@ -30,6 +31,7 @@ struct WorkloadConfig {
   std::int64_t global_batch = 0;   ///< strong scaling: samples per iteration, split across GPUs
   Precision precision = Precision::fp32;
   workloads::Optimizer optimizer = workloads::Optimizer::momentum;
+  workloads::InputSize input;  ///< `sequence_length` / `image_size`: the model's inputs resized
 };
 
 struct StrategyConfig {

@@ -1,0 +1,148 @@
+// Bad and extreme input, as a new user would try it: each row runs the real CLI and checks the exit
+// code, that stdout stayed empty (nothing ran), and fragments of the one-line message. Paths:
+// {data} = tests/data/bad/hardening, {scenarios} = scenarios/, {good} = tests/data/good, {file} = an
+// existing regular file, {dir} = an existing directory.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <thread>
+
+#include "trainsim_test/cli.hpp"
+#include "trainsim_test/names.hpp"
+
+namespace {
+
+struct Case {
+  const char* name;
+  std::vector<std::string> args;
+  int exit_code;
+  std::vector<std::string> fragments;  // each must appear in stderr
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::string expand(std::string s, const std::string& dir) {
+  const std::pair<std::string, std::string> vars[] = {{"{data}", trainsim_test::test_data_dir() + "/bad/hardening"},
+                                                      {"{scenarios}", trainsim_test::source_dir() + "/scenarios"},
+                                                      {"{good}", trainsim_test::test_data_dir() + "/good"},
+                                                      {"{file}", dir + "/file"},
+                                                      {"{dir}", dir}};
+  for (const auto& [key, value] : vars)
+    for (std::size_t at = s.find(key); at != std::string::npos; at = s.find(key)) s.replace(at, key.size(), value);
+  return s;
+}
+
+class BadInput : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInput, ExitsWithOneMessageBeforeAnyWork) {
+  const Case& c = GetParam();
+  const std::string dir = trainsim_test::make_temp_dir("hardening");
+  std::ofstream(dir + "/file") << "not a directory\n";
+  std::vector<std::string> args;
+  for (const auto& a : c.args) args.push_back(expand(a, dir));
+  const auto r = trainsim_test::run_trainsim(args);
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
+  for (const auto& f : c.fragments) EXPECT_NE(r.err.find(expand(f, dir)), std::string::npos) << "missing '" << f << "' in: " << r.err;
+  EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // the message (and CLI11's help hint)
+}
+
+const std::string quickstart = "{scenarios}/quickstart.json";
+const std::string proc = "/proc/trainsim-cannot-write-here";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadInput,
+    ::testing::Values(
+        // Unwritable outputs: exit 2 before the job, with the OS's reason.
+        Case{"simulate_json_in_proc", {"simulate", quickstart, "--json", proc}, 2, {proc + ": cannot write here: No such file or directory"}},
+        Case{"simulate_trace_in_proc", {"simulate", quickstart, "--trace", proc + ".json"}, 2, {proc + ".json: cannot write here"}},
+        Case{"simulate_json_is_a_directory", {"simulate", quickstart, "--json", "{dir}"}, 2, {"{dir}: is a directory"}},
+        Case{"simulate_dump_plan_in_proc", {"simulate", quickstart, "--dump-plan", proc}, 2, {proc + ": cannot write here"}},
+        Case{"compare_out_is_a_file",
+             {"compare", "--measured", "{good}/fitting/compare_measured.csv", "--simulated", "{good}/fitting/compare_simulated.csv", "--out", "{file}"},
+             2, {"{file}: exists and is not a directory"}},
+        Case{"sweep_out_is_a_file", {"sweep", quickstart, "--out", "{file}"}, 2, {"{file}: exists and is not a directory"}},
+        Case{"workload_export_in_proc", {"workload", "export", "resnet50", "--out", proc}, 2, {proc + ": cannot write here"}},
+        Case{"workload_info_in_proc", {"workload", "info", "resnet50", "--json", proc}, 2, {proc + ": cannot write here"}},
+        Case{"fit_json_in_proc", {"fit", "{good}/fitting/tf_aws_ps.csv", "--y", "iteration_time_s", "--model", "scaling", "--json", proc}, 2,
+             {proc + ": cannot write here"}},
+        Case{"plan_json_in_proc", {"plan", "{scenarios}/cheapest_resnet50_cluster.json", "--target-samples-per-s", "1000", "--json", proc}, 2,
+             {proc + ": cannot write here"}},
+        Case{"collective_json_in_proc", {"collective", "--platform", "dgx-a100", "--bytes", "1M", "--json", proc}, 2, {proc + ": cannot write here"}},
+        Case{"platform_info_json_in_proc", {"platform", "info", "dgx-a100", "--json", proc}, 2, {proc + ": cannot write here"}},
+        // Numbers and sizes.
+        Case{"bandwidth_beyond_double", {"simulate", "{data}/huge_bandwidth.json"}, 2,
+             {"huge_bandwidth.json: /platform/network/bandwidth_Gbps: number out of range"}},
+        Case{"negative_link_count", {"simulate", quickstart, "--links", "-1"}, 2, {"--links: must be ≥ 0, got -1"}},
+        Case{"short_range_message", {"collective", "--platform", "dgx-a100", "--bytes", "1M", "--gpus", "-1"}, 2, {"--gpus: must be > 0, got -1"}},
+        Case{"gpus_per_node_capped", {"simulate", "{data}/huge_node.json"}, 2, {"huge_node.json: /platform/gpus_per_node: must be ≤ 1024, got 100000"}},
+        Case{"platform_size_capped", {"simulate", "{data}/huge_platform.json"}, 2,
+             {"huge_platform.json: /platform/nodes: nodes × gpus_per_node = 100000 GPUs, more than the 65536"}},
+        // SimGrid XML that SimGrid would abort on.
+        Case{"xml_zero_bandwidth_link", {"collective", "--platform", "{data}/../platforms/zero_bandwidth_link.xml", "--bytes", "1M"}, 2,
+             {"zero_bandwidth_link.xml: line 8:", "bandwidth \"0GBps\": it must be > 0"}},
+        Case{"xml_zero_speed_host", {"collective", "--platform", "{data}/../platforms/zero_speed_host.xml", "--bytes", "1M"}, 2,
+             {"zero_speed_host.xml: line 7:", "speed \"0f\": it must be > 0"}},
+        // Fitting an expression that has no value at a row.
+        Case{"fit_undefined_expression", {"fit", "{data}/undefined_expression.csv", "--y", "iteration_time_s", "--expression", "c0/(gpus-gpus)", "--bounds", "c0=0:1"},
+             2, {"undefined_expression.csv: line 2: the expression 'c0/(gpus-gpus)'"}},
+        // Weak messages made strong.
+        Case{"duplicate_key", {"simulate", "{data}/duplicate_key.json"}, 2, {"duplicate_key.json: /workload/batch_per_gpu: duplicate key 'batch_per_gpu'"}},
+        Case{"gpu_h100_suggests_h100s", {"simulate", quickstart, "--set", "platform.gpu=H100"}, 2, {"/platform/gpu: unknown GPU 'H100'; did you mean one of 'H100-"}},
+        Case{"gpu_a100_suggests_a100s", {"simulate", quickstart, "--set", "platform.gpu=A100"}, 2, {"did you mean one of 'A100-"}},
+        Case{"directory_as_scenario", {"simulate", "{dir}"}, 2, {"{dir}: is a directory; expected a JSON file"}},
+        Case{"directory_as_csv", {"fit", "{dir}", "--y", "t", "--model", "scaling"}, 2, {"{dir}: is a directory; expected a CSV file"}},
+        Case{"mistyped_command", {"simulat", quickstart}, 2, {"unknown command 'simulat'; did you mean 'simulate'?"}},
+        Case{"sequence_beyond_positions", {"simulate", "{data}/sequence_beyond_positions.json"}, 2,
+             {"sequence_beyond_positions.json: /workload/sequence_length:", "a table of 512 positions cannot hold a sequence of 1024 tokens"}},
+        Case{"sequence_for_image_model", {"simulate", "{data}/sequence_for_image_model.json"}, 2,
+             {"/workload/sequence_length: 'resnet50' has no sequence input"}},
+        Case{"positional_table_too_short", {"workload", "info", "{data}/positional_too_short.json"}, 2,
+             {"positional_too_short.json: /layers/1/num_embeddings: layer 'pos': a table of 32 positions cannot hold a sequence of 64 tokens"}}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+// A sweep says how many points it is about to simulate before it starts.
+TEST(Hardening, SweepAnnouncesItsPoints) {
+  const std::string dir = trainsim_test::make_temp_dir("announce");
+  const auto r = trainsim_test::run_trainsim({"sweep", trainsim_test::source_dir() + "/scenarios/vgg16_25gbe.json", "--out", dir, "--jobs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trainsim: 2 points to simulate, 2 at a time"), std::string::npos) << r.err;
+}
+
+// A zero-byte collective costs nothing (NCCL returns at once), less than an 8-byte one.
+TEST(Hardening, ZeroByteCollectiveTakesNoTime) {
+  const auto r = trainsim_test::run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "0", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"time_s\": 0.0"), std::string::npos) << r.out;
+}
+
+// A sweep whose parent is killed outright leaves no simulating child behind.
+TEST(Hardening, KilledSweepParentTakesItsChildrenAlong) {
+  const std::string dir = trainsim_test::make_temp_dir("orphans");
+  // Two points that each simulate for well over 20 s (1024 GPUs, every flow of every step).
+  const int pid = trainsim_test::start_trainsim({"sweep", trainsim_test::source_dir() + "/scenarios/quickstart.json", "--out", dir, "--jobs", "2",
+                                                 "--set", "sweep={\"strategy.kind\": [\"ring_allreduce\", \"hierarchical_allreduce\"]}",
+                                                 "--set", "platform.nodes=128", "--set", "strategy.representation=step"});
+  // Wait until the children run: results.jsonl exists once the sweep has started.
+  for (int i = 0; i < 100 && !std::filesystem::exists(dir + "/results.jsonl"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  bool gone = false;
+  for (int i = 0; i < 60 && !gone; ++i) {  // 3 s: a child that went on simulating would take over 20 s
+    gone = ::kill(-pid, 0) != 0 && errno == ESRCH;  // nothing left in the sweep's process group
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!gone) ::kill(-pid, SIGKILL);
+  EXPECT_TRUE(gone) << "a sweep child outlived its parent";
+}
+
+}  // namespace
