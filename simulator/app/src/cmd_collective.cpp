@@ -109,6 +109,7 @@ int run_collective(const CollectiveCliOptions& o) {
   const std::vector<double> sizes = parse_sizes(o.bytes);
   std::vector<engine::CollectiveTiming> timings;
   try {
+    notice_large_platform(spec.nodes);
     timings = engine::time_collectives(spec, request, sizes);
   } catch (const InputError& e) {
     if (e.location() != "gpus") throw;

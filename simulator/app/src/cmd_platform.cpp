@@ -35,6 +35,7 @@ int platform_info(const PlatformInfoOptions& o) {
   if (!o.json_output.empty()) check_output_file(o.json_output);
   const platforms::PlatformSpec spec = platforms::load_platform(o.platform);
   // Build it (this process's one SimGrid engine) to count what SimGrid sees.
+  notice_large_platform(spec.nodes);
   const engine::PlatformCensus built = engine::census(spec);
   const platforms::NetworkSummary net = platforms::summarize_network(spec);
   if (!o.json_output.empty()) {

@@ -89,6 +89,7 @@ void add_simulate(CLI::App& app, Action& action) {
       options.busiest_links = args->links;
       if (!args->dump_plan.empty())
         options.on_plan = [args](const plan::TrainingPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
+      notice_large_platform(scenario.platform.nodes);
       engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
