@@ -227,6 +227,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.strategy = plan.strategy;
   result.network_model = plan.network_model;
   result.calibration_factor = plan.calibration_factor;
+  result.variables = plan.variables;
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
 
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

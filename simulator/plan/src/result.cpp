@@ -22,6 +22,43 @@ Json MemoryUsage::to_json() const {
               {"available", available}};
 }
 
+Json ModelVariables::to_json() const {
+  return Json{{"gpus_per_node", gpus_per_node},
+              {"batch_per_gpu", batch_per_gpu},
+              {"flops_per_sample", flops_per_sample},
+              {"model_bytes", model_bytes},
+              {"params", params},
+              {"precision", precision},
+              {"intra_node_bandwidth_GBps", intra_node_bandwidth_GBps},
+              {"intra_node_latency_us", intra_node_latency_us},
+              {"network_bandwidth_Gbps", network_bandwidth_Gbps},
+              {"network_latency_us", network_latency_us},
+              {"nics_per_node", nics_per_node},
+              {"servers", servers},
+              {"single_gpu_time_s", single_gpu_time_s},
+              {"dataset_samples", dataset_samples}};
+}
+
+ModelVariables ModelVariables::from_json(const JsonNode& node) {
+  node.require_object();
+  ModelVariables v;
+  v.gpus_per_node = static_cast<int>(node.at("gpus_per_node").int_at_least(0));
+  v.batch_per_gpu = node.at("batch_per_gpu").as_number();
+  v.flops_per_sample = node.at("flops_per_sample").as_number();
+  v.model_bytes = node.at("model_bytes").as_number();
+  v.params = node.at("params").int_at_least(0);
+  v.precision = node.at("precision").as_string();
+  v.intra_node_bandwidth_GBps = node.at("intra_node_bandwidth_GBps").as_number();
+  v.intra_node_latency_us = node.at("intra_node_latency_us").as_number();
+  v.network_bandwidth_Gbps = node.at("network_bandwidth_Gbps").as_number();
+  v.network_latency_us = node.at("network_latency_us").as_number();
+  v.nics_per_node = static_cast<int>(node.at("nics_per_node").int_at_least(0));
+  v.servers = static_cast<int>(node.at("servers").int_at_least(0));
+  v.single_gpu_time_s = node.at("single_gpu_time_s").as_number();
+  v.dataset_samples = node.at("dataset_samples").as_number();
+  return v;
+}
+
 Json IterationResult::to_json() const {
   Json j;
   j["name"] = name;
@@ -49,6 +86,8 @@ Json IterationResult::to_json() const {
   Json b = Json::array();
   for (const auto& t : buckets) b.push_back(Json{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}});
   j["buckets"] = b;
+  j["variables"] = variables.to_json();
+  j["epoch_time_s"] = epoch_time_s();
   j["sim_wall_s"] = sim_wall_s;
   return j;
 }
@@ -95,6 +134,8 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     for (const auto& t : buckets->elements())
       r.buckets.push_back(BucketTiming{t.at("bytes").as_number(), t.at("ready_s").as_number(), t.at("start_s").as_number(),
                                        t.at("end_s").as_number()});
+  // Lines written before the model's variables were recorded read back without them.
+  if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
   r.sim_wall_s = node.at("sim_wall_s").as_number();
   return r;
 }
@@ -134,7 +175,11 @@ const std::vector<std::string>& result_csv_columns() {
   static const std::vector<std::string> columns{
       "gpus",      "nodes",           "global_batch",   "iteration_time_s", "samples_per_s",           "scaling_efficiency",
       "network_bytes", "strategy",    "network_model",  "fits_in_memory",   "compute_s",               "communication_s",
-      "exposed_communication_s", "idle_s", "memory_per_gpu_bytes", "sim_wall_s", "error"};
+      "exposed_communication_s", "idle_s", "memory_per_gpu_bytes",
+      // Kavarakuntla et al.'s variables (what the built-in fitting models read), then the epoch.
+      "gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
+      "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers", "single_gpu_time_s",
+      "dataset_samples", "epoch_time_s", "sim_wall_s", "error"};
   return columns;
 }
 
@@ -176,6 +221,21 @@ std::string result_csv_row(const ResultRecord& record, const std::vector<std::st
                         r.breakdown.exposed_communication_s,
                         r.breakdown.idle_s,
                         r.memory.total,
+                        r.variables.gpus_per_node,
+                        r.variables.batch_per_gpu,
+                        r.variables.flops_per_sample,
+                        r.variables.model_bytes,
+                        r.variables.params,
+                        r.variables.precision,
+                        r.variables.intra_node_bandwidth_GBps,
+                        r.variables.intra_node_latency_us,
+                        r.variables.network_bandwidth_Gbps,
+                        r.variables.network_latency_us,
+                        r.variables.nics_per_node,
+                        r.variables.servers,
+                        r.variables.single_gpu_time_s,
+                        r.variables.dataset_samples,
+                        r.epoch_time_s(),
                         r.sim_wall_s,
                         ""};
   for (const Json& c : cells) append_cell(out, cell(c));

@@ -59,7 +59,7 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size"});
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -75,6 +75,7 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
     if (auto b = node.find("batch_per_gpu")) throw b->error("'batch_per_gpu' applies to scaling \"weak\"; strong scaling splits global_batch");
   }
   if (auto p = node.find("precision")) w.precision = *parse_precision(p->one_of(precision_names()));
+  if (auto v = node.find("dataset_samples")) w.dataset_samples = static_cast<double>(v->int_at_least(1));
   if (auto v = node.find("sequence_length")) w.input.sequence_length = v->int_at_least(1);
   if (auto v = node.find("image_size")) w.input.image_size = v->int_at_least(1);
   for (const char* key : {"sequence_length", "image_size"})

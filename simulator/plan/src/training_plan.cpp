@@ -119,6 +119,27 @@ std::vector<PlannedServer> place_servers(const Scenario& s) {
   return servers;
 }
 
+ModelVariables model_variables(const Scenario& s, const workloads::Workload& workload, double single_gpu_iteration_s) {
+  ModelVariables v;
+  const auto& p = s.platform;
+  v.gpus_per_node = p.gpus_per_node;
+  v.batch_per_gpu = s.global_batch() / s.gpus();
+  v.flops_per_sample = workload.forward_flops();
+  v.model_bytes = workload.weight_bytes(s.workload.precision);
+  v.params = workload.params();
+  v.precision = std::string(trainsim::to_string(s.workload.precision));
+  const bool pcie = p.intra_node.kind == platforms::IntraNodeKind::pcie;
+  v.intra_node_bandwidth_GBps = bytes_per_s_to_gBps(pcie ? p.intra_node.pcie_bandwidth_Bps : p.intra_node.bandwidth_Bps);
+  v.intra_node_latency_us = s_to_us(p.intra_node.latency_s);
+  v.network_bandwidth_Gbps = bytes_per_s_to_gbps(p.network.bandwidth_Bps);
+  v.network_latency_us = s_to_us(p.network.latency_s);
+  v.nics_per_node = p.network.nics_per_node;
+  v.servers = s.strategy.kind == StrategyKind::parameter_server ? s.strategy.servers : 0;
+  v.single_gpu_time_s = single_gpu_iteration_s;
+  v.dataset_samples = s.workload.dataset_samples;
+  return v;
+}
+
 ComputeProfile make_profile(const workloads::IterationGraph& graph, const IterationTimes& times) {
   ComputeProfile p;
   p.batch = graph.batch;
@@ -241,6 +262,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
   plan.calibration_factor = kappa;
   plan.single_gpu_iteration_s = kappa * single_model_s;
+  plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
 
   // At most two local batch sizes exist (strong scaling spreads a remainder over the first ranks,
   // so rank 0 has the largest); one profile each.

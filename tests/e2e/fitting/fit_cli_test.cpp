@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "trainsim/fitting/models.hpp"
 #include "trainsim_test/cli.hpp"
 
 using trainsim_test::run_trainsim;
@@ -133,3 +134,31 @@ TEST(CompareCli, WritesDivergenceJsonAndSelfContainedHtml) {
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 2u);
 }
+
+// Issue 12: a sweep's results.csv carries every variable the built-in models use, so every model
+// fits the output of every scenario in scenarios/ (fast DE settings: this checks that the fit
+// runs, not its quality). One test per scenario, so CTest runs them side by side.
+class EveryModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryModel, FitsTheScenariosSweep) {
+  const std::string scenario = trainsim_test::source_dir() + "/scenarios/" + GetParam() + ".json";
+  const std::string dir = trainsim_test::make_temp_dir("every_model");
+  const auto sweep = trainsim_test::run_trainsim({"sweep", scenario, "--out", dir, "--jobs", "2"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  for (const auto& model : trainsim::fitting::named_models()) {
+    const std::string y = model.name.find("epoch") != std::string::npos ? "epoch_time_s"
+                          : model.name == "gustafson"                    ? "samples_per_s"
+                                                                         : "iteration_time_s";
+    const auto fit = trainsim_test::run_trainsim({"fit", dir + "/results.csv", "--y", y, "--model", model.name, "--restarts", "1",
+                                                  "--generations", "20", "--lambda", "0", "--json", "-"});
+    EXPECT_EQ(fit.exit_code, 0) << GetParam() << ", model " << model.name << ": " << fit.err;
+    if (fit.exit_code == 0) {
+      EXPECT_TRUE(nlohmann::json::parse(fit.out).contains("constants")) << model.name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, EveryModel,
+                         ::testing::Values("quickstart", "resnet50_dgx1_ring_vs_ps", "vgg16_25gbe", "bert_large_dgx_a100_fat_tree",
+                                           "strategies_by_network", "nvlink_vs_pcie", "bucket_size_sweep", "cheapest_resnet50_cluster"),
+                         [](const auto& p) { return p.param; });

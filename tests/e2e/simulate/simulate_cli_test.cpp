@@ -165,9 +165,12 @@ TEST(Simulate, CsvIsOneRowOfTheSweepSchema) {
   ASSERT_NE(newline, std::string::npos);
   EXPECT_EQ(r.out.substr(0, newline),
             "index,gpus,nodes,global_batch,iteration_time_s,samples_per_s,scaling_efficiency,network_bytes,strategy,network_model,"
-            "fits_in_memory,compute_s,communication_s,exposed_communication_s,idle_s,memory_per_gpu_bytes,sim_wall_s,error");
+            "fits_in_memory,compute_s,communication_s,exposed_communication_s,idle_s,memory_per_gpu_bytes,gpus_per_node,"
+            "batch_per_gpu,flops_per_sample,model_bytes,params,precision,intra_node_bandwidth_GBps,intra_node_latency_us,"
+            "network_bandwidth_Gbps,network_latency_us,nics_per_node,servers,single_gpu_time_s,dataset_samples,epoch_time_s,"
+            "sim_wall_s,error");
   const std::string row = r.out.substr(newline + 1);
-  EXPECT_EQ(std::count(row.begin(), row.end(), ','), 17) << row;
+  EXPECT_EQ(std::count(row.begin(), row.end(), ','), 32) << row;
   EXPECT_EQ(row.rfind("0,32,4,", 0), 0u) << row;
   EXPECT_NE(row.find(",ring_allreduce,ideal,true,"), std::string::npos) << row;
 }

@@ -30,6 +30,7 @@ IterationResult sample() {
   r.network_model = "ideal";
   r.calibration_factor = 0.7;
   r.buckets = {BucketTiming{2.6e7, 0.1, 0.1, 0.12}, BucketTiming{1e8, 0.15, 0.15, 0.2}};
+  r.variables = ModelVariables{8, 64, 8.25e9, 1.02e8, 25'557'032, "fp32", 300, 3.4, 200, 2, 8, 0, 0.17, 1'281'167};
   r.sim_wall_s = 0;
   return r;
 }
@@ -52,6 +53,19 @@ TEST(IterationResult, MissingFieldIsReportedAtItsPointer) {
     EXPECT_EQ(e.location(), "/breakdown_s");
     EXPECT_NE(e.detail().find("'idle'"), std::string::npos) << e.detail();
   }
+}
+
+TEST(IterationResult, LinesWithoutTheModelVariablesStillRead) {
+  Json j = sample().to_json();
+  j.erase("variables");
+  j.erase("epoch_time_s");
+  EXPECT_EQ(IterationResult::from_json(node(j)).variables.params, 0);
+}
+
+TEST(IterationResult, EpochTimeIsTheDatasetAtTheThroughput) {
+  const IterationResult r = sample();
+  EXPECT_DOUBLE_EQ(r.epoch_time_s(), 1'281'167 / r.samples_per_s);
+  EXPECT_DOUBLE_EQ(r.to_json()["epoch_time_s"].get<double>(), r.epoch_time_s());
 }
 
 TEST(IterationResult, InconsistentMemoryVerdictIsRejected) {
@@ -96,7 +110,8 @@ TEST(ResultCsv, RowsHaveTheHeadersColumns) {
   failed.point = ok.point;
   failed.error = "bad, really";
   const std::string error_row = result_csv_row(failed, axes);
-  EXPECT_EQ(error_row, "0,4,ring_allreduce,,,,,,,,,,,,,,,,,\"bad, really\"");
+  EXPECT_EQ(error_row, "0,4,ring_allreduce" + std::string(result_csv_columns().size(), ',') + "\"bad, really\"");
+  EXPECT_EQ(result_csv_columns().back(), "error");
 }
 
 }  // namespace

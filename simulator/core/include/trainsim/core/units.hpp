@@ -19,6 +19,10 @@ constexpr double gbps_to_bytes_per_s(double gbps) { return gbps * 1e9 / 8.0; }
 /// Gigabytes per second (10^9 B/s, the convention of NVLink and nccl-tests) to bytes per second.
 constexpr double gBps_to_bytes_per_s(double gBps) { return gBps * 1e9; }
 constexpr double us_to_s(double us) { return us * 1e-6; }
+/// The inverses, for reporting in the units users give.
+constexpr double bytes_per_s_to_gbps(double bytes_per_s) { return bytes_per_s * 8.0 / 1e9; }
+constexpr double bytes_per_s_to_gBps(double bytes_per_s) { return bytes_per_s / 1e9; }
+constexpr double s_to_us(double s) { return s * 1e6; }
 /// Megabytes as used for bucket sizes (PyTorch's bucket_cap_mb is MiB: 25 MB = 25·2^20 bytes).
 constexpr double bucket_mb_to_bytes(double mb) { return mb * kMiB; }
 

@@ -7,6 +7,7 @@
 //                                        └────────────────────────────┘  sweep --resume, plan, report
 //   ResultRecord ──result_csv_cells──▶ results.csv, simulate --csv ──▶ fit, compare
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,28 @@ struct BucketTiming {
   double end_s = 0;     ///< its last operation ended
 };
 
+/// The variables of Kavarakuntla et al.'s generic model for one configuration (DESIGN.md): what
+/// `trainsim fit --model NAME` reads from a results.csv. Known before simulating (the plan's).
+struct ModelVariables {
+  int gpus_per_node = 0;
+  double batch_per_gpu = 0;          ///< samples per GPU (strong scaling: global_batch / gpus)
+  double flops_per_sample = 0;       ///< forward FLOPs of one sample
+  double model_bytes = 0;            ///< gradient bytes of one iteration (all parameters at the precision)
+  std::int64_t params = 0;
+  std::string precision;
+  double intra_node_bandwidth_GBps = 0;  ///< one GPU's fabric link (NVLink, NVSwitch port or PCIe)
+  double intra_node_latency_us = 0;
+  double network_bandwidth_Gbps = 0;     ///< one NIC
+  double network_latency_us = 0;
+  int nics_per_node = 0;
+  int servers = 0;                   ///< parameter servers (0 for all-reduce strategies)
+  double single_gpu_time_s = 0;      ///< the scenario scaled down to one GPU: its iteration time (calibrated models)
+  double dataset_samples = 0;        ///< samples in one epoch (workload.dataset_samples)
+
+  Json to_json() const;
+  static ModelVariables from_json(const JsonNode& node);
+};
+
 /// The result object of SPEC.md plus detail.
 struct IterationResult {
   std::string name;
@@ -68,8 +91,11 @@ struct IterationResult {
   std::string network_model;
   double calibration_factor = 1;
   std::vector<BucketTiming> buckets;
+  ModelVariables variables;
   double sim_wall_s = 0;
 
+  /// dataset_samples / samples_per_s: one epoch at this throughput.
+  double epoch_time_s() const { return variables.dataset_samples / samples_per_s; }
   /// The result object; key order is fixed (deterministic output).
   Json to_json() const;
   /// Reads a result object back. SPEC.md's fields (gpus, global_batch, iteration_time_s,

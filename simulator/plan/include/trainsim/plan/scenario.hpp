@@ -32,6 +32,8 @@ struct WorkloadConfig {
   Precision precision = Precision::fp32;
   workloads::Optimizer optimizer = workloads::Optimizer::momentum;
   workloads::InputSize input;  ///< `sequence_length` / `image_size`: the model's inputs resized
+  /// `dataset_samples`: samples in one epoch (default ImageNet-1k's 1,281,167 training images).
+  double dataset_samples = 1'281'167;
 };
 
 struct StrategyConfig {

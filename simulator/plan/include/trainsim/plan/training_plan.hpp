@@ -135,6 +135,7 @@ struct TrainingPlan {
   double calibration_factor = 1;        ///< κ applied to every task
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
   MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
+  ModelVariables variables;             ///< what the fitting models read (copied into the result)
 
   std::vector<ComputeProfile> profiles;
   std::vector<GpuPlan> gpu_plans;       ///< one per GPU, by rank
