@@ -7,6 +7,7 @@
 #include <random>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
 
 namespace trainsim::plan {
@@ -119,6 +120,45 @@ std::vector<PlannedServer> place_servers(const Scenario& s) {
   return servers;
 }
 
+// Bytes per link class of an all-reduce of one byte over `ranks`, from the schedules the engine
+// runs with the default collective options (the plan's operations use them). Every message from
+// one node to another crosses the network; the rest stays inside a node.
+LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>& ranks, const platforms::PlatformSpec& spec) {
+  const CollectiveOptions options;
+  const RingLayout layout = ring_layout(spec);
+  const int g = spec.gpus_per_node;
+  LinkClassBytes out;
+  auto add = [&](int from, int to, double bytes) { (from / g == to / g ? out.intra_node : out.inter_node) += bytes; };
+  auto add_rings = [&](const std::vector<Ring>& rings, double times) {
+    for (const Ring& ring : rings) {
+      const std::size_t n = ring.ranks.size();
+      for (std::size_t i = 0; i < n; ++i) add(ring.ranks[i], ring.ranks[(i + 1) % n], times * ring.steps * ring.chunk_bytes);
+    }
+  };
+  auto add_schedule = [&](const StepSchedule& schedule, const std::vector<int>& order) {
+    std::vector<Send> sends;
+    for (int step = 0; step < schedule.steps(); ++step)
+      for (int p = 0; p < schedule.participants(); ++p) {
+        sends.clear();
+        schedule.sends(p, step, sends);
+        for (const Send& m : sends) add(order[static_cast<std::size_t>(p)], order[static_cast<std::size_t>(m.to)], m.bytes);
+      }
+  };
+  const int n = static_cast<int>(ranks.size());
+  switch (algorithm) {
+    case Algorithm::ring: add_rings(ring_all_reduce(ranks, 1.0, layout, options), 1); break;
+    case Algorithm::hierarchical: {
+      const HierarchicalPhases phases = hierarchical_all_reduce(ranks, 1.0, layout, options);
+      add_rings(phases.intra, 2);  // reduce-scatter before, all-gather after
+      add_rings(phases.inter, 1);
+      break;
+    }
+    case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
+    case Algorithm::tree: add_schedule(double_tree_all_reduce(n, 1.0, options), ring_order(ranks, layout, options)); break;
+  }
+  return out;
+}
+
 ModelVariables model_variables(const Scenario& s, const workloads::Workload& workload, double single_gpu_iteration_s) {
   ModelVariables v;
   const auto& p = s.platform;
@@ -179,30 +219,13 @@ double TrainingPlan::compute_s(int rank) const {
 
 std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) const {
   LinkClassBytes out;
-  const double n = op.ranks;
-  const int first_node = op.first_rank / gpus_per_node;
-  const int last_node = (op.first_rank + op.ranks - 1) / gpus_per_node;
-  const int spanned = last_node - first_node + 1;
   switch (op.kind) {
     case CommKind::all_reduce:
       if (op.ranks <= 1) return out;
-      if (op.algorithm == Algorithm::ring) {
-        // Every hop of the ring carries 2(n−1) chunks of S/n; `spanned` hops leave a node.
-        const double per_hop = 2.0 * (n - 1) / n * op.bytes;
-        const double crossing = spanned > 1 ? spanned : 0;
-        out.inter_node = crossing * per_hop;
-        out.intra_node = (n - crossing) * per_hop;
-        return out;
-      }
-      if (op.algorithm == Algorithm::hierarchical) {
-        // Reduce-scatter and all-gather inside each node: (g−1)·S per node each; then g rings of
-        // `spanned` nodes all-reduce S/g each: 2(N−1)·S across nodes.
-        const double g = static_cast<double>(op.ranks) / spanned;
-        out.intra_node = 2.0 * spanned * (g - 1) * op.bytes;
-        out.inter_node = 2.0 * (spanned - 1) * op.bytes;
-        return out;
-      }
-      return std::nullopt;
+      if (!all_reduce_bytes_per_byte || op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
+      out.intra_node = all_reduce_bytes_per_byte->intra_node * op.bytes;
+      out.inter_node = all_reduce_bytes_per_byte->inter_node * op.bytes;
+      return out;
     case CommKind::push:
     case CommKind::pull:
       for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r)
@@ -309,6 +332,11 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       op.algorithm = algorithm_of(scenario.strategy.kind);
       add(op);
     }
+  }
+  if (!ps && !plan.ops.empty()) {
+    std::vector<int> ranks(static_cast<std::size_t>(n));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    plan.all_reduce_bytes_per_byte = all_reduce_link_bytes(algorithm_of(scenario.strategy.kind), ranks, scenario.platform);
   }
   return plan;
 }

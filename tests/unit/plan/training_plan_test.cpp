@@ -115,6 +115,8 @@ TEST(TrainingPlan, EveryServerOwnsAnEqualShareOfEveryBucket) {
   }
 }
 
+// The plan computes bytes per link class from the schedules the engine runs; these closed forms
+// check the schedules' traffic independently.
 TEST(TrainingPlan, RingBytesPerLinkClass) {
   // 2(n−1)/n·S on every hop of the ring; one hop per node leaves it.
   for (int nodes : {1, 4}) {
@@ -138,8 +140,33 @@ TEST(TrainingPlan, HierarchicalBytesPerLinkClass) {
     EXPECT_DOUBLE_EQ(bytes->intra_node, 2 * 4 * 7 * op.bytes);  // reduce-scatter + all-gather in 4 nodes of 8
     EXPECT_DOUBLE_EQ(bytes->inter_node, 2 * 3 * op.bytes);      // 8 rings of 4 nodes on S/8
   }
-  const TrainingPlan tree = plan_of(scenario_json(4, Json{{"kind", "tree_allreduce"}}));
-  EXPECT_FALSE(tree.link_class_bytes(tree.ops.at(0)));
+}
+
+TEST(TrainingPlan, HalvingDoublingAndTreeBytesPerLinkClass) {
+  // 16 GPUs in 2 nodes: recursive halving first exchanges S/2 with the rank 8 away (the other
+  // node), then S/4, S/8, S/16 inside the node; recursive doubling mirrors it.
+  const TrainingPlan hd = plan_of(scenario_json(2, Json{{"kind", "halving_doubling"}}));
+  for (const auto& op : hd.ops) {
+    const auto bytes = hd.link_class_bytes(op);
+    ASSERT_TRUE(bytes);
+    EXPECT_DOUBLE_EQ(bytes->inter_node, 16 * op.bytes);
+    EXPECT_DOUBLE_EQ(bytes->intra_node, 16 * 2 * (0.25 + 0.125 + 0.0625) * op.bytes);
+  }
+  // Double binary tree: each of the two trees carries S/2 up and down each of its n−1 edges.
+  for (int nodes : {1, 2}) {
+    const TrainingPlan tree = plan_of(scenario_json(nodes, Json{{"kind", "tree_allreduce"}}));
+    const double n = tree.gpus;
+    for (const auto& op : tree.ops) {
+      const auto bytes = tree.link_class_bytes(op);
+      ASSERT_TRUE(bytes);
+      EXPECT_NEAR(bytes->intra_node + bytes->inter_node, 2 * (n - 1) * op.bytes, 1e-6 * op.bytes);
+      if (nodes == 1) {
+        EXPECT_EQ(bytes->inter_node, 0.0);
+      } else {
+        EXPECT_GT(bytes->inter_node, 0.0);
+      }
+    }
+  }
 }
 
 TEST(TrainingPlan, ParameterServerBytesPerLinkClass) {

@@ -146,10 +146,13 @@ struct TrainingPlan {
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
   /// Compute of GPU `rank` over the iteration (segments and update, slowed down), seconds.
   double compute_s(int rank) const;
-  /// Bytes `op` moves per link class: ring (topology-aware order: each node's GPUs consecutive),
-  /// hierarchical and parameter-server operations; nullopt for tree and halving-doubling, whose
-  /// pairings the engine decides.
+  /// Bytes `op` moves per link class. All-reduces: from the very schedules the engine runs
+  /// (collective_schedule.hpp) over all GPUs, per byte of buffer, scaled; parameter servers: from
+  /// the placement. nullopt for an all-reduce over a subset of the GPUs (the plan makes none).
   std::optional<LinkClassBytes> link_class_bytes(const CommOp& op) const;
+  /// The all-reduce's bytes per link class for one byte of buffer over all GPUs (unset without
+  /// all-reduce operations).
+  std::optional<LinkClassBytes> all_reduce_bytes_per_byte;
 
   /// The plan as JSON (deterministic key order).
   Json to_json() const;
