@@ -1,7 +1,6 @@
 #include "trainsim/platforms/simgrid_builder.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <deque>
 #include <string>
 #include <utility>
@@ -11,6 +10,7 @@
 #include <xbt/log.h>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/natural_order.hpp"
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
@@ -225,28 +225,6 @@ private:
   BuiltPlatform& out_;
   std::deque<Duplex> links_;
 };
-
-/// "host10" after "host9": compares digit runs by value.
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      std::size_t ie = i, je = j;
-      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
-      const std::string na = a.substr(i, ie - i), nb = b.substr(j, je - j);
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
-      i = ie;
-      j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
 
 BuiltPlatform load_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   try {
