@@ -11,6 +11,7 @@
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/natural_order.hpp"
+#include "trainsim/platforms/link_names.hpp"
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
@@ -81,15 +82,6 @@ std::vector<double> speeds_of(const GpuSpec& g) {
           g.peak_flops(Precision::bf16)};
 }
 
-/// Links live in a deque so that Hop pointers stay valid.
-const Duplex* duplex(std::deque<Duplex>& store, sg4::NetZone* zone, const std::string& name, double bandwidth_Bps,
-                     double latency_s) {
-  sg4::Link* up = zone->create_link(name + "_UP", bandwidth_Bps)->set_latency(latency_s)->seal();
-  sg4::Link* down = zone->create_link(name + "_DOWN", bandwidth_Bps)->set_latency(latency_s)->seal();
-  store.push_back({up, down});
-  return &store.back();
-}
-
 /// Builds the inside of node zones. A "PCIe endpoint" is attached to PCIe switch `s` (≥ 0) or to
 /// the host bridge (−1); paths between endpoints climb to the common switch or the host bridge.
 class NodeBuilder {
@@ -98,6 +90,9 @@ public:
 
   std::pair<NetPoint*, NetPoint*> worker(sg4::NetZone* parent, int k) {
     const std::string prefix = "node" + std::to_string(k);
+    const std::string node = "node " + std::to_string(k) + " ";  // human names: "node 3 GPU 1 → NVSwitch"
+    node_ = k;
+    server_node_ = -1;
     sg4::NetZone* zone = sg4::create_full_zone(prefix);
     if (parent) zone->set_parent(parent);
     const IntraNodeSpec& in = spec_.intra_node;
@@ -123,17 +118,25 @@ public:
     // PCIe tree. The GPU-to-GPU latency of a pcie fabric is split over the two GPU links.
     const double gpu_pcie_latency = pcie_fabric ? in.latency_s / 2 : 0.0;
     auto switch_of_gpu = [&](int i) { return switches > 0 ? i * switches / g : -1; };
+    auto pcie_parent = [&](int s) { return s >= 0 ? "PCIe switch " + std::to_string(s) : std::string("host bridge"); };
     std::vector<const Duplex*> gpu_pcie, switch_up, nic_links;
-    for (int i = 0; i < g; ++i)
-      gpu_pcie.push_back(duplex(links_, zone, prefix + "/pcie-gpu" + std::to_string(i), pcie_Bps, gpu_pcie_latency));
+    for (int i = 0; i < g; ++i) {
+      const std::string gpu = "GPU " + std::to_string(i), up = pcie_parent(switch_of_gpu(i));
+      gpu_pcie.push_back(connect(zone, prefix + "/pcie-gpu" + std::to_string(i), pcie_Bps, gpu_pcie_latency,
+                                 LinkClass::pcie, node + gpu + " → " + up, node + up + " → " + gpu));
+    }
     for (int s = 0; s < switches; ++s)
-      switch_up.push_back(duplex(links_, zone, prefix + "/pcie-switch" + std::to_string(s), pcie_Bps, 0));
+      switch_up.push_back(connect(zone, prefix + "/pcie-switch" + std::to_string(s), pcie_Bps, 0, LinkClass::pcie,
+                                  node + pcie_parent(s) + " → host bridge", node + "host bridge → " + pcie_parent(s)));
     std::vector<int> nic_switch;
     for (int j = 0; j < nics; ++j) {
-      nic_links.push_back(duplex(links_, zone, prefix + "/nic" + std::to_string(j), spec_.network.bandwidth_Bps, 0));
+      const std::string nic = node + "NIC " + std::to_string(j);
+      nic_links.push_back(connect(zone, prefix + "/nic" + std::to_string(j), spec_.network.bandwidth_Bps, 0,
+                                  LinkClass::nic, nic + " → network", "network → " + nic));
       nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu(j * g / nics) : -1);
     }
-    const Duplex* cpu_link = duplex(links_, zone, prefix + "/cpu-memory", spec_.cpu.memory_bandwidth_Bps, 0);
+    const Duplex* cpu_link = connect(zone, prefix + "/cpu-memory", spec_.cpu.memory_bandwidth_Bps, 0, LinkClass::memory,
+                                     node + "CPU → host bridge", node + "host bridge → CPU");
 
     // Up from an endpoint to the host bridge / down from it.
     auto climb = [&](const Duplex* own, int s, Route& r) {
@@ -161,16 +164,21 @@ public:
     std::vector<std::vector<const Duplex*>> pair_links(static_cast<std::size_t>(g),
                                                        std::vector<const Duplex*>(static_cast<std::size_t>(g), nullptr));
     if (in.kind == IntraNodeKind::nvswitch) {
-      for (int i = 0; i < g; ++i)
-        ports.push_back(duplex(links_, zone, prefix + "/nvswitch-port" + std::to_string(i), fabric_Bps, in.latency_s / 2));
+      for (int i = 0; i < g; ++i) {
+        const std::string gpu = "GPU " + std::to_string(i);
+        ports.push_back(connect(zone, prefix + "/nvswitch-port" + std::to_string(i), fabric_Bps, in.latency_s / 2,
+                                LinkClass::nvswitch, node + gpu + " → NVSwitch", node + "NVSwitch → " + gpu));
+      }
     } else if (in.kind == IntraNodeKind::nvlink) {
       const bool doubled = spec_.gpu.name.rfind("P100", 0) != 0;  // NVLink 1 (P100) has 4 single links per GPU
       for (int a = 0; a < g; ++a)
         for (int b = a + 1; b < g; ++b)
-          if (const int links = nvlink_links_between(a, b, doubled); links > 0)
+          if (const int links = nvlink_links_between(a, b, doubled); links > 0) {
+            const std::string ga = "GPU " + std::to_string(a), gb = "GPU " + std::to_string(b);
             pair_links[std::size_t(a)][std::size_t(b)] =
-                duplex(links_, zone, prefix + "/nvlink" + std::to_string(a) + "-" + std::to_string(b), links * fabric_Bps,
-                       in.latency_s);
+                connect(zone, prefix + "/nvlink" + std::to_string(a) + "-" + std::to_string(b), links * fabric_Bps,
+                        in.latency_s, LinkClass::nvlink, node + ga + " → " + gb, node + gb + " → " + ga);
+          }
     }
 
     for (int a = 0; a < g; ++a) {
@@ -206,6 +214,8 @@ public:
   /// A dedicated server node: one CPU behind the node's NICs, bonded into one port.
   std::pair<NetPoint*, NetPoint*> server(sg4::NetZone* parent, int j) {
     const std::string prefix = "server" + std::to_string(j);
+    node_ = -1;
+    server_node_ = j;
     sg4::NetZone* zone = sg4::create_full_zone(prefix);
     if (parent) zone->set_parent(parent);
     NetPoint* gw = zone->create_router(prefix + "/gw");
@@ -214,17 +224,43 @@ public:
     out_.servers.push_back(cpu);
     const double port_Bps =
         std::min(spec_.cpu.memory_bandwidth_Bps, spec_.network.nics_per_node * spec_.network.bandwidth_Bps);
-    const Duplex* port = duplex(links_, zone, prefix + "/nics", port_Bps, 0);
+    const std::string nics = "server node " + std::to_string(j) + " NICs";
+    const Duplex* port =
+        connect(zone, prefix + "/nics", port_Bps, 0, LinkClass::nic, nics + " → network", "network → " + nics);
     add_both_ways(zone, cpu->get_netpoint(), gw, {Hop(port, Dir::UP)});
     zone->seal();
     return {zone->get_netpoint(), gw};
   }
 
 private:
+ /// Creates a connection's two links in `zone` (SimGrid names name_UP, name_DOWN) and records what
+ /// they are: `up_name` for first endpoint → second, `down_name` for the way back. Links live in a
+ /// deque so that Hop pointers stay valid.
+ const Duplex* connect(sg4::NetZone* zone, const std::string& name, double bandwidth_Bps, double latency_s,
+                       LinkClass link_class, std::string up_name, std::string down_name) {
+   sg4::Link* up = zone->create_link(name + "_UP", bandwidth_Bps)->set_latency(latency_s)->seal();
+   sg4::Link* down = zone->create_link(name + "_DOWN", bandwidth_Bps)->set_latency(latency_s)->seal();
+   std::string connection = up_name;
+   connection.replace(connection.find(" → "), std::string_view(" → ").size(), " ↔ ");
+   out_.links.emplace(up, LinkInfo{std::move(up_name), connection, link_class, node_, server_node_});
+   out_.links.emplace(down, LinkInfo{std::move(down_name), std::move(connection), link_class, node_, server_node_});
+   links_.push_back({up, down});
+   return &links_.back();
+ }
+
   const PlatformSpec& spec_;
   BuiltPlatform& out_;
   std::deque<Duplex> links_;
+  int node_ = -1, server_node_ = -1;  // whose links connect() is creating
 };
+
+/// SimGrid's own link for a host's route to itself (FATPIPE, in every platform).
+bool is_loopback(const sg4::Link* l) {
+  return l->get_name() == "__loopback__";
+}
+LinkInfo loopback_info() {
+  return LinkInfo{"loopback", "loopback", LinkClass::unknown, -1, -1};
+}
 
 BuiltPlatform load_xml(sg4::Engine& engine, const PlatformSpec& spec) {
   try {
@@ -242,6 +278,17 @@ BuiltPlatform load_xml(sg4::Engine& engine, const PlatformSpec& spec) {
     throw InputError(*spec.simgrid_xml, "", "has " + std::to_string(out.gpus.size()) +
                                                 " hosts, not a multiple of gpus_per_node " +
                                                 std::to_string(spec.gpus_per_node));
+  // An XML platform's links keep their ids; their class comes from the ids' naming convention.
+  for (const sg4::Link* l : engine.get_all_links()) {
+    if (is_loopback(l)) {
+      out.links.emplace(l, loopback_info());
+      continue;
+    }
+    std::string_view connection = l->get_name();
+    for (std::string_view suffix : {"_UP", "_DOWN"})  // SimGrid's names for the directions of a split-duplex link
+      if (connection.ends_with(suffix)) connection.remove_suffix(suffix.size());
+    out.links.emplace(l, LinkInfo{l->get_name(), std::string(connection), link_class_from_id(l->get_name()), -1, -1});
+  }
   return out;
 }
 
@@ -280,12 +327,10 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
       break;
     case TopologyKind::fat_tree: {
       const auto& down = net.fat_tree.down;
-      std::vector<unsigned> up{1}, number(down.size(), 1);
-      for (std::size_t i = 1; i < down.size(); ++i)
-        up.push_back(i == 1 ? down[0] / net.fat_tree.oversubscription : down[i - 1]);
-      cluster = sg4::create_fatTree_zone("network", nullptr,
-                                         sg4::FatTreeParams(unsigned(down.size()), down, up, number), callbacks,
-                                         link_Bps, link_latency, policy);
+      const std::vector<unsigned> number(down.size(), 1);
+      cluster = sg4::create_fatTree_zone(
+          "network", nullptr, sg4::FatTreeParams(unsigned(down.size()), down, fat_tree_parents(net.fat_tree), number),
+          callbacks, link_Bps, link_latency, policy);
       break;
     }
     case TopologyKind::torus: {
@@ -305,6 +350,18 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   }
   cluster->seal();
   // The cluster zones call back leaf by leaf in id order, so out.gpus is already node-major.
+  // Every link the nodes did not create is the topology's: name it from SimGrid's name for it.
+  std::vector<const sg4::Link*> topology;
+  std::vector<std::string> names;
+  for (const sg4::Link* l : engine.get_all_links())
+    if (is_loopback(l))
+      out.links.emplace(l, loopback_info());
+    else if (!out.links.contains(l)) {
+      topology.push_back(l);
+      names.push_back(l->get_name());
+    }
+  std::vector<LinkInfo> infos = name_topology_links(names, shaped, spec.nodes);
+  for (std::size_t i = 0; i < topology.size(); ++i) out.links.emplace(topology[i], std::move(infos[i]));
   return out;
 }
 

@@ -9,12 +9,16 @@
 // zone's gateway is a router behind the node's NICs; the cluster's links carry the node's injection
 // bandwidth (nics_per_node x NIC bandwidth) and half the node-to-node latency each. Hosts:
 // "node<k>/gpu<i>" (speeds per pstate: fp32, tf32, fp16, bf16 peak FLOP/s), "node<k>/cpu",
-// "server<j>/cpu" for dedicated parameter servers.
+// "server<j>/cpu" for dedicated parameter servers. Every link gets a human name and a class
+// (link_names.hpp), kept in BuiltPlatform::links so that reports never parse SimGrid's names.
+#include <unordered_map>
 #include <vector>
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 
+#include "trainsim/platforms/link_names.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::platforms {
@@ -33,6 +37,9 @@ struct BuiltPlatform {
   std::vector<simgrid::s4u::Host*> cpus;     ///< the host CPU of each worker node (empty for XML)
   std::vector<simgrid::s4u::Host*> servers;  ///< CPUs of the dedicated server nodes
   int gpus_per_node = 1;
+  /// Every link of the platform (each direction of a connection is one link): its human name,
+  /// class and owner. An XML platform's links keep their ids (class from link_class_from_id).
+  std::unordered_map<const simgrid::s4u::Link*, LinkInfo> links;
 };
 
 /// pstate index of each precision on GPU hosts (Host::set_pstate selects the peak used by exec).
