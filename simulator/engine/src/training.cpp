@@ -222,7 +222,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   for (const auto& t : result.buckets) result.breakdown.communication_s += t.end_s - t.start_s;
   const LinkReport links = sim.link_report(options.busiest_links);
   result.network_bytes = links.total_network_bytes;
-  for (const auto& l : links.busiest) result.busiest_links.push_back(plan::LinkLoad{l.name, l.bytes, l.busy_fraction});
+  for (const auto& l : links.busiest) result.busiest_links.push_back(plan::LinkLoad{l.name, "unknown", l.bytes, l.busy_fraction, 0});
   result.memory = plan.memory;
   result.strategy = plan.strategy;
   result.network_model = plan.network_model;

@@ -16,6 +16,30 @@ double optional_number(const JsonNode& node, std::string_view key, double fallba
 
 }  // namespace
 
+std::string_view to_string(BoundKind kind) {
+  switch (kind) {
+    case BoundKind::unknown: return "unknown";
+    case BoundKind::compute: return "compute";
+    case BoundKind::stragglers: return "stragglers";
+    case BoundKind::latency: return "latency";
+    case BoundKind::link: return "link";
+    case BoundKind::incast: return "incast";
+  }
+  return "unknown";
+}
+
+namespace {
+
+BoundKind read_bound_kind(const JsonNode& node) {
+  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast"});
+  for (BoundKind k :
+       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast})
+    if (to_string(k) == name) return k;
+  return BoundKind::unknown;
+}
+
+}  // namespace
+
 Json MemoryUsage::to_json() const {
   return Json{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
               {"activations", activations}, {"framework", framework}, {"total", total},
@@ -76,8 +100,18 @@ Json IterationResult::to_json() const {
                           {"idle", breakdown.idle_s}};
   j["network_bytes"] = network_bytes;
   Json links = Json::array();
-  for (const auto& l : busiest_links) links.push_back(Json{{"name", l.name}, {"bytes", l.bytes}, {"busy_fraction", l.busy_fraction}});
+  for (const auto& l : busiest_links)
+    links.push_back(Json{{"name", l.name},
+                         {"class", l.link_class},
+                         {"bytes", l.bytes},
+                         {"busy_fraction", l.busy_fraction},
+                         {"limit_share", l.limit_share}});
   j["busiest_links"] = links;
+  j["bound"] = Json{{"kind", to_string(bound.kind)},    {"resource", bound.resource}, {"class", bound.link_class},
+                    {"connections", bound.connections}, {"share", bound.share},       {"sentence", bound.sentence}};
+  Json w = Json::array();
+  for (const auto& x : warnings) w.push_back(Json{{"kind", x.kind}, {"message", x.message}});
+  j["warnings"] = w;
   j["memory_per_gpu_bytes"] = memory.to_json();
   j["fits_in_memory"] = memory.fits();
   j["strategy"] = strategy;
@@ -114,8 +148,30 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   r.breakdown.idle_s = b.at("idle").as_number();
   r.network_bytes = node.at("network_bytes").as_number();
   if (auto links = node.find("busiest_links"))
-    for (const auto& l : links->elements())
-      r.busiest_links.push_back(LinkLoad{l.at("name").as_string(), l.at("bytes").as_number(), l.at("busy_fraction").as_number()});
+    for (const auto& l : links->elements()) {
+      l.allow_only({"name", "class", "bytes", "busy_fraction", "limit_share"});
+      LinkLoad load;
+      load.name = l.at("name").as_string();
+      if (auto c = l.find("class")) load.link_class = c->as_string();
+      load.bytes = l.at("bytes").as_number();
+      load.busy_fraction = l.at("busy_fraction").as_number();
+      load.limit_share = optional_number(l, "limit_share", 0);
+      r.busiest_links.push_back(std::move(load));
+    }
+  if (auto bound = node.find("bound")) {
+    bound->allow_only({"kind", "resource", "class", "connections", "share", "sentence"});
+    r.bound.kind = read_bound_kind(bound->at("kind"));
+    r.bound.resource = bound->at("resource").as_string();
+    r.bound.link_class = bound->at("class").as_string();
+    r.bound.connections = static_cast<int>(bound->at("connections").int_at_least(0));
+    r.bound.share = bound->at("share").as_number();
+    r.bound.sentence = bound->at("sentence").as_string();
+  }
+  if (auto w = node.find("warnings"))
+    for (const auto& x : w->elements()) {
+      x.allow_only({"kind", "message"});
+      r.warnings.push_back(Warning{x.at("kind").as_string(), x.at("message").as_string()});
+    }
   const JsonNode m = node.at("memory_per_gpu_bytes");
   r.memory.total = m.at("total").as_number();
   r.memory.weights = optional_number(m, "weights", 0);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/result.hpp"
@@ -24,7 +25,15 @@ IterationResult sample() {
   r.single_gpu_samples_per_s = 367.25;
   r.breakdown = Breakdown{0.18, 0.09, 0.03, 0.001};
   r.network_bytes = 1.2e10;
-  r.busiest_links = {LinkLoad{"node0/nic0", 3e9, 0.71}};
+  r.busiest_links = {LinkLoad{"network → node 0 NIC 0", "nic", 3e9, 0.71, 0.12},
+                     LinkLoad{"node 0 → switch", "fabric", 3e9, 0.71, 0.1}};
+  r.bound = IterationBound{BoundKind::incast,
+                           "node 0 NIC 0 ↔ network",
+                           "nic",
+                           1,
+                           0.14,
+                           "The iteration is bound by node 0 NIC 0 ↔ network (NIC), the parameter server's incast: …"};
+  r.warnings = {Warning{"single_server", "one parameter server for 32 workers: …"}};
   r.memory = MemoryUsage{1e8, 1e8, 1e8, 9e9, 1 << 30, 1.03e10, 1.6e10};
   r.strategy = "ring_allreduce";
   r.network_model = "ideal";
@@ -40,6 +49,57 @@ JsonNode node(const Json& j) { return parse_json_text(j.dump(), "result.json"); 
 TEST(IterationResult, JsonRoundTripIsExact) {
   const Json once = sample().to_json();
   EXPECT_EQ(IterationResult::from_json(node(once)).to_json().dump(), once.dump());
+}
+
+TEST(IterationResult, LinkClassLimitShareBoundAndWarningsRoundTrip) {
+  const IterationResult back = IterationResult::from_json(node(sample().to_json()));
+  ASSERT_EQ(back.busiest_links.size(), 2u);
+  EXPECT_EQ(back.busiest_links[0].link_class, "nic");
+  EXPECT_DOUBLE_EQ(back.busiest_links[0].limit_share, 0.12);
+  EXPECT_EQ(back.bound.kind, BoundKind::incast);
+  EXPECT_EQ(back.bound.resource, "node 0 NIC 0 ↔ network");
+  EXPECT_EQ(back.bound.link_class, "nic");
+  EXPECT_EQ(back.bound.connections, 1);
+  EXPECT_DOUBLE_EQ(back.bound.share, 0.14);
+  EXPECT_EQ(back.bound.sentence, sample().bound.sentence);
+  ASSERT_EQ(back.warnings.size(), 1u);
+  EXPECT_EQ(back.warnings[0].kind, "single_server");
+  const Json j = sample().to_json();
+  EXPECT_EQ(j["bound"]["kind"], "incast");
+  EXPECT_EQ(j["busiest_links"][0]["class"], "nic");
+}
+
+// Lines written before links had classes and results had a bound still read: the new fields
+// take their "not known" values.
+TEST(IterationResult, OlderLinesWithoutTheNewFieldsRead) {
+  Json j = sample().to_json();
+  j.erase("bound");
+  j.erase("warnings");
+  j["busiest_links"] = Json::array({Json{{"name", "link_from_0_7_0_UP"}, {"bytes", 1e9}, {"busy_fraction", 0.2}}});
+  const IterationResult back = IterationResult::from_json(node(j));
+  EXPECT_EQ(back.bound.kind, BoundKind::unknown);
+  EXPECT_TRUE(back.bound.sentence.empty());
+  EXPECT_TRUE(back.warnings.empty());
+  ASSERT_EQ(back.busiest_links.size(), 1u);
+  EXPECT_EQ(back.busiest_links[0].name, "link_from_0_7_0_UP");
+  EXPECT_EQ(back.busiest_links[0].link_class, "unknown");
+  EXPECT_EQ(back.busiest_links[0].limit_share, 0);
+}
+
+TEST(IterationResult, BadBoundIsReportedAtItsPointer) {
+  for (const auto& [field, value, pointer] :
+       {std::tuple<const char*, Json, const char*>{"kind", "network", "/bound/kind"},
+        {"connections", -1, "/bound/connections"},
+        {"shares", 0.5, "/bound/shares"}}) {
+    Json j = sample().to_json();
+    j["bound"][field] = value;
+    try {
+      IterationResult::from_json(node(j));
+      ADD_FAILURE() << field;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.location(), pointer) << field << ": " << e.what();
+    }
+  }
 }
 
 TEST(IterationResult, MissingFieldIsReportedAtItsPointer) {

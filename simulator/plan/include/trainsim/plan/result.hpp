@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -37,10 +38,50 @@ struct MemoryUsage {
   Json to_json() const;
 };
 
+/// One direction of one link over the iteration (platforms/link_names.hpp names them).
 struct LinkLoad {
-  std::string name;
+  std::string name;                    ///< "node 0 NIC 0 → network", "leaf 2 → spine 0"; an XML platform's link id
+  std::string link_class = "unknown";  ///< nvlink, nvswitch, pcie, memory, nic, fabric or unknown
   double bytes = 0;
-  double busy_fraction = 0;    ///< average utilisation over the iteration (0..1)
+  /// Busy time over the iteration time, 0..1. Busy time = bytes / (bandwidth × the network model's
+  /// bandwidth factor): how long the link needed at full rate for what it carried.
+  double busy_fraction = 0;
+  /// The part of the iteration during which every GPU waited for communication and this link was
+  /// busy, 0..exposed_communication_s / iteration_time_s: its busy time inside the exposed window
+  /// (from the end of the last GPU's backward pass to the end of the last communication
+  /// operation), each operation's bytes on the link spread evenly over that operation. 0 in
+  /// results written before it existed.
+  double limit_share = 0;
+};
+
+/// What bounds an iteration (plan/analysis.hpp decides).
+enum class BoundKind {
+  unknown,     ///< not analysed (results written before the analysis existed)
+  compute,     ///< communication is hidden (exposed and idle time under 5 % of the iteration)
+  stragglers,  ///< GPUs wait for slower GPUs longer than they wait for communication
+  latency,     ///< communication is exposed but no link is busy through half of it: latency, overheads, aggregation
+  link,        ///< one link, or several equally limiting ones, busy through most of the exposed communication
+  incast,      ///< as link, and the link carries many workers' traffic into a parameter server's node
+};
+std::string_view to_string(BoundKind kind);
+
+/// The bound of an iteration in one sentence, and what the sentence is made of.
+struct IterationBound {
+  BoundKind kind = BoundKind::unknown;
+  std::string resource;    ///< link, incast: the limiting connection ("node 0 NIC 0 ↔ network"; the first of equals)
+  std::string link_class;  ///< link, incast: its class; the classes of equally limiting connections joined by '+'
+  int connections = 0;     ///< link, incast: how many connections limit equally (within 1 %)
+  /// The part of the iteration the bound accounts for: compute: compute_s; stragglers: idle_s;
+  /// latency: exposed_communication_s; link, incast: the connection's limit share (both directions).
+  /// Over iteration_time_s.
+  double share = 0;
+  std::string sentence;  ///< "The iteration is bound by …."; empty when unknown
+};
+
+/// A configuration the simulator can run but that a user should not choose without knowing.
+struct Warning {
+  std::string kind;     ///< single_server, few_servers, overlap_off_buckets, ring_latency
+  std::string message;  ///< one sentence: what, why it hurts, what to do instead
 };
 
 struct BucketTiming {
@@ -85,7 +126,9 @@ struct IterationResult {
   double single_gpu_samples_per_s = 0;
   Breakdown breakdown;
   double network_bytes = 0;
-  std::vector<LinkLoad> busiest_links;
+  std::vector<LinkLoad> busiest_links;  ///< by busy time, most first
+  IterationBound bound;
+  std::vector<Warning> warnings;
   MemoryUsage memory;
   std::string strategy;
   std::string network_model;
@@ -101,7 +144,8 @@ struct IterationResult {
   /// Reads a result object back. SPEC.md's fields (gpus, global_batch, iteration_time_s,
   /// samples_per_s, scaling_efficiency, breakdown_s, network_bytes, sim_wall_s) and
   /// memory_per_gpu_bytes.total and fits_in_memory are required; the detail written since is read
-  /// when present. Throws InputError at the offending pointer.
+  /// when present (a line without `bound` reads as BoundKind::unknown, a link without `class` as
+  /// "unknown"). Throws InputError at the offending pointer.
   static IterationResult from_json(const JsonNode& node);
 };
 

@@ -1,0 +1,225 @@
+#include "trainsim/plan/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "trainsim/core/natural_order.hpp"
+#include "trainsim/core/units.hpp"
+
+namespace trainsim::plan {
+
+namespace {
+
+/// How a sentence names a link class.
+std::string class_words(const std::string& link_class) {
+  if (link_class == "nvlink") return "NVLink";
+  if (link_class == "nvswitch") return "NVSwitch";
+  if (link_class == "pcie") return "PCIe";
+  if (link_class == "nic") return "NIC";
+  if (link_class == "unknown") return "unclassified";
+  return link_class;  // memory, fabric
+}
+
+/// "a", "a and b", "a, b and c".
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += i + 1 == words.size() ? " and " : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+double percent(double fraction) {
+  return 100 * fraction;
+}
+
+/// A bound that names no link.
+IterationBound bound_of(BoundKind kind, double share, std::string sentence) {
+  IterationBound b;
+  b.kind = kind;
+  b.share = share;
+  b.sentence = std::move(sentence);
+  return b;
+}
+
+IterationBound compute_bound(const IterationResult& r) {
+  const double share = r.breakdown.compute_s / r.iteration_time_s;
+  if (r.breakdown.communication_s == 0)
+    return bound_of(BoundKind::compute, share, "The iteration is compute-bound: there is no communication.");
+  if (r.breakdown.exposed_communication_s == 0)
+    return bound_of(BoundKind::compute, share,
+                    "The iteration is compute-bound: communication is fully hidden behind compute.");
+  return bound_of(BoundKind::compute, share,
+                  fmt::format("The iteration is compute-bound: communication is hidden behind compute but for {:.1f} % "
+                              "of the iteration.",
+                              percent(r.breakdown.exposed_communication_s / r.iteration_time_s)));
+}
+
+IterationBound link_bound(const std::vector<ConnectionLimit>& tied, double limit_share, double exposed) {
+  const ConnectionLimit& first = tied.front();
+  IterationBound b;
+  const bool incast =
+      std::all_of(tied.begin(), tied.end(), [](const ConnectionLimit& c) { return !c.incast_into.empty(); });
+  const bool one_server = std::all_of(tied.begin(), tied.end(),
+                                      [&](const ConnectionLimit& c) { return c.incast_into == first.incast_into; });
+  b.kind = incast ? BoundKind::incast : BoundKind::link;
+  b.resource = first.name;
+  b.connections = static_cast<int>(tied.size());
+  b.share = limit_share;
+  std::vector<std::string> classes, words;
+  for (const auto& c : tied)
+    if (std::find(classes.begin(), classes.end(), c.link_class) == classes.end()) classes.push_back(c.link_class);
+  std::sort(classes.begin(), classes.end());
+  for (const auto& c : classes) {
+    b.link_class += (b.link_class.empty() ? "" : "+") + c;
+    words.push_back(class_words(c));
+  }
+  // The window the limit share is measured in and the exposed time agree up to round-off.
+  const std::string busy = fmt::format("busy through {:.0f} % of the exposed communication, {:.1f} % of the iteration",
+                                       percent(std::min(1.0, limit_share / exposed)), percent(limit_share));
+  if (tied.size() == 1) {
+    b.sentence = fmt::format("The iteration is bound by {} ({}){}: it is {}.", first.name, join_words(words),
+                             incast ? ", the parameter server's incast" : "", busy);
+  } else if (incast) {
+    b.sentence = fmt::format("The iteration is bound by the parameter {}: {} {} connections ({}, …) are equally {}.",
+                             one_server ? "server's incast into " + first.incast_into : std::string("servers' incast"),
+                             tied.size(), join_words(words), first.name, busy);
+  } else {
+    b.sentence = fmt::format("The iteration is bound by {} {} connections ({}, …), equally {}.", tied.size(),
+                             join_words(words), first.name, busy);
+  }
+  return b;
+}
+
+}  // namespace
+
+IterationBound find_bound(const IterationResult& r, std::vector<ConnectionLimit> connections,
+                          const BoundThresholds& thresholds) {
+  const double t = r.iteration_time_s;
+  if (!(t > 0)) return {};
+  const double exposed = r.breakdown.exposed_communication_s / t, idle = r.breakdown.idle_s / t;
+  if (std::max(exposed, idle) < thresholds.hidden) return compute_bound(r);
+  if (idle >= exposed)
+    return bound_of(BoundKind::stragglers, idle,
+                    fmt::format("The iteration is bound by stragglers: GPUs wait {} on average ({:.1f} % of the "
+                                "iteration) for the slowest one.",
+                                format_seconds(r.breakdown.idle_s), percent(idle)));
+  std::sort(connections.begin(), connections.end(), [](const ConnectionLimit& a, const ConnectionLimit& b) {
+    return a.limit_share != b.limit_share ? a.limit_share > b.limit_share : natural_less(a.name, b.name);
+  });
+  const double top = connections.empty() ? 0.0 : connections.front().limit_share;
+  if (top < thresholds.busy_through * exposed)
+    return bound_of(BoundKind::latency, exposed,
+                    fmt::format("The iteration is bound by communication latency{}: communication is exposed for "
+                                "{:.1f} % of the iteration, but no link is busy through more than {:.0f} % of it.",
+                                r.strategy == "parameter_server" ? ", per-message overheads or the servers' aggregation"
+                                                                 : " and per-message overheads",
+                                percent(exposed), percent(top / exposed)));
+  std::vector<ConnectionLimit> tied;
+  for (const auto& c : connections)
+    if (c.limit_share >= top * (1 - thresholds.tie)) tied.push_back(c);
+  // Equals are named in natural order, whatever round-off made one of them the largest.
+  std::stable_sort(tied.begin(), tied.end(),
+                   [](const ConnectionLimit& a, const ConnectionLimit& b) { return natural_less(a.name, b.name); });
+  return link_bound(tied, top, exposed);
+}
+
+namespace {
+
+/// Where a parameter server's traffic enters, for a warning.
+std::string server_entry(const PlannedServer& s) {
+  if (s.host == ServerHost::server_node) return fmt::format("server node {}'s NICs", s.index);
+  return fmt::format("node {}'s NIC", s.node);
+}
+
+/// Steps of one collective operation whose latencies add up (ring: 2(n−1); tree and
+/// halving-doubling: 2⌈log2 n⌉; hierarchical: its intra-node and inter-node rings; push or pull: 1).
+double latency_steps(const CommOp& op, int gpus_per_node) {
+  const double n = op.ranks;
+  switch (op.kind) {
+    case CommKind::push:
+    case CommKind::pull: return 1;
+    case CommKind::all_reduce: break;
+  }
+  switch (op.algorithm) {
+    case Algorithm::ring: return 2 * (n - 1);
+    case Algorithm::halving_doubling:
+    case Algorithm::tree: return 2 * std::ceil(std::log2(n));
+    case Algorithm::hierarchical: {
+      const double g = std::min<double>(gpus_per_node, n), nodes = std::ceil(n / g);
+      return 2 * 2 * (g - 1) + 2 * (nodes - 1);
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::PlatformSpec& platform) {
+  std::vector<Warning> out;
+  const int workers = plan.gpus;
+  const auto servers = static_cast<int>(plan.servers.size());
+  if (servers == 1 && workers >= 8)
+    out.push_back({"single_server",
+                   fmt::format("one parameter server for {} workers: it receives every worker's gradients and sends "
+                               "every worker the parameters, {} times a worker's traffic, through {} (an incast); use "
+                               "a server per node or an all-reduce strategy",
+                               workers, workers, server_entry(plan.servers.front()))});
+  if (servers >= 2 && servers * 16 <= workers)
+    out.push_back(
+        {"few_servers",
+         fmt::format("{} parameter servers for {} workers: each server exchanges its shard with every worker, "
+                     "{:g} times a worker's traffic in each direction (16 or more is an incast); use more "
+                     "servers (one per node) or an all-reduce strategy",
+                     servers, workers, static_cast<double>(workers) / servers)});
+
+  if (!plan.overlap && plan.buckets.size() >= 2 && !plan.ops.empty()) {
+    // Without overlap the collectives run back to back after backward: splitting the gradients
+    // into K buckets moves the same bytes in K operations and adds K−1 operations' latency.
+    const double hop_s = plan.nodes > 1 ? platform.network.latency_s : platform.intra_node.latency_s;
+    double extra_s = 0, bytes = 0;
+    std::vector<bool> first(plan.buckets.size(), true);
+    for (const CommOp& op : plan.ops) {
+      const bool later = op.bucket > 0;  // every bucket after the first is an extra one
+      if (later) extra_s += latency_steps(op, plan.gpus_per_node) * hop_s;
+      if (first[op.bucket]) bytes += plan.buckets[op.bucket].bytes;
+      first[op.bucket] = false;
+    }
+    double compute_s = 0;
+    for (int r = 0; r < plan.gpus; ++r) compute_s = std::max(compute_s, plan.compute_s(r));
+    if (compute_s > 0 && extra_s >= 0.05 * compute_s)
+      out.push_back({"overlap_off_buckets",
+                     fmt::format("overlap is off, yet the gradients go in {} buckets: nothing hides the latency of the "
+                                 "{} extra collectives, about {} ({:.0f} % of the compute); use one bucket "
+                                 "(bucket_MB ≥ {:.0f}) or turn overlap on",
+                                 plan.buckets.size(), plan.buckets.size() - 1, format_seconds(extra_s),
+                                 percent(extra_s / compute_s), std::ceil(bytes / kMiB))});
+  }
+
+  // A ring step moves S/n bytes and costs α + S/(nβ): below S/n = αβ the latency term dominates.
+  const double alpha_beta = platform.network.latency_s * platform.network.bandwidth_Bps;
+  double ring_bytes = 0, latency_bytes = 0;
+  int ranks = 0;
+  for (const CommOp& op : plan.ops)
+    if (op.kind == CommKind::all_reduce && op.algorithm == Algorithm::ring && op.ranks > plan.gpus_per_node) {
+      ring_bytes += op.bytes;
+      if (op.bytes / op.ranks < alpha_beta) latency_bytes += op.bytes;
+      ranks = std::max(ranks, op.ranks);
+    }
+  if (ring_bytes > 0 && latency_bytes >= 0.5 * ring_bytes)
+    out.push_back(
+        {"ring_latency",
+         fmt::format("in a ring all-reduce over {} GPUs, buckets holding {:.0f} % of the gradients move less "
+                     "per step than the network's latency-bandwidth product {} ({} × {}), so latency "
+                     "dominates their steps; use hierarchical_allreduce, halving_doubling or "
+                     "tree_allreduce, or larger buckets",
+                     ranks, percent(latency_bytes / ring_bytes), format_bytes(alpha_beta),
+                     format_seconds(platform.network.latency_s), format_rate_GBps(platform.network.bandwidth_Bps))});
+  return out;
+}
+
+}  // namespace trainsim::plan
