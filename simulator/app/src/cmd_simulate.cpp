@@ -1,4 +1,5 @@
 // trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE] [--dump-plan FILE|-] [--csv FILE|-]
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -28,6 +29,12 @@ struct SimulateArgs {
   bool reproducible = false;
 };
 
+/// Terminal columns of UTF-8 text (link names hold arrows): code points, not bytes.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   std::ostringstream out;
   const auto& p = s.platform;
@@ -53,10 +60,19 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   out << fmt::format("  network traffic       {} in {} bucket{}\n", format_bytes(r.network_bytes), r.buckets.size(),
                      r.buckets.size() == 1 ? "" : "s");
   if (!r.busiest_links.empty()) {
-    out << "  busiest links:\n";
+    // busy: the link's busy time over the iteration; limits: the part of the iteration in which
+    // every GPU waited for communication while the link was busy.
+    std::size_t width = 0;
+    for (const auto& l : r.busiest_links) width = std::max(width, display_width(l.name));
+    width = std::max<std::size_t>(width, 11);
+    out << fmt::format("  busiest links{}  {:<8} {:>11}  {:>7}  {:>7}\n", std::string(width - 11, ' '), "class",
+                       "bytes", "busy", "limits");
     for (const auto& l : r.busiest_links)
-      out << fmt::format("    {:<40} {:>12}  busy {:5.1f} %\n", l.name, format_bytes(l.bytes), 100 * l.busy_fraction);
+      out << fmt::format("    {}{}  {:<8} {:>11}  {:5.1f} %  {:5.1f} %\n", l.name,
+                         std::string(width - display_width(l.name), ' '), l.link_class, format_bytes(l.bytes),
+                         100 * l.busy_fraction, 100 * l.limit_share);
   }
+  if (!r.bound.sentence.empty()) out << "  " << r.bound.sentence << "\n";
   out << fmt::format("  simulated in {:.3f} s\n", r.sim_wall_s);
   return out.str();
 }
@@ -104,6 +120,8 @@ void add_simulate(CLI::App& app, Action& action) {
       if (!result.memory.fits() && !stdout_taken)
         std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",
                                  format_bytes(result.memory.total), scenario.platform.gpu.name, format_bytes(result.memory.available));
+      if (!stdout_taken)
+        for (const auto& w : result.warnings) std::cerr << "trainsim: warning: " << w.message << "\n";
       return 0;
     };
   });

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/natural_order.hpp"
 #include "trainsim/engine/platform_census.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -49,14 +50,25 @@ void Simulation::run() { engine_->run(); }
 
 double Simulation::now() const { return sg4::Engine::get_clock(); }
 
-double Simulation::latency_factor() const noexcept {
-  switch (spec_.network.model) {
-    case platforms::NetworkModel::ideal: return 1.0;
-    case platforms::NetworkModel::tcp: return 13.01;  // LV08's default in SimGrid 3.32
-    case platforms::NetworkModel::factors: return spec_.network.factors.latency_factor;
+namespace {
+/// The latency and bandwidth factors SimGrid applies under a network model.
+platforms::NetworkFactors model_factors(const platforms::NetworkSpec& net) {
+  platforms::NetworkFactors f;
+  switch (net.model) {
+    case platforms::NetworkModel::ideal: break;
+    case platforms::NetworkModel::tcp:  // LV08's defaults in SimGrid 3.32
+      f.latency_factor = 13.01;
+      f.bandwidth_factor = 0.97;
+      break;
+    case platforms::NetworkModel::factors: f = net.factors; break;
   }
-  return 1.0;
+  return f;
 }
+}  // namespace
+
+double Simulation::latency_factor() const noexcept { return model_factors(spec_.network).latency_factor; }
+
+double Simulation::bandwidth_factor() const noexcept { return model_factors(spec_.network).bandwidth_factor; }
 
 const RouteInfo& Simulation::route(sg4::Host* src, sg4::Host* dst) {
   auto [it, inserted] = routes_.try_emplace({src, dst});
@@ -74,27 +86,59 @@ sg4::CommPtr Simulation::start_flow(sg4::Host* src, sg4::Host* dst, double bytes
   return sg4::Comm::sendto_async(src, dst, size);
 }
 
+const platforms::LinkInfo& Simulation::link_info(const sg4::Link* link) const {
+  const auto it = built_.links.find(link);
+  TRAINSIM_CHECK(it != built_.links.end(), "link " + link->get_name() + " was not recorded by the platform builder");
+  return it->second;
+}
+
+double Simulation::capacity_Bps(const sg4::Link* link) const {
+  return link->get_bandwidth() * bandwidth_factor();
+}
+
 double Simulation::account_flow(sg4::Host* src, sg4::Host* dst, double bytes) {
   TRAINSIM_CHECK(bytes >= 0 && std::isfinite(bytes), "flow size must be finite and ≥ 0");
   const double size = static_cast<double>(std::llround(bytes));
-  for (const sg4::Link* l : route(src, dst).links) link_bytes_[l] += size;
+  for (const sg4::Link* l : route(src, dst).links) {
+    Traffic& t = link_bytes_[l];
+    if (t.recent == 0 && size > 0) recent_links_.push_back(l);
+    t.total += size;
+    t.recent += size;
+  }
   total_bytes_ += size;
   return size;
+}
+
+std::vector<LinkBytes> Simulation::take_recent_bytes() {
+  std::vector<LinkBytes> out;
+  out.reserve(recent_links_.size());
+  for (const sg4::Link* l : recent_links_) {
+    Traffic& t = link_bytes_.at(l);
+    out.push_back({l, t.recent});
+    t.recent = 0;
+  }
+  recent_links_.clear();
+  return out;
 }
 
 LinkReport Simulation::link_report(std::size_t top_k) const {
   LinkReport report;
   report.total_network_bytes = total_bytes_;
   const double t = now();
-  for (const auto& [link, bytes] : link_bytes_) {
+  for (const auto& [link, traffic] : link_bytes_) {
     LinkUsage u;
-    u.name = link->get_name();
-    u.bytes = bytes;
-    u.busy_fraction = t > 0 ? bytes / (link->get_bandwidth() * t) : 0.0;
-    report.busiest.push_back(std::move(u));
+    u.link = link;
+    u.info = &link_info(link);
+    u.bytes = traffic.total;
+    // A FATPIPE link gives every flow its full bandwidth: it is never the shared bottleneck.
+    if (link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) u.busy_s = traffic.total / capacity_Bps(link);
+    u.busy_fraction = t > 0 ? u.busy_s / t : 0.0;
+    report.busiest.push_back(u);
   }
   std::sort(report.busiest.begin(), report.busiest.end(), [](const LinkUsage& a, const LinkUsage& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+    if (a.busy_s != b.busy_s) return a.busy_s > b.busy_s;
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return natural_less(a.info->name, b.info->name);
   });
   if (report.busiest.size() > top_k) report.busiest.resize(top_k);
   return report;

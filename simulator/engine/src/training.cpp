@@ -6,11 +6,14 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "link_analysis.hpp"
+
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/engine/collectives.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/trace.hpp"
+#include "trainsim/plan/analysis.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -39,6 +42,8 @@ struct Run {
   std::vector<std::vector<double>> segment_end_s;   // per GPU
   std::vector<double> end_s;                        // per GPU, iteration end
   std::vector<OpTiming> op_timings;                 // parallel to plan.ops
+  int backward_finished = 0;                        // GPUs past their last backward segment
+  ExposedTraffic exposed;                           // link bytes of the operations that may be exposed
 };
 
 void execute_seconds(double seconds) {
@@ -57,6 +62,7 @@ void gpu_actor(Run& run, int rank) {
     ends.push_back(sg4::Engine::get_clock());
     if (segment >= 1 && segment <= k && communicate) run.bucket_ready[segment - 1]->release();
   }
+  ++run.backward_finished;
   if (communicate) {
     run.backward_done->release();
     run.communication_done->acquire();
@@ -98,6 +104,10 @@ void communicator_actor(Run& run) {
       case CommKind::pull: pull_from_servers(run.sim, ranks, run.servers, op.bytes_per_server); break;
     }
     timing.end_s = sg4::Engine::get_clock();
+    // An operation that ended while some GPU was still in backward lies wholly before the exposed
+    // window (which opens when the last GPU's backward ends): only its total bytes matter.
+    std::vector<LinkBytes> bytes = run.sim.take_recent_bytes();
+    if (run.backward_finished == plan.gpus) run.exposed.ops.push_back({timing.start_s, timing.end_s, std::move(bytes)});
   }
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
@@ -187,7 +197,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);
@@ -220,14 +230,19 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
   result.buckets = bucket_timings(plan, run.op_timings);
   for (const auto& t : result.buckets) result.breakdown.communication_s += t.end_s - t.start_s;
-  const LinkReport links = sim.link_report(options.busiest_links);
-  result.network_bytes = links.total_network_bytes;
-  for (const auto& l : links.busiest) result.busiest_links.push_back(plan::LinkLoad{l.name, "unknown", l.bytes, l.busy_fraction, 0});
   result.memory = plan.memory;
   result.strategy = plan.strategy;
   result.network_model = plan.network_model;
   result.calibration_factor = plan.calibration_factor;
   result.variables = plan.variables;
+  for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
+  run.exposed.end_s = run.op_timings.empty() ? 0.0 : run.op_timings.back().end_s;
+  LinkFindings links =
+      analyse_links(sim, plan, run.servers, run.exposed, result.iteration_time_s, options.busiest_links);
+  result.network_bytes = links.network_bytes;
+  result.busiest_links = std::move(links.busiest);
+  result.bound = plan::find_bound(result, std::move(links.connections));
+  result.warnings = plan::plan_warnings(plan, scenario.platform);
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
 
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -85,6 +85,73 @@ TEST(Simulate, QuickstartPrintsASummary) {
     EXPECT_NE(r.out.find(field), std::string::npos) << field << "\n" << r.out;
 }
 
+// One parameter server for 16 workers on 25 GbE: node 0's NIC and its cable to the switch carry
+// every worker's push and pull, and the summary says so in one sentence.
+TEST(Simulate, SummaryNamesTheParameterServersIncast) {
+  const auto r =
+      run_trainsim({"simulate", scenario("strategies_by_network.json"), "--set", "strategy.kind=parameter_server",
+                    "--set", "strategy.servers=1", "--set", "platform.nodes=4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(
+                "\n  The iteration is bound by the parameter server's incast into node 0: 2 fabric and NIC connections "
+                "(node 0 NIC 0 ↔ network, …) are equally busy through 100 % of the exposed communication"),
+            std::string::npos)
+      << r.out;
+  // The busiest links are node 0's, named by what they are, with their class.
+  EXPECT_NE(r.out.find("\n    network → node 0 NIC 0  nic "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n    switch → node 0         fabric "), std::string::npos) << r.out;
+  EXPECT_EQ(
+      r.err,
+      "trainsim: warning: one parameter server for 16 workers: it receives every worker's gradients and sends every "
+      "worker the parameters, 16 times a worker's traffic, through node 0's NIC (an incast); use a server per node or "
+      "an all-reduce strategy\n");
+}
+
+TEST(Simulate, SummarySaysWhenComputeBoundsTheIteration) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  The iteration is compute-bound: communication is hidden behind compute but for 0.3 % of "
+                       "the iteration.\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "");
+  const auto one = run_trainsim(
+      {"simulate", scenario("quickstart.json"), "--set", "platform.nodes=1", "--set", "platform.gpus_per_node=1"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("\n  The iteration is compute-bound: there is no communication.\n"), std::string::npos)
+      << one.out;
+}
+
+TEST(Simulate, JsonCarriesTheBoundTheWarningsAndLinksByBusyTime) {
+  const auto r =
+      run_trainsim({"simulate", scenario("resnet50_dgx1_ring_vs_ps.json"), "--set", "strategy.kind=parameter_server",
+                    "--set", "strategy.servers=1", "--links", "8", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "warnings stay in the JSON when it takes stdout";
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bound"]["kind"], "incast");
+  EXPECT_EQ(j["bound"]["resource"], "node 0 PCIe switch 0 ↔ host bridge");
+  EXPECT_EQ(j["bound"]["class"], "pcie");
+  EXPECT_EQ(j["bound"]["connections"], 1);
+  EXPECT_EQ(j["bound"]["sentence"].get<std::string>().rfind(
+                "The iteration is bound by node 0 PCIe switch 0 ↔ host bridge (PCIe), the "
+                "parameter server's incast: ",
+                0),
+            0u);
+  ASSERT_EQ(j["warnings"].size(), 1u);
+  EXPECT_EQ(j["warnings"][0]["kind"], "single_server");
+  const auto& links = j["busiest_links"];
+  ASSERT_EQ(links.size(), 8u);
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    EXPECT_TRUE(links[i]["class"].is_string());
+    EXPECT_LE(links[i]["limit_share"].get<double>(),
+              j["breakdown_s"]["exposed_communication"].get<double>() / j["iteration_time_s"].get<double>() + 1e-9);
+    if (i > 0) {
+      EXPECT_GE(links[i - 1]["busy_fraction"].get<double>(), links[i]["busy_fraction"].get<double>());
+    }
+  }
+}
+
 TEST(Simulate, JsonToStdoutIsTheResultObjectOnly) {
   const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -26,15 +26,25 @@ struct SimulationOptions {
 
 /// One link's share of the traffic.
 struct LinkUsage {
-  std::string name;
-  double bytes = 0;          ///< bytes of all flows that crossed it (both directions of a split-duplex link are separate links)
-  double busy_fraction = 0;  ///< bytes / (bandwidth × simulated time), in [0, 1] when the time is the whole run
+  const simgrid::s4u::Link* link = nullptr;
+  const platforms::LinkInfo* info = nullptr;  ///< its name, class and owner (the built platform's)
+  /// Bytes of all flows that crossed it (both directions of a split-duplex link are separate links).
+  double bytes = 0;
+  /// bytes / capacity_Bps: how long the link needed at full rate (0 for a FATPIPE link: never full).
+  double busy_s = 0;
+  double busy_fraction = 0;  ///< busy_s / simulated time, in [0, 1] when the time is the whole run
 };
 
 /// Network traffic of a run so far.
 struct LinkReport {
   double total_network_bytes = 0;  ///< bytes of every flow (each counted once, whatever its path length)
-  std::vector<LinkUsage> busiest;  ///< the top_k links by bytes, ties by name
+  std::vector<LinkUsage> busiest;  ///< the top_k links by busy time, then bytes, then name (natural order)
+};
+
+/// Bytes one link carried in a stretch of the run (see Simulation::take_recent_bytes).
+struct LinkBytes {
+  const simgrid::s4u::Link* link = nullptr;
+  double bytes = 0;
 };
 
 /// A route between two hosts as SimGrid resolved it.
@@ -84,16 +94,32 @@ public:
   const RouteInfo& route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
   /// Latency multiplier of the configured network model (1 for ideal, 13.01 for tcp).
   double latency_factor() const noexcept;
+  /// Bandwidth multiplier of the configured network model (1 for ideal, 0.97 for tcp): SimGrid's
+  /// flows progress at rate × factor, so a link moves at most bandwidth × factor bytes per second.
+  double bandwidth_factor() const noexcept;
+  /// What a link is. Every link of the platform has an entry (TRAINSIM_CHECK otherwise).
+  const platforms::LinkInfo& link_info(const simgrid::s4u::Link* link) const;
+  /// Bytes per second a link can move: bandwidth × bandwidth_factor().
+  double capacity_Bps(const simgrid::s4u::Link* link) const;
 
-  /// Total bytes and the top_k busiest links.
+  /// Total bytes and the top_k busiest links (SIZE_MAX: every link that carried bytes).
   LinkReport link_report(std::size_t top_k) const;
+  /// The bytes each link carried since the previous call (or the start), in the order the links
+  /// were first used; resets the count. A caller that calls it after each operation learns which
+  /// links each operation loaded.
+  std::vector<LinkBytes> take_recent_bytes();
 
 private:
   platforms::PlatformSpec spec_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   platforms::BuiltPlatform built_;
   std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, RouteInfo> routes_;
-  std::unordered_map<const simgrid::s4u::Link*, double> link_bytes_;
+  struct Traffic {
+    double total = 0;
+    double recent = 0;  ///< since the last take_recent_bytes
+  };
+  std::unordered_map<const simgrid::s4u::Link*, Traffic> link_bytes_;
+  std::vector<const simgrid::s4u::Link*> recent_links_;  ///< links with recent > 0, in first-use order
   double total_bytes_ = 0;
 };
 

@@ -1,0 +1,102 @@
+#include "link_analysis.hpp"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace sg4 = simgrid::s4u;
+
+namespace trainsim::engine {
+
+namespace {
+
+/// Incast links and the node ("node 0", "server node 1") of the server each carries the incast of.
+using IncastLinks = std::unordered_map<const sg4::Link*, std::string>;
+
+bool fatpipe(const sg4::Link* l) {
+  return l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE;
+}
+
+bool in_server_node(const platforms::LinkInfo& info, const plan::PlannedServer& server) {
+  return server.host == plan::ServerHost::server_node ? info.server_node == server.index
+                                                      : info.node >= 0 && info.node == server.node;
+}
+
+/// Links inside a server's node that carry the flows of two or more workers to or from it (the
+/// routes the pushes and pulls took; Simulation caches them).
+IncastLinks incast_links(Simulation& sim, const plan::TrainingPlan& plan, const std::vector<sg4::Host*>& servers) {
+  IncastLinks out;
+  std::vector<const sg4::Link*> path;
+  for (std::size_t i = 0; i < plan.servers.size(); ++i) {
+    std::unordered_map<const sg4::Link*, int> workers;
+    for (int w = 0; w < plan.gpus; ++w) {
+      sg4::Host* gpu = sim.gpu(w);
+      if (gpu == servers[i]) continue;
+      path.assign(sim.route(gpu, servers[i]).links.begin(), sim.route(gpu, servers[i]).links.end());
+      const auto& back = sim.route(servers[i], gpu).links;
+      path.insert(path.end(), back.begin(), back.end());
+      std::sort(path.begin(), path.end());
+      path.erase(std::unique(path.begin(), path.end()), path.end());  // a shared link serves both ways
+      for (const sg4::Link* l : path) ++workers[l];
+    }
+    const plan::PlannedServer& server = plan.servers[i];
+    const std::string node = server.host == plan::ServerHost::server_node
+                                 ? "server node " + std::to_string(server.index)
+                                 : "node " + std::to_string(server.node);
+    for (const auto& [link, count] : workers)
+      if (count >= 2 && in_server_node(sim.link_info(link), server)) out.emplace(link, node);
+  }
+  return out;
+}
+
+}  // namespace
+
+LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, const std::vector<sg4::Host*>& servers,
+                           const ExposedTraffic& exposed, double iteration_s, std::size_t top_k) {
+  const IncastLinks incast = plan.servers.empty() ? IncastLinks{} : incast_links(sim, plan, servers);
+  struct Connection {
+    const platforms::LinkInfo* info = nullptr;
+    double limit_s = 0;
+    std::string incast_into;
+  };
+  std::unordered_map<const sg4::Link*, double> link_limit_s;
+  std::unordered_map<std::string_view, Connection> connections;  // keys view the built platform's names
+  std::unordered_map<std::string_view, double> busier;           // per operation: the busier direction's share
+  for (const OpTraffic& op : exposed.ops) {
+    const double duration = op.end_s - op.start_s;
+    const double inside = std::min(op.end_s, exposed.end_s) - std::max(op.start_s, exposed.begin_s);
+    if (duration <= 0 || inside <= 0) continue;
+    busier.clear();
+    for (const LinkBytes& lb : op.bytes) {
+      if (fatpipe(lb.link)) continue;
+      const double saturation = std::min(1.0, lb.bytes / sim.capacity_Bps(lb.link) / duration);
+      link_limit_s[lb.link] += saturation * inside;
+      const platforms::LinkInfo& info = sim.link_info(lb.link);
+      double& b = busier[info.connection];
+      b = std::max(b, saturation);
+      Connection& c = connections[info.connection];
+      c.info = &info;
+      if (const auto it = incast.find(lb.link); it != incast.end()) c.incast_into = it->second;
+    }
+    for (const auto& [name, saturation] : busier) connections[name].limit_s += saturation * inside;
+  }
+
+  LinkFindings out;
+  const LinkReport report = sim.link_report(top_k);
+  out.network_bytes = report.total_network_bytes;
+  for (const LinkUsage& u : report.busiest) {
+    const auto limit = link_limit_s.find(u.link);
+    out.busiest.push_back(plan::LinkLoad{u.info->name, std::string(platforms::to_string(u.info->link_class)), u.bytes,
+                                         u.busy_fraction,
+                                         limit == link_limit_s.end() ? 0.0 : limit->second / iteration_s});
+  }
+  for (const auto& [name, c] : connections)
+    if (c.limit_s > 0)
+      out.connections.push_back(plan::ConnectionLimit{std::string(name),
+                                                      std::string(platforms::to_string(c.info->link_class)),
+                                                      c.limit_s / iteration_s, c.incast_into});
+  return out;
+}
+
+}  // namespace trainsim::engine
