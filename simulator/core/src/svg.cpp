@@ -131,6 +131,24 @@ double non_ascii_width(std::string_view utf8_character) {
   return 1.0;
 }
 
+// Where a chart with a y axis and a legend on the right puts things: the plot fills `width` × `height` but for
+// the axes' margins, the legend starts past the plot, and the SVG is as large as the plot, the legend and the
+// title need.
+struct Frame {
+  double left, plot_right, plot_bottom, legend_x, width, height;
+};
+
+Frame frame_with_legend(const std::vector<double>& y_ticks, int width, int height, const Legend& legend, const std::string& title) {
+  Frame f{};
+  f.left = left_margin(y_ticks);
+  f.plot_right = std::max<double>(width, f.left + 100) - kPlotRight;
+  f.plot_bottom = height - kBottom;
+  f.legend_x = f.plot_right + kPlotRight;
+  f.width = std::max(f.legend_x + legend_width(legend) + 10, title_width(title));
+  f.height = std::max<double>(height, kTop + legend.height + 10);
+  return f;
+}
+
 std::size_t utf8_sequence_length(unsigned char lead) {
   if (lead >= 0xF0) return 4;
   if (lead >= 0xE0) return 3;
@@ -283,16 +301,12 @@ std::string render(const LineChart& chart) {
     names.push_back(s.name);
   }
   const Legend legend = make_legend(std::move(entries), names);
-  const double left = left_margin(y_ticks);
-  const double plot_right = std::max<double>(chart.width, left + 100) - kPlotRight;
-  const double plot_bottom = chart.height - kBottom;
-  const double legend_x = plot_right + kPlotRight;
-  const double w = std::max({legend_x + legend_width(legend) + 10, title_width(chart.title)});
-  const double h = std::max<double>(chart.height, kTop + legend.height + 10);
+  const Frame f = frame_with_legend(y_ticks, chart.width, chart.height, legend, chart.title);
+  const double left = f.left, plot_right = f.plot_right, plot_bottom = f.plot_bottom;
 
   const Axis ax(x_lo, x_hi, left, plot_right, chart.log2_x);
   const Axis ay(y_lo, y_hi, plot_bottom, kTop);
-  std::string out = header(w, h, chart.title, left, plot_right);
+  std::string out = header(f.width, f.height, chart.title, left, plot_right);
   out += fmt::format("<g class=\"axes\" stroke=\"#333333\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n"
                      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\"/>\n</g>\n",
                      px(left), px(plot_bottom), px(plot_right), px(kTop));
@@ -337,7 +351,7 @@ std::string render(const LineChart& chart) {
                          s.dashed ? " stroke-dasharray=\"6,4\"" : "", points);
     out += markers + "</g>\n";
   }
-  out += render_legend_column(legend, legend_x, kTop);
+  out += render_legend_column(legend, f.legend_x, kTop);
   return out + "</svg>\n";
 }
 
@@ -361,15 +375,11 @@ std::string render(const StackedBarChart& chart) {
   std::vector<LegendEntry> entries;
   for (std::size_t s = 0; s < chart.segment_names.size(); ++s) entries.push_back({color_of(s), false, true, {}});
   const Legend legend = make_legend(std::move(entries), chart.segment_names);
-  const double left = left_margin(y_ticks);
-  const double plot_right = std::max<double>(chart.width, left + 100) - kPlotRight;
-  const double plot_bottom = chart.height - kBottom;
-  const double legend_x = plot_right + kPlotRight;
-  const double w = std::max({legend_x + legend_width(legend) + 10, title_width(chart.title)});
-  const double h = std::max<double>(chart.height, kTop + legend.height + 10);
+  const Frame f = frame_with_legend(y_ticks, chart.width, chart.height, legend, chart.title);
+  const double left = f.left, plot_right = f.plot_right, plot_bottom = f.plot_bottom;
 
   const Axis ay(0, y_hi, plot_bottom, kTop);
-  std::string out = header(w, h, chart.title, left, plot_right);
+  std::string out = header(f.width, f.height, chart.title, left, plot_right);
   for (double t : y_ticks) {
     out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(left), px(ay(t)),
                        px(plot_right), px(ay(t)));
@@ -407,7 +417,7 @@ std::string render(const StackedBarChart& chart) {
                        px(plot_bottom + 28), escape_xml(group.label));
     out += "</g>\n";
   }
-  out += render_legend_column(legend, legend_x, kTop);
+  out += render_legend_column(legend, f.legend_x, kTop);
   return out + "</svg>\n";
 }
 
