@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,39 +12,148 @@
 namespace trainsim::svg {
 namespace {
 
-constexpr double kLeft = 70, kRight = 170, kTop = 36, kBottom = 50;  // plot margins, px (legend on the right)
+// Plot margins, px. The left margin is computed from the y tick labels; the right one leaves room for half
+// of the last x tick label; legends are placed beyond it.
+constexpr double kTop = 36, kBottom = 50, kPlotRight = 24;
+constexpr double kFontSize = 12, kTitleSize = 14, kLineHeight = 15;
+constexpr double kSwatch = 14, kSwatchGap = 6, kLegendGap = 20, kLegendMaxText = 320;
+
+// DejaVu Sans Bold advance widths of ASCII 32..126 in hundredths of an em, rounded up (measured in Chromium
+// with getComputedTextLength at 100 px). Bold is at least as wide as Book for every glyph, so one table
+// bounds both.
+constexpr unsigned char kAsciiWidth[95] = {
+    35, 46, 53, 84, 70, 101, 88, 31, 46, 46, 53, 84, 38, 42, 38, 37,
+    70, 70, 70, 70, 70, 70, 70, 70, 70, 70, 40, 40, 84, 84, 84, 58,
+    100, 78, 77, 74, 83, 69, 69, 83, 84, 38, 38, 78, 64, 100, 84, 85,
+    74, 85, 77, 72, 69, 82, 78, 111, 78, 73, 73, 46, 37, 46, 84, 50,
+    50, 68, 72, 60, 72, 68, 44, 72, 72, 35, 35, 67, 35, 105, 72, 69,
+    72, 72, 50, 60, 48, 72, 66, 93, 65, 66, 59, 72, 37, 72, 84,
+};
 
 // Fixed-point coordinates keep the output byte-identical across runs and short.
 std::string px(double v) { return fmt::format("{:.1f}", v); }
 
-std::string tick_label(double v) {
-  if (v == 0) return "0";
-  const double a = std::abs(v);
-  if (a >= 1e5 || a < 1e-3) return fmt::format("{:.3g}", v);
-  return fmt::format("{:g}", std::round(v * 1e6) / 1e6);
+// Decimals that give the largest of a set of values four significant digits (none from 1000 on), so that a
+// column of totals reads with one precision.
+int decimals_for(double largest) {
+  if (!(largest > 0)) return 0;
+  return std::clamp(3 - static_cast<int>(std::floor(std::log10(largest))), 0, 6);
 }
 
-std::string header(int width, int height, const std::string& title) {
+// The title is centred over the plot (from plot_left to plot_right) when it fits there within the SVG, else
+// over the whole SVG.
+std::string header(double width, double height, const std::string& title, double plot_left, double plot_right) {
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n",
-      width, height);
+      std::ceil(width), std::ceil(height));
   out += "<title>" + escape_xml(title) + "</title>\n";
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
+  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", std::ceil(width),
+                     std::ceil(height));
+  const double half = text_width(title, 14) / 2, centre = (plot_left + plot_right) / 2;
+  const double x = centre - half >= 10 && centre + half <= std::ceil(width) - 10 ? centre : std::ceil(width) / 2.0;
   out += fmt::format("<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-                     px(width / 2.0), escape_xml(title));
+                     px(x), escape_xml(title));
   return out;
 }
 
-std::string legend_entry(double x, double y, const std::string& color, const std::string& name, bool dashed, bool box) {
-  std::string out;
-  if (box)
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", px(x), px(y - 9), color);
-  else
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", px(x),
-                       px(y - 4), px(x + 14), px(y - 4), color, dashed ? " stroke-dasharray=\"5,3\"" : "");
-  out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", px(x + 20), px(y), escape_xml(name));
-  return out;
+// The width a chart needs for its title: the text and 10 px either side.
+double title_width(const std::string& title) { return text_width(title, kTitleSize) + 20; }
+
+// A legend entry: its swatch (a box for bars, a line for series) and its name, wrapped.
+struct LegendEntry {
+  std::string color;
+  bool dashed = false;
+  bool box = false;
+  std::vector<std::string> lines;
+};
+
+struct Legend {
+  std::vector<LegendEntry> entries;
+  double text_width = 0;  ///< the widest line
+  double height = 0;      ///< stacked vertically
+};
+
+Legend make_legend(std::vector<LegendEntry> entries, const std::vector<std::string>& names) {
+  Legend legend;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i].lines = wrap_text(names[i], kLegendMaxText);
+    for (const auto& line : entries[i].lines) legend.text_width = std::max(legend.text_width, text_width(line));
+    legend.height += static_cast<double>(entries[i].lines.size()) * kLineHeight + 3;
+  }
+  legend.entries = std::move(entries);
+  return legend;
+}
+
+// The legend's total width: swatch, gap, text.
+double legend_width(const Legend& legend) {
+  return legend.entries.empty() ? 0 : kSwatch + kSwatchGap + legend.text_width;
+}
+
+std::string swatch(double x, double baseline, const LegendEntry& e) {
+  if (e.box)
+    return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", px(x), px(baseline - 9), e.color);
+  return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", px(x),
+                     px(baseline - 4), px(x + kSwatch), px(baseline - 4), e.color, e.dashed ? " stroke-dasharray=\"5,3\"" : "");
+}
+
+// One entry's name as a <text class="legend">, a <tspan> per wrapped line.
+std::string legend_text(double x, double baseline, const LegendEntry& e) {
+  std::string out = fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">", px(x), px(baseline));
+  for (std::size_t i = 0; i < e.lines.size(); ++i)
+    out += fmt::format("<tspan x=\"{}\"{}>{}</tspan>", px(x), i ? fmt::format(" dy=\"{}\"", kLineHeight) : "", escape_xml(e.lines[i]));
+  return out + "</text>\n";
+}
+
+// The legend stacked top-down from (x, top).
+std::string render_legend_column(const Legend& legend, double x, double top) {
+  std::string out = "<g class=\"legend\">\n";
+  double baseline = top + 10;
+  for (const auto& e : legend.entries) {
+    out += swatch(x, baseline, e) + legend_text(x + kSwatch + kSwatchGap, baseline, e);
+    baseline += static_cast<double>(e.lines.size()) * kLineHeight + 3;
+  }
+  return out + "</g>\n";
+}
+
+// The y axis's left margin: the rotated axis title (about x = 8..24), then the widest tick label and 6 px.
+double left_margin(const std::vector<double>& ticks) {
+  double widest = 0;
+  for (double t : ticks) widest = std::max(widest, text_width(tick_label(t)));
+  return std::max(50.0, 30 + widest + 6);
+}
+
+// Characters trainsim's reports use, in DejaVu Sans Bold, hundredths of an em rounded up; 1 em for any other.
+double non_ascii_width(std::string_view utf8_character) {
+  static const std::pair<std::string_view, int> known[] = {{"·", 38}, {"₂", 44}, {"µ", 74}, {"∈", 90}, {"—", 100}, {"≥", 84}};
+  for (const auto& [character, width] : known)
+    if (utf8_character == character) return width / 100.0;
+  return 1.0;
+}
+
+// Where a chart with a y axis and a legend on the right puts things: the plot fills `width` × `height` but for
+// the axes' margins, the legend starts past the plot, and the SVG is as large as the plot, the legend and the
+// title need.
+struct Frame {
+  double left, plot_right, plot_bottom, legend_x, width, height;
+};
+
+Frame frame_with_legend(const std::vector<double>& y_ticks, int width, int height, const Legend& legend, const std::string& title) {
+  Frame f{};
+  f.left = left_margin(y_ticks);
+  f.plot_right = std::max<double>(width, f.left + 100) - kPlotRight;
+  f.plot_bottom = height - kBottom;
+  f.legend_x = f.plot_right + kPlotRight;
+  f.width = std::max(f.legend_x + legend_width(legend) + 10, title_width(title));
+  f.height = std::max<double>(height, kTop + legend.height + 10);
+  return f;
+}
+
+std::size_t utf8_sequence_length(unsigned char lead) {
+  if (lead >= 0xF0) return 4;
+  if (lead >= 0xE0) return 3;
+  if (lead >= 0xC0) return 2;
+  return 1;
 }
 
 }  // namespace
@@ -64,6 +174,45 @@ std::string escape_xml(std::string_view text) {
   return out;
 }
 
+double text_width(std::string_view text, double font_size) {
+  double ems = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 32 && c <= 126) {
+      ems += kAsciiWidth[c - 32] / 100.0;
+      ++i;
+    } else {
+      const std::size_t n = std::min(utf8_sequence_length(c), text.size() - i);
+      ems += non_ascii_width(text.substr(i, n));
+      i += n;
+    }
+  }
+  return ems * font_size;
+}
+
+std::vector<std::string> wrap_text(std::string_view text, double max_width, double font_size) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!word.empty()) {
+      const std::string candidate = line.empty() ? std::string(word) : line + " " + std::string(word);
+      if (!line.empty() && text_width(candidate, font_size) > max_width) {
+        lines.push_back(line);
+        line = std::string(word);
+      } else {
+        line = candidate;
+      }
+    }
+    start = end + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   TRAINSIM_CHECK(lo < hi && target >= 1, "a non-empty range");
   const double raw = (hi - lo) / target;
@@ -78,6 +227,16 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
   for (double i = first; i <= last + 0.5; i += 1) ticks.push_back(std::abs(i) < 0.5 ? 0.0 : i * step);
   return ticks;
+}
+
+std::string tick_label(double v) {
+  if (v == 0) return "0";
+  const double a = std::abs(v);
+  if (a >= 1e9) return fmt::format("{:.3g}", v);
+  if (a >= 1e6) return fmt::format("{:g}M", std::round(v / 1e3) / 1e3);
+  if (a >= 1e4) return fmt::format("{:g}k", std::round(v) / 1e3);
+  if (a < 1e-3) return fmt::format("{:.3g}", v);
+  return fmt::format("{:g}", std::round(v * 1e6) / 1e6);
 }
 
 Axis::Axis(double data_lo, double data_hi, double pixel_lo, double pixel_hi, bool log2)
@@ -134,39 +293,48 @@ std::string render(const LineChart& chart) {
     x_lo = x_ticks.front();
     x_hi = x_ticks.back();
   }
-  const double w = chart.width, h = chart.height;
-  const Axis ax(x_lo, x_hi, kLeft, w - kRight, chart.log2_x);
-  const Axis ay(y_lo, y_hi, h - kBottom, kTop);
-  std::string out = header(chart.width, chart.height, chart.title);
+
+  std::vector<LegendEntry> entries;
+  std::vector<std::string> names;
+  for (const auto& s : chart.series) {
+    entries.push_back({s.color, s.dashed, false, {}});
+    names.push_back(s.name);
+  }
+  const Legend legend = make_legend(std::move(entries), names);
+  const Frame f = frame_with_legend(y_ticks, chart.width, chart.height, legend, chart.title);
+  const double left = f.left, plot_right = f.plot_right, plot_bottom = f.plot_bottom;
+
+  const Axis ax(x_lo, x_hi, left, plot_right, chart.log2_x);
+  const Axis ay(y_lo, y_hi, plot_bottom, kTop);
+  std::string out = header(f.width, f.height, chart.title, left, plot_right);
   out += fmt::format("<g class=\"axes\" stroke=\"#333333\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n"
                      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\"/>\n</g>\n",
-                     px(kLeft), px(h - kBottom), px(w - kRight), px(kTop));
+                     px(left), px(plot_bottom), px(plot_right), px(kTop));
   for (double t : y_ticks) {
     if (t < y_lo || t > y_hi) continue;
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(kLeft), px(ay(t)),
-                       px(w - kRight), px(ay(t)));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(kLeft - 6), px(ay(t) + 4),
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(left), px(ay(t)),
+                       px(plot_right), px(ay(t)));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(left - 6), px(ay(t) + 4),
                        tick_label(t));
   }
   for (double t : x_ticks) {
     if (t < x_lo || t > x_hi) continue;
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(h - kBottom + 16),
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_bottom + 16),
                        tick_label(t));
   }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((kLeft + w - kRight) / 2),
-                     px(h - 12), escape_xml(chart.x_label));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((left + plot_right) / 2),
+                     px(plot_bottom + 38), escape_xml(chart.x_label));
   out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                     px((kTop + h - kBottom) / 2), escape_xml(chart.y_label));
+                     px((kTop + plot_bottom) / 2), escape_xml(chart.y_label));
   for (double m : chart.vertical_markers) {
     if (!(m >= x_lo && m <= x_hi)) continue;
     out += fmt::format("<line class=\"marker\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d62728\" "
                        "stroke-dasharray=\"2,4\" stroke-width=\"1.5\"/>\n",
-                       px(ax(m)), px(kTop), px(h - kBottom));
+                       px(ax(m)), px(kTop), px(plot_bottom));
     if (!chart.marker_label.empty())
       out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d62728\">{}</text>\n", px(ax(m) + 4), px(kTop + 12),
                          escape_xml(chart.marker_label));
   }
-  double legend_y = kTop + 10;
   for (const auto& s : chart.series) {
     std::string points;
     std::string markers;
@@ -182,9 +350,8 @@ std::string render(const LineChart& chart) {
       out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n", s.color,
                          s.dashed ? " stroke-dasharray=\"6,4\"" : "", points);
     out += markers + "</g>\n";
-    out += legend_entry(w - kRight + 12, legend_y, s.color, s.name, s.dashed, false);
-    legend_y += 18;
   }
+  out += render_legend_column(legend, f.legend_x, kTop);
   return out + "</svg>\n";
 }
 
@@ -202,27 +369,32 @@ std::string render(const StackedBarChart& chart) {
   if (y_hi <= 0) y_hi = 1;
   const auto y_ticks = nice_ticks(0, y_hi, 5);
   y_hi = std::max(y_hi, y_ticks.back());
-  const double w = chart.width, h = chart.height;
-  const Axis ay(0, y_hi, h - kBottom, kTop);
-  std::string out = header(chart.width, chart.height, chart.title);
-  for (double t : y_ticks) {
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(kLeft), px(ay(t)),
-                       px(w - kRight), px(ay(t)));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(kLeft - 6), px(ay(t) + 4),
-                       tick_label(t));
-  }
-  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333333\"/>\n", px(kLeft),
-                     px(h - kBottom), px(w - kRight));
-  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                     px((kTop + h - kBottom) / 2), escape_xml(chart.y_label));
   auto color_of = [&](std::size_t s) {
     return s < chart.segment_colors.size() ? chart.segment_colors[s] : palette(s);
   };
-  const double group_width = chart.groups.empty() ? 0 : (w - kRight - kLeft) / static_cast<double>(chart.groups.size());
+  std::vector<LegendEntry> entries;
+  for (std::size_t s = 0; s < chart.segment_names.size(); ++s) entries.push_back({color_of(s), false, true, {}});
+  const Legend legend = make_legend(std::move(entries), chart.segment_names);
+  const Frame f = frame_with_legend(y_ticks, chart.width, chart.height, legend, chart.title);
+  const double left = f.left, plot_right = f.plot_right, plot_bottom = f.plot_bottom;
+
+  const Axis ay(0, y_hi, plot_bottom, kTop);
+  std::string out = header(f.width, f.height, chart.title, left, plot_right);
+  for (double t : y_ticks) {
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(left), px(ay(t)),
+                       px(plot_right), px(ay(t)));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(left - 6), px(ay(t) + 4),
+                       tick_label(t));
+  }
+  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#333333\"/>\n", px(left),
+                     px(plot_bottom), px(plot_right));
+  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+                     px((kTop + plot_bottom) / 2), escape_xml(chart.y_label));
+  const double group_width = chart.groups.empty() ? 0 : (plot_right - left) / static_cast<double>(chart.groups.size());
   const double bar_width = group_width * 0.8 / static_cast<double>(bars_per_group);
   for (std::size_t g = 0; g < chart.groups.size(); ++g) {
     const auto& group = chart.groups[g];
-    const double x0 = kLeft + group_width * static_cast<double>(g) + group_width * 0.1;
+    const double x0 = left + group_width * static_cast<double>(g) + group_width * 0.1;
     out += fmt::format("<g class=\"group\" data-label=\"{}\">\n", escape_xml(group.label));
     for (std::size_t b = 0; b < group.bars.size(); ++b) {
       const double x = x0 + bar_width * static_cast<double>(b);
@@ -239,16 +411,129 @@ std::string render(const StackedBarChart& chart) {
       }
       if (b < group.bar_labels.size())
         out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{}</text>\n",
-                           px(x + bar_width / 2), px(h - kBottom + 12), escape_xml(group.bar_labels[b]));
+                           px(x + bar_width / 2), px(plot_bottom + 12), escape_xml(group.bar_labels[b]));
     }
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(x0 + group_width * 0.4),
-                       px(h - kBottom + 28), escape_xml(group.label));
+                       px(plot_bottom + 28), escape_xml(group.label));
     out += "</g>\n";
   }
-  double legend_y = kTop + 10;
-  for (std::size_t s = 0; s < chart.segment_names.size(); ++s) {
-    out += legend_entry(w - kRight + 12, legend_y, color_of(s), chart.segment_names[s], false, true);
-    legend_y += 18;
+  out += render_legend_column(legend, f.legend_x, kTop);
+  return out + "</svg>\n";
+}
+
+// Layout, top to bottom: title; legend rows (entries side by side, wrapping at the SVG's width); tick labels
+// when repeated on top; one band per row; the axis line, tick labels and axis title. Left to right: a
+// 10 px margin, the label column, 8 px, the plot, the totals column.
+std::string render(const HorizontalBarChart& chart) {
+  auto color_of = [&](std::size_t s) {
+    return s < chart.segment_colors.size() ? chart.segment_colors[s] : palette(s);
+  };
+  auto clean = [](double v) { return std::isfinite(v) ? std::max(v, 0.0) : 0.0; };
+  std::vector<double> totals;
+  double x_hi = 0;
+  for (const auto& row : chart.rows) {
+    double total = 0;
+    for (double v : row.segments) total += clean(v);
+    totals.push_back(total);
+    x_hi = std::max(x_hi, total);
+  }
+  const int decimals = decimals_for(x_hi);
+  if (x_hi <= 0) x_hi = 1;
+  const auto x_ticks = nice_ticks(0, x_hi, 5);
+  x_hi = x_ticks.back();
+
+  auto total_label = [&](double v) { return fmt::format("{:.{}f}", v, decimals); };
+  double label_column = 0, totals_column = 0;
+  for (std::size_t r = 0; r < chart.rows.size(); ++r) {
+    label_column = std::max(label_column, text_width(chart.rows[r].label));
+    totals_column = std::max(totals_column, text_width(total_label(totals[r]), 11));
+  }
+  const double left = 10 + label_column + 8;
+  const double plot_right = left + std::max(100, chart.plot_width);
+  // Half of the last tick label may stick out on the right; a total sits 4 px after its bar.
+  const double right = plot_right + std::max(text_width(tick_label(x_ticks.back())) / 2, 4 + totals_column) + 10;
+  double w = std::max({right, title_width(chart.title), (left + plot_right) / 2 + text_width(chart.x_label) / 2 + 10});
+
+  // Legend entries side by side, a new line when the next one would pass the right edge.
+  struct Placed {
+    double x, baseline;
+  };
+  std::vector<Placed> placed;
+  const bool has_legend = chart.segment_names.size() >= 2;
+  double y = 36;  // under the title
+  if (has_legend) {
+    double widest = 0;
+    for (const auto& name : chart.segment_names) widest = std::max(widest, kSwatch + kSwatchGap + text_width(name));
+    w = std::max(w, widest + 20);
+    double x = 10;
+    y += 10;
+    for (const auto& name : chart.segment_names) {
+      const double entry = kSwatch + kSwatchGap + text_width(name);
+      if (x > 10 && x + entry > w - 10) {
+        x = 10;
+        y += kLineHeight + 3;
+      }
+      placed.push_back({x, y});
+      x += entry + kLegendGap;
+    }
+    y += 10;
+  }
+  const bool ticks_on_top = chart.rows.size() > 15;
+  if (ticks_on_top) y += 18;
+  const double plot_top = y + 4;
+  // A few rows get taller bars (up to 36 px), so that two points do not make a sliver of a plot.
+  const double row_h = std::max({12.0, static_cast<double>(chart.row_height),
+                                 std::min(36.0, 100.0 / static_cast<double>(std::max<std::size_t>(chart.rows.size(), 1)))});
+  const double plot_bottom = plot_top + row_h * static_cast<double>(chart.rows.size());
+  const double h = plot_bottom + 50;
+
+  const Axis ax(0, x_hi, left, plot_right);
+  std::string out = header(w, h, chart.title, left, plot_right);
+  if (has_legend) {
+    out += "<g class=\"legend\">\n";
+    for (std::size_t s = 0; s < chart.segment_names.size(); ++s) {
+      const LegendEntry e{color_of(s), false, true, {chart.segment_names[s]}};
+      out += swatch(placed[s].x, placed[s].baseline, e) + legend_text(placed[s].x + kSwatch + kSwatchGap, placed[s].baseline, e);
+    }
+    out += "</g>\n";
+  }
+  for (std::size_t r = 1; r < chart.rows.size(); r += 2)
+    out += fmt::format("<rect class=\"stripe\" x=\"5\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f3f3f3\"/>\n",
+                       px(plot_top + row_h * static_cast<double>(r)), px(w - 10), px(row_h));
+  for (double t : x_ticks) {
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#dddddd\"/>\n", px(ax(t)), px(plot_top),
+                       px(plot_bottom));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_bottom + 16),
+                       tick_label(t));
+    if (ticks_on_top)
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_top - 6),
+                         tick_label(t));
+  }
+  out += fmt::format("<g class=\"axes\" stroke=\"#333333\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n"
+                     "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\"/>\n</g>\n",
+                     px(left), px(plot_bottom), px(plot_right), px(plot_top));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((left + plot_right) / 2),
+                     px(plot_bottom + 38), escape_xml(chart.x_label));
+  for (std::size_t r = 0; r < chart.rows.size(); ++r) {
+    const auto& row = chart.rows[r];
+    const double top = plot_top + row_h * static_cast<double>(r);
+    const double baseline = top + row_h / 2 + 4;
+    out += fmt::format("<g class=\"row\" data-label=\"{}\">\n", escape_xml(row.label));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(left - 8), px(baseline),
+                       escape_xml(row.label));
+    double base = 0;
+    for (std::size_t s = 0; s < row.segments.size(); ++s) {
+      const double v = clean(row.segments[s]);
+      if (v <= 0) continue;
+      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+                         px(ax(base)), px(top + row_h * 0.15), px(ax(base + v) - ax(base)), px(row_h * 0.7), color_of(s),
+                         escape_xml(fmt::format("{}: {}{:.4g}", row.label,
+                                                s < chart.segment_names.size() ? chart.segment_names[s] + ": " : "", v)));
+      base += v;
+    }
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555555\">{}</text>\n", px(ax(totals[r]) + 4),
+                       px(baseline), total_label(totals[r]));
+    out += "</g>\n";
   }
   return out + "</svg>\n";
 }

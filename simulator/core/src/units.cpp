@@ -76,6 +76,21 @@ std::string format_seconds(double seconds) {
   return printf_string("%.1f %s", seconds * 1e9, "ns");
 }
 
+DisplayUnit seconds_unit_for(double largest_seconds) {
+  const double a = std::fabs(largest_seconds);
+  if (a >= 10.0) return {"s", 1.0, 3};
+  if (a >= 10e-6) return {"ms", 1e-3, 2};
+  return {"µs", 1e-6, 2};
+}
+
+DisplayUnit bytes_unit_for(double largest_bytes) {
+  const double a = std::fabs(largest_bytes);
+  if (a >= kGiB) return {"GiB", kGiB, 2};
+  if (a >= kMiB) return {"MiB", kMiB, 2};
+  if (a >= kKiB) return {"KiB", kKiB, 2};
+  return {"B", 1.0, 0};
+}
+
 std::string format_rate_GBps(double bytes_per_s) { return printf_string("%.2f %s", bytes_per_s / 1e9, "GB/s"); }
 
 std::string format_si(double value) {

@@ -1,27 +1,146 @@
-// The sweep report opened in a real browser (Debian's headless Chromium): the page loads without
-// console errors and its plots render (the screenshot holds many non-white pixels in several colours).
+// The sweep report of every scenario in scenarios/ opened in a real browser (Debian's headless Chromium), and
+// those of a 108-point sweep and of a sweep with failed points: the page loads without console errors, its plots render (the screenshot holds
+// many non-white pixels in several colours), and its layout holds (a script measures every SVG text in the
+// browser: none is clipped by its SVG, none overlaps another, no SVG is scaled down, the page fits a
+// 1400 px window, and no legend repeats an entry).
+//
+// The report has no script of its own. The test adds one to a copy of it, before </body>, that writes its
+// findings into a hidden <pre>, and reads them from Chromium's --dump-dom; the same launch takes the
+// screenshot, so each report costs one browser start (about 3 s).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <ostream>
 #include <set>
+#include <sstream>
 
 #include "png.hpp"
 #include "trainsim_test/cli.hpp"
+#include "trainsim_test/names.hpp"
 
-TEST(SweepReport, RendersInHeadlessChromium) {
-  std::string browser = trainsim_test::find_program("chromium");
+namespace {
+
+struct ReportCase {
+  std::string name;
+  std::string scenario;           // path
+  std::vector<std::string> sets;  // --set assignments
+  int exit_code = 0;              // of the sweep
+};
+void PrintTo(const ReportCase& c, std::ostream* os) { *os << c.name; }
+
+// Every scenario file (a new one is picked up when the tests are next built), strategies_by_network widened
+// to 108 points for the breakdown chart at 100+ rows, and a sweep with failed points (their errors in the table).
+std::vector<ReportCase> report_cases() {
+  std::vector<ReportCase> cases;
+  for (const auto& entry : std::filesystem::directory_iterator(trainsim_test::source_dir() + "/scenarios"))
+    if (entry.path().extension() == ".json") cases.push_back({entry.path().stem().string(), entry.path().string(), {}, 0});
+  std::sort(cases.begin(), cases.end(), [](const ReportCase& a, const ReportCase& b) { return a.name < b.name; });
+  cases.push_back({"strategies_by_network_108_points",
+                   trainsim_test::source_dir() + "/scenarios/strategies_by_network.json",
+                   {R"(sweep={"platform.preset": ["cluster-10gbe", "cluster-25gbe", "cluster-100gbe"],)"
+                    R"( "strategy.kind": ["ring_allreduce", "hierarchical_allreduce", "parameter_server"],)"
+                    R"( "platform.nodes": [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32]})"},
+                   0});
+  cases.push_back({"with_failed_points", trainsim_test::test_data_dir() + "/good/scenarios/sweep_with_failure.json", {}, 1});
+  return cases;
+}
+
+// Runs in the page after it has been laid out. Text boxes are compared in CSS pixels (getBoundingClientRect
+// includes the rotation of the y axis titles); 0.5 px of slack absorbs rounding.
+const char* const kLayoutCheck = R"(<script>
+(function () {
+  const problems = [];
+  const fmt = (r) => `[${Math.round(r.left)}, ${Math.round(r.top)}, ${Math.round(r.right)}, ${Math.round(r.bottom)}]`;
+  const page = document.documentElement;
+  if (page.scrollWidth > window.innerWidth)
+    problems.push(`the page is ${page.scrollWidth} px wide in a ${window.innerWidth} px window`);
+  const svgs = [...document.querySelectorAll('svg')];
+  let texts = 0;
+  svgs.forEach((svg, i) => {
+    const title = svg.querySelector(':scope > title');
+    const name = title ? title.textContent : `svg ${i}`;
+    const box = svg.getBoundingClientRect();
+    if (Math.abs(box.width - svg.width.baseVal.value) > 0.5 || Math.abs(box.height - svg.height.baseVal.value) > 0.5)
+      problems.push(`${name}: drawn ${box.width}x${box.height}, declared ${svg.width.baseVal.value}x${svg.height.baseVal.value}`);
+    const placed = [];
+    for (const t of svg.querySelectorAll('text')) {
+      ++texts;
+      const r = t.getBoundingClientRect();
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        problems.push(`${name}: "${t.textContent}" at ${fmt(r)} is clipped by the SVG at ${fmt(box)}`);
+      for (const [other, o] of placed) {
+        const w = Math.min(r.right, o.right) - Math.max(r.left, o.left);
+        const h = Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top);
+        if (w > 1 && h > 1) problems.push(`${name}: "${t.textContent}" at ${fmt(r)} overlaps "${other.textContent}" at ${fmt(o)}`);
+      }
+      placed.push([t, r]);
+    }
+    const legend = [...svg.querySelectorAll('text.legend')].map((t) => t.textContent);
+    if (new Set(legend).size !== legend.length) problems.push(`${name}: the legend repeats an entry: ${legend.join(' | ')}`);
+  });
+  const out = document.createElement('pre');
+  out.id = 'layout-check';
+  out.hidden = true;
+  out.textContent = `svgs=${svgs.length} texts=${texts}\n` + problems.join('\n');
+  document.body.appendChild(out);
+})();
+</script>
+)";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The text of the <pre id="layout-check"> in a dumped DOM, entities as Chromium writes them.
+std::string layout_findings(const std::string& dom) {
+  const std::string open = "<pre id=\"layout-check\" hidden=\"\">";
+  const auto begin = dom.find(open);
+  if (begin == std::string::npos) return "";
+  const auto end = dom.find("</pre>", begin);
+  return dom.substr(begin + open.size(), end - begin - open.size());
+}
+
+class SweepReport : public ::testing::TestWithParam<ReportCase> {};
+
+TEST_P(SweepReport, RendersInHeadlessChromiumWithNothingClipped) {
+  const ReportCase& c = GetParam();
+  const std::string browser = trainsim_test::find_program("chromium");
   ASSERT_FALSE(browser.empty()) << "chromium not installed (Debian package chromium; .ci/setup installs it)";
-  const std::string dir = trainsim_test::make_temp_dir("report");
-  ASSERT_EQ(trainsim_test::run_trainsim({"sweep", trainsim_test::test_data_dir() + "/good/scenarios/small_sweep.json", "--out", dir}).exit_code, 0);
+  const std::string dir = trainsim_test::make_temp_dir("report-" + c.name);
+  std::vector<std::string> args{"sweep", c.scenario, "--out", dir, "--jobs", "2"};
+  for (const auto& s : c.sets) args.insert(args.end(), {"--set", s});
+  const auto sweep = trainsim_test::run_trainsim(args);
+  ASSERT_EQ(sweep.exit_code, c.exit_code) << sweep.err;
+
+  std::string html = read_file(dir + "/report.html");
+  ASSERT_EQ(html.find("<script"), std::string::npos) << "the report itself must have no script";
+  const auto body_end = html.rfind("</body>");
+  ASSERT_NE(body_end, std::string::npos);
+  html.insert(body_end, kLayoutCheck);
+  std::ofstream(dir + "/checked.html") << html;
+
   const std::string png = dir + "/report.png";
   const auto r = trainsim_test::run_program({browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                                              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                                             "--user-data-dir=" + dir + "/profile", "--enable-logging=stderr", "--v=0",
-                                             "--window-size=1400,1800", "--screenshot=" + png, "file://" + dir + "/report.html"});
+                                             "--hide-scrollbars", "--user-data-dir=" + dir + "/profile", "--enable-logging=stderr",
+                                             "--v=0", "--window-size=1400,2000", "--screenshot=" + png, "--dump-dom",
+                                             "file://" + dir + "/checked.html"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("CONSOLE"), std::string::npos) << "console output:\n" << r.err;
-  ASSERT_TRUE(std::filesystem::exists(png)) << r.err;
 
+  const std::string findings = layout_findings(r.out);
+  ASSERT_FALSE(findings.empty()) << "the layout check did not run; the DOM:\n" << r.out.substr(0, 2000);
+  const std::string counts = findings.substr(0, findings.find('\n'));
+  const std::string problems = findings.find('\n') == std::string::npos ? "" : findings.substr(findings.find('\n') + 1);
+  EXPECT_TRUE(counts.rfind("svgs=3 ", 0) == 0 || counts.rfind("svgs=2 ", 0) == 0) << counts;
+  EXPECT_EQ(problems, "") << "layout problems in " << dir << "/report.html";
+
+  ASSERT_TRUE(std::filesystem::exists(png)) << r.err;
   const auto image = trainsim_test::read_png(png);
   ASSERT_GE(image.width, 1000);
   std::size_t ink = 0;
@@ -36,3 +155,8 @@ TEST(SweepReport, RendersInHeadlessChromium) {
   EXPECT_GT(ink_fraction, 0.01) << "the page is almost blank";
   EXPECT_GE(colours.size(), 3u) << "fewer than three plot colours rendered";
 }
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, SweepReport, ::testing::ValuesIn(report_cases()),
+                         [](const ::testing::TestParamInfo<ReportCase>& p) { return trainsim_test::test_name(p.param.name); });
+
+}  // namespace

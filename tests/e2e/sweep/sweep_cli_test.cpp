@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -159,6 +160,29 @@ TEST(Sweep, TwoMpiRanksGiveTheSameResultsAsALocalSweep) {
   EXPECT_EQ(results_by_index(distributed), results_by_index(local));
   EXPECT_TRUE(std::filesystem::exists(distributed + "/report.html"));
   EXPECT_EQ(lines_of(distributed + "/results.csv").size(), 9u);
+}
+
+// The report names a series by the values that vary between series, a bar by every varying value, and gives
+// every measured column of the table its unit (the layout itself is checked in a browser by
+// report_browser_test.cpp).
+TEST(Sweep, ReportLabelsByTheVaryingValuesAndGivesEveryColumnItsUnit) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-report");
+  const auto r = run_trainsim({"sweep", trainsim_test::source_dir() + "/scenarios/strategies_by_network.json", "--out", dir, "--jobs", "2",
+                               "--set", R"(sweep={"platform.preset": ["cluster-10gbe", "cluster-100gbe"],)"
+                                        R"( "strategy.kind": ["ring_allreduce", "parameter_server"], "platform.nodes": [2, 4]})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(dir + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* series : {"cluster-10gbe · ring_allreduce", "cluster-10gbe · parameter_server", "cluster-100gbe · ring_allreduce",
+                             "cluster-100gbe · parameter_server"})
+    EXPECT_NE(html.find(std::string(">") + series + "</tspan>"), std::string::npos) << "legend entry " << series;
+  EXPECT_EQ(html.find("platform.preset="), std::string::npos) << "a label names a string-valued axis";
+  EXPECT_NE(html.find(">#3 cluster-10gbe · parameter_server · nodes=4</text>"), std::string::npos) << "bar label of point 3";
+  for (const char* header : {"<th>iteration (ms)</th>", "<th>throughput (samples/s)</th>", "<th>scaling efficiency (%)</th>",
+                             "<th>compute (ms)</th>", "<th>exposed comm. (ms)</th>", "<th>idle (ms)</th>", "<th>network traffic (GiB)</th>",
+                             "<th>memory per GPU (GiB)</th>"})
+    EXPECT_NE(html.find(header), std::string::npos) << header;
+  EXPECT_EQ(lines_of(dir + "/results.csv").front().rfind("index,platform.preset,strategy.kind,platform.nodes,gpus,", 0), 0u);
 }
 
 struct BadSweep {

@@ -88,3 +88,112 @@ TEST(Svg, StackedBarsDrawPositiveSegmentsOnly) {
   // 2 + 2 + 1 + 3 non-zero positive segments, plus 3 legend boxes and the background.
   EXPECT_EQ(count(svg, "<rect"), 8u + 3u + 1u);
 }
+
+namespace {
+
+double svg_width(const std::string& svg) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*width="([0-9.]+)")re")));
+  return m.empty() ? 0 : std::stod(m[1]);
+}
+
+double svg_height(const std::string& svg) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*height="([0-9.]+)")re")));
+  return m.empty() ? 0 : std::stod(m[1]);
+}
+
+// The right end of every legend line, by text_width: x of its <tspan> plus the line's width.
+double legend_right_edge(const std::string& svg) {
+  double right = 0;
+  const std::regex tspan(R"re(<tspan x="([0-9.]+)"[^>]*>([^<]*)</tspan>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tspan); it != std::sregex_iterator(); ++it)
+    right = std::max(right, std::stod((*it)[1]) + text_width((*it)[2].str()));
+  return right;
+}
+
+}  // namespace
+
+TEST(Svg, TextWidthBoundsDejaVuSans) {
+  EXPECT_EQ(text_width(""), 0);
+  EXPECT_GE(text_width("m", 100), 97.4);  // DejaVu Sans Book, measured in Chromium
+  EXPECT_GE(text_width("W", 100), 98.9);
+  EXPECT_GE(text_width("cluster-10gbe", 12), 80);
+  EXPECT_LT(text_width("·"), text_width("m"));  // a known narrow character is not counted as 1 em
+  EXPECT_DOUBLE_EQ(text_width("∉", 10), 10);    // an unknown one is
+  EXPECT_DOUBLE_EQ(text_width("ab", 24), 2 * text_width("ab", 12));
+}
+
+TEST(Svg, WrapTextBreaksAtSpacesWithinTheWidth) {
+  const std::string name = "cluster-100gbe · hierarchical_allreduce · nodes=16";
+  const auto lines = wrap_text(name, 160);
+  ASSERT_GE(lines.size(), 2u);
+  std::string joined;
+  for (const auto& line : lines) {
+    EXPECT_LE(text_width(line), 160) << line;
+    joined += (joined.empty() ? "" : " ") + line;
+  }
+  EXPECT_EQ(joined, name);
+  EXPECT_EQ(wrap_text(name, 1000), std::vector<std::string>{name});
+  EXPECT_EQ(wrap_text("hierarchical_allreduce", 10), std::vector<std::string>{"hierarchical_allreduce"});  // whole
+  EXPECT_EQ(wrap_text("", 10), std::vector<std::string>{""});
+}
+
+TEST(Svg, LineChartWidensToHoldItsLegend) {
+  LineChart chart;
+  chart.series.push_back({"a", {1, 2}, {1, 2}, "#000000", false, true});
+  const double narrow = svg_width(render(chart));
+  chart.series.push_back({"cluster-100gbe · hierarchical_allreduce", {1, 2}, {2, 3}, "#ff0000", false, true});
+  const std::string svg = render(chart);
+  EXPECT_GT(svg_width(svg), narrow);
+  EXPECT_LE(legend_right_edge(svg), svg_width(svg));
+  // A name too long for one line wraps onto several instead of widening the chart without bound.
+  chart.series.push_back({std::string(30, 'x') + " " + std::string(30, 'y') + " " + std::string(30, 'z'), {1}, {1}, "#00ff00", false, true});
+  const std::string wrapped = render(chart);
+  EXPECT_TRUE(balanced(wrapped)) << wrapped;
+  EXPECT_EQ(count(wrapped, "<tspan"), 2u + 3u);
+  EXPECT_LE(legend_right_edge(wrapped), svg_width(wrapped));
+  EXPECT_LT(svg_width(wrapped), chart.width + 400);
+}
+
+TEST(Svg, StackedBarChartWidensToHoldItsLegend) {
+  StackedBarChart chart;
+  chart.segment_names = {"compute", "idle (waiting for slower GPUs)"};
+  chart.groups.push_back({"1 GPU", {""}, {{1, 2}}});
+  const std::string svg = render(chart);
+  EXPECT_LE(legend_right_edge(svg), svg_width(svg));
+}
+
+TEST(Svg, HorizontalBarsGrowOneRowPerCategoryWithWholeLabels) {
+  auto chart_of = [](int rows) {
+    HorizontalBarChart chart;
+    chart.title = "Where an iteration goes";
+    chart.x_label = "time per iteration (ms)";
+    chart.segment_names = {"compute", "exposed communication", "idle (waiting for slower GPUs)"};
+    for (int r = 0; r < rows; ++r)
+      chart.rows.push_back({"#" + std::to_string(r) + " cluster-100gbe · hierarchical_allreduce · nodes=16", {268, r * 10.0, -1}});
+    return chart;
+  };
+  const std::string few = render(chart_of(20)), many = render(chart_of(120));
+  EXPECT_TRUE(balanced(many)) << many;
+  EXPECT_EQ(count(many, "class=\"row\""), 120u);
+  EXPECT_DOUBLE_EQ(svg_height(many) - svg_height(few), 100 * 20);
+  // Labels end 8 px before the plot, right-aligned: the label column holds the longest one from x = 10.
+  const std::regex label(R"re(<g class="row"[^>]*>\n<text x="([0-9.]+)" y="[0-9.]+" text-anchor="end">([^<]*)</text>)re");
+  std::size_t labels = 0;
+  for (auto it = std::sregex_iterator(many.begin(), many.end(), label); it != std::sregex_iterator(); ++it, ++labels)
+    EXPECT_GE(std::stod((*it)[1]) - text_width((*it)[2].str()), 10 - 1e-9) << (*it)[2];
+  EXPECT_EQ(labels, 120u);
+  // Two rows still make a readable plot: taller bars.
+  EXPECT_GE(svg_height(render(chart_of(2))) - svg_height(render(chart_of(1))), 36 - 1e-9);
+  EXPECT_EQ(count(render(chart_of(0)), "class=\"row\""), 0u);  // no rows: an empty frame, no crash
+}
+
+TEST(Svg, TickLabelsStayShort) {
+  EXPECT_EQ(tick_label(0), "0");
+  EXPECT_EQ(tick_label(0.25), "0.25");
+  EXPECT_EQ(tick_label(7500), "7500");
+  EXPECT_EQ(tick_label(20000), "20k");
+  EXPECT_EQ(tick_label(450000), "450k");
+  EXPECT_EQ(tick_label(1500000), "1.5M");
+}

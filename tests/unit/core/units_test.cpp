@@ -36,3 +36,14 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_seconds(0.0123), "12.300 ms");
   EXPECT_EQ(format_si(4.089e9), "4.09 G");
 }
+
+TEST(Units, DisplayUnitForAColumn) {
+  EXPECT_EQ(seconds_unit_for(2.554).symbol, "ms");  // 2554.00 ms: four digits before the point at most
+  EXPECT_EQ(seconds_unit_for(12.0).symbol, "s");
+  EXPECT_EQ(seconds_unit_for(9e-6).symbol, "µs");
+  EXPECT_DOUBLE_EQ(seconds_unit_for(0.28).scale, 1e-3);
+  EXPECT_EQ(bytes_unit_for(12 * kGiB).symbol, "GiB");
+  EXPECT_EQ(bytes_unit_for(682 * kMiB).symbol, "MiB");
+  EXPECT_EQ(bytes_unit_for(1023).symbol, "B");
+  EXPECT_DOUBLE_EQ(bytes_unit_for(2 * kKiB).scale, kKiB);
+}

@@ -49,4 +49,17 @@ std::string format_rate_GBps(double bytes_per_s);
 /// Compact number with SI prefix: 4.09 G, 25.6 M.
 std::string format_si(double value);
 
+/// A unit in which to show a set of values (a table column, an axis): its symbol, its size in the SI base
+/// unit (value_in_unit = value / scale) and the decimals that keep about four significant digits.
+struct DisplayUnit {
+  std::string_view symbol;
+  double scale = 1;
+  int decimals = 2;
+};
+/// The unit for a set of durations whose largest is `largest_seconds`: s from 10 s on, ms from 10 µs on
+/// (so that the largest reads 0.01 to 9999.99 ms), µs below.
+DisplayUnit seconds_unit_for(double largest_seconds);
+/// B, KiB, MiB or GiB: the largest binary unit not above `largest_bytes` (B below 1 KiB).
+DisplayUnit bytes_unit_for(double largest_bytes);
+
 }  // namespace trainsim
