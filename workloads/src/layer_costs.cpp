@@ -150,8 +150,9 @@ LayerEstimate elementwise(const Shape& shape, double flops_per_element, OpClass 
   return e;
 }
 
-// The activations, softmax: a fixed number of FLOPs per element.
-template <double kFlopsPerElement>
+// The activations, softmax: a fixed number of FLOPs per element. A reference, not a double, as the
+// template argument: clang 14 (the fuzz build's compiler) has no floating-point template arguments.
+template <const double& kFlopsPerElement>
 LayerEstimate estimate_elementwise(const LayerSpec&, const NoAttrs&, const Inputs& inputs, const Shape&) {
   return elementwise(inputs.front(), kFlopsPerElement);
 }

@@ -231,7 +231,8 @@ private:
         if (sub_type == "Block" || sub_type == "ModelParallel")
           throw sub_node.at("type").error("layer '" + full + "': blocks cannot be nested");
         std::vector<ParentRef> parents;
-        detail::with_layer_context(full, [&] { sub_node.at("parents").require_array(); });
+        // An init-capture: clang 14 (the fuzz build's compiler) cannot capture a structured binding.
+        detail::with_layer_context(full, [&layer = sub_node] { layer.at("parents").require_array(); });
         if (sub_node.at("parents").size() == 0)
           parents = block_parents;
         else
