@@ -56,14 +56,14 @@ std::vector<std::string> paleo_keys(const std::string& type) {
 detail::Pair2 nhwc_window(const JsonNode& node) {
   node.require_array();
   if (node.size() != 4) throw node.error("expected [1, height, width, 1], got " + describe_json(node.raw()));
-  return {node.element(1).int_at_least(1), node.element(2).int_at_least(1)};
+  return {detail::read_size(node.element(1), 1), detail::read_size(node.element(2), 1)};
 }
 
 detail::Padding read_paleo_padding(const JsonNode& node) {
   if (node.is_string()) return {node.one_of({"SAME", "VALID"}) == "SAME" ? PadMode::same : PadMode::valid, {0, 0}};
   node.require_array();
   if (node.size() != 2) throw node.error("expected \"SAME\", \"VALID\" or [pad_height, pad_width]");
-  return {PadMode::explicit_size, {node.element(0).int_at_least(0), node.element(1).int_at_least(0)}};
+  return {PadMode::explicit_size, {detail::read_size(node.element(0), 0), detail::read_size(node.element(1), 0)}};
 }
 
 // Gives `spec` its layer-graph type and that type's attributes.
@@ -82,7 +82,7 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     tensor.require_array();
     if (tensor.size() < 2) throw tensor.error("expected [batch, ...] with at least one dimension besides the batch");
     std::vector<std::int64_t> dims;
-    for (const JsonNode& d : tensor.elements()) dims.push_back(d.int_at_least(1));
+    for (const JsonNode& d : tensor.elements()) dims.push_back(detail::read_size(d, 1));
     detail::InputAttrs a;
     if (dims.size() == 4)
       a.shape = {dims[3], dims[1], dims[2]};  // NHWC → CHW
@@ -94,10 +94,10 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     filter.require_array();
     if (filter.size() != 4) throw filter.error("expected [kernel_height, kernel_width, in_channels, out_channels]");
     detail::Conv2dAttrs a;
-    a.kernel = {filter.element(0).int_at_least(1), filter.element(1).int_at_least(1)};
+    a.kernel = {detail::read_size(filter.element(0), 1), detail::read_size(filter.element(1), 1)};
     const JsonNode cin = filter.element(2);
-    a.in_channels = cin.is_number() && cin.as_int() == -1 ? 0 : cin.int_at_least(1);
-    a.out_channels = filter.element(3).int_at_least(1);
+    a.in_channels = cin.is_number() && cin.as_int() == -1 ? 0 : detail::read_size(cin, 1);
+    a.out_channels = detail::read_size(filter.element(3), 1);
     if (a.out_channels % splits != 0)
       throw filter.element(3).error("out_channels " + std::to_string(a.out_channels) + " cannot be split " + std::to_string(splits) +
                                     " ways");
@@ -113,7 +113,7 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     set_layer(spec, paleo_type == "Pooling" ? "maxpool2d" : "avgpool2d", a);
   } else if (paleo_type == "InnerProduct") {
     detail::LinearAttrs a;
-    a.out_features = node.at("num_outputs").int_at_least(1);
+    a.out_features = detail::read_size(node.at("num_outputs"), 1);
     a.flatten_input = true;
     set_layer(spec, "linear", a);
   } else if (paleo_type == "Dropout") {
@@ -125,14 +125,14 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     set_layer(spec, "dropout", a);
   } else if (paleo_type == "Concatenate") {
     detail::ConcatAttrs a;
-    a.axis = node.at("dim").int_at_least(0);
+    a.axis = detail::read_size(node.at("dim"), 0);
     a.nhwc_axis = true;
     set_layer(spec, "concat", a);
   } else if (paleo_type == "Elementwise") {
     set_layer(spec, "add", detail::NoAttrs{});
   } else if (paleo_type == "Softmax") {
     detail::LossAttrs a;
-    if (auto n = node.find("num_classes"); n && !n->is_null()) a.num_classes = n->int_at_least(1);
+    if (auto n = node.find("num_classes"); n && !n->is_null()) a.num_classes = detail::read_size(*n, 1);
     set_layer(spec, "loss", a);
   }
 }

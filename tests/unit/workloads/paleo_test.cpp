@@ -80,4 +80,19 @@ TEST(Paleo, ErrorsPointIntoThePaleoFile) {
   }
 }
 
+TEST(Paleo, SizesAreBoundedLikeTheLayerGraphs) {
+  // A filter this large overflowed the convolution's 64-bit parameter count (UBSan, tests/fuzz).
+  try {
+    trainsim::workloads::parse_paleo_graph(trainsim::parse_json_text(R"({"layers": {
+      "data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]},
+      "conv": {"parents": ["data"], "type": "Convolution", "filter": [3, 3, 3, 4000000000], "strides": [1, 1, 1, 1], "padding": "SAME"}}})",
+                                                                     "p.json"),
+                                           "p.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/layers/conv/filter/3");
+    EXPECT_NE(e.detail().find("layer 'conv': must be ≤ 2147483647"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
