@@ -145,6 +145,10 @@ struct ParentRef {
   JsonNode node;
 };
 
+// How far a file may expand: ModelParallel repeats its block's layers per split and "x@all" names
+// every split, so a small file could otherwise ask for billions of layers or parent links.
+constexpr std::size_t kMaxExpandedEntries = 100'000;
+
 class PaleoReader {
 public:
   explicit PaleoReader(const JsonNode& layers) : layers_(layers) {}
@@ -184,6 +188,7 @@ private:
     if (auto at = raw.find("@all"); at != std::string::npos) {
       const std::string base = raw.substr(0, at);
       const std::int64_t n = splits_.count(base) ? splits_.at(base) : 1;
+      require_room(static_cast<std::size_t>(n), where);  // before the links are made: n may be huge
       for (std::int64_t s = 0; s < n; ++s) out.push_back({split_name(endpoint(base), s), where});
     } else if (auto self = raw.find("@self"); self != std::string::npos) {
       out.push_back({split_name(endpoint(raw.substr(0, self)), split), where});
@@ -200,8 +205,17 @@ private:
     return out;
   }
 
+  // InputError at `where` when `n` more layers or parent links would pass kMaxExpandedEntries.
+  void require_room(std::size_t n, const JsonNode& where) const {
+    if (expanded_ + n > kMaxExpandedEntries)
+      throw where.error("the network expands to more than " + std::to_string(kMaxExpandedEntries) +
+                        " layers and parent links (ModelParallel repeats its layers per split; \"x@all\" names every split)");
+  }
+
   void add_layer(const std::string& name, const JsonNode& node, const std::string& type, std::vector<ParentRef> parents,
                  std::int64_t splits) {
+    require_room(1 + parents.size(), node);
+    expanded_ += 1 + parents.size();
     LayerSpec spec{name, "", {}, {}, "", node, nullptr};
     for (auto& p : parents) {
       spec.parents.push_back(std::move(p.name));
@@ -224,8 +238,10 @@ private:
     });
     const std::vector<ParentRef> block_parents = read_parents(name, node, "", 0);
     const bool parallel = type == "ModelParallel";
+    const auto members = node.at("layers").members();
+    if (members.empty()) throw node.at("layers").error("layer '" + name + "': a block needs at least one layer");
     for (std::int64_t s = 0; s < splits; ++s) {
-      for (const auto& [sub, sub_node] : node.at("layers").members()) {
+      for (const auto& [sub, sub_node] : members) {
         const std::string full = parallel ? split_name(name + "/" + sub, s) : name + "/" + sub;
         const std::string sub_type = type_of(full, sub_node);
         if (sub_type == "Block" || sub_type == "ModelParallel")
@@ -246,6 +262,7 @@ private:
   std::map<std::string, std::string> endpoints_;
   std::map<std::string, std::int64_t> splits_;
   std::vector<LayerSpec> specs_;
+  std::size_t expanded_ = 0;  // layers and parent links made so far
 };
 
 }  // namespace

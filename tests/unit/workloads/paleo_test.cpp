@@ -95,4 +95,31 @@ TEST(Paleo, SizesAreBoundedLikeTheLayerGraphs) {
   }
 }
 
+// Model-parallel expansion is bounded: a split count of 10^8 took minutes and gigabytes (the fuzz
+// target's timeout), and a block with no layers looped over its splits doing nothing.
+TEST(Paleo, ModelParallelExpansionIsBounded) {
+  struct Case {
+    const char* block;
+    const char* pointer;
+    const char* detail;
+  };
+  for (const Case& c : {
+           Case{R"("fc": {"parents": [], "type": "Elementwise"})", "/layers/par/layers/fc",
+                "expands to more than 100000 layers and parent links"},
+           Case{R"("fc": {"parents": ["data"], "type": "Elementwise"}, "cat": {"parents": ["fc@all"], "type": "Concatenate", "dim": 3})",
+                "/layers/par/layers/cat/parents/0", "expands to more than 100000 layers and parent links"},
+           Case{"", "/layers/par/layers", "layer 'par': a block needs at least one layer"},
+       }) {
+    const std::string text = std::string(R"({"layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 4]},
+      "par": {"type": "ModelParallel", "splits": 100000000, "parents": ["data"], "layers": {)") + c.block + "}}}}";
+    try {
+      trainsim::workloads::parse_paleo_graph(trainsim::parse_json_text(text, "p.json"), "p.json");
+      FAIL() << c.block;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.location(), c.pointer) << e.what();
+      EXPECT_NE(e.detail().find(c.detail), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
