@@ -48,11 +48,18 @@ namespace {
 
 constexpr double kGBps = 1e9;
 
+constexpr std::uint64_t kMaxNodes = 1'000'000;
+
+/// The product of a topology's sizes (each in [1, 1000000]), capped at kMaxNodes + 1: a 64-bit
+/// product of many sizes wraps around and could equal `nodes`.
 std::uint64_t product(const std::vector<unsigned>& v) {
   std::uint64_t p = 1;
-  for (unsigned x : v) p *= x;
+  for (unsigned x : v) p = std::min(p * x, kMaxNodes + 1);
   return p;
 }
+
+/// "has N nodes" for a product from product().
+std::string count_text(std::uint64_t p) { return p > kMaxNodes ? "more than " + std::to_string(kMaxNodes) : std::to_string(p); }
 
 std::string join(const std::vector<unsigned>& v, const char* sep) {
   std::string s;
@@ -187,7 +194,7 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
                          std::to_string(levels));
         if (product(net.fat_tree.down) != n)
           throw d->error("a fat tree with down [" + join(net.fat_tree.down, ", ") + "] has " +
-                         std::to_string(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
+                         count_text(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
       }
       if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
       if (net.fat_tree.down.size() >= 2 && net.fat_tree.down[0] % net.fat_tree.oversubscription != 0)
@@ -204,8 +211,8 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
       if (d.size() == 0) throw d.error("must list at least one dimension");
       for (const auto& e : d.elements()) net.torus_dimensions.push_back(read_unsigned(e, 1));
       if (product(net.torus_dimensions) != n)
-        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " +
-                      std::to_string(product(net.torus_dimensions)) + " nodes, but nodes is " + std::to_string(n));
+        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " + count_text(product(net.torus_dimensions)) +
+                      " nodes, but nodes is " + std::to_string(n));
     } else {
       net.torus_dimensions = derive_torus(n);
     }
@@ -221,10 +228,9 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
       if (auto l = df->find("group_links")) s.group_links = read_unsigned(*l, 1);
       if (auto l = df->find("chassis_links")) s.chassis_links = read_unsigned(*l, 1);
       if (auto l = df->find("router_links")) s.router_links = read_unsigned(*l, 1);
-      const std::uint64_t total = std::uint64_t(s.groups) * s.chassis * s.routers * s.nodes_per_router;
+      const std::uint64_t total = product({s.groups, s.chassis, s.routers, s.nodes_per_router});
       if (total != n)
-        throw df->error("groups x chassis x routers x nodes_per_router = " + std::to_string(total) +
-                        ", but nodes is " + std::to_string(n));
+        throw df->error("groups x chassis x routers x nodes_per_router = " + count_text(total) + ", but nodes is " + std::to_string(n));
     } else {
       net.dragonfly = derive_dragonfly(n);
     }
