@@ -114,6 +114,13 @@ DragonflyShape derive_dragonfly(unsigned n) {
   return d;
 }
 
+/// `Bps`, converted from the bandwidth at `node`, unless the conversion overflowed: a number that
+/// large (1e300 GB/s) is bad input, not an infinitely fast link.
+double finite_bandwidth(const JsonNode& node, double Bps) {
+  if (!std::isfinite(Bps)) throw node.error("too large: " + node.raw().dump() + " overflows bytes per second");
+  return Bps;
+}
+
 unsigned read_unsigned(const JsonNode& n, std::int64_t min) {
   const std::int64_t v = n.int_at_least(min);
   if (v > 1'000'000) throw n.error("must be ≤ 1000000, got " + std::to_string(v));
@@ -145,7 +152,8 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
   const JsonNode kind = node.at("kind");
   const std::string k = kind.one_of({"pcie", "nvlink", "nvswitch"});
   in.kind = k == "nvlink" ? IntraNodeKind::nvlink : k == "nvswitch" ? IntraNodeKind::nvswitch : IntraNodeKind::pcie;
-  in.bandwidth_Bps = node.at("bandwidth_GBps").positive_number() * kGBps;
+  const JsonNode bandwidth = node.at("bandwidth_GBps");
+  in.bandwidth_Bps = finite_bandwidth(bandwidth, bandwidth.positive_number() * kGBps);
   in.latency_s = us_to_s(node.at("latency_us").non_negative_number());
   if (auto e = node.find("efficiency")) {
     in.efficiency = e->positive_number();
@@ -156,7 +164,8 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
       throw p->error("not used with kind \"pcie\": bandwidth_GBps is the PCIe link bandwidth");
     in.pcie_bandwidth_Bps = in.bandwidth_Bps;
   } else {
-    in.pcie_bandwidth_Bps = node.at("pcie_bandwidth_GBps").positive_number() * kGBps;
+    const JsonNode pcie = node.at("pcie_bandwidth_GBps");
+    in.pcie_bandwidth_Bps = finite_bandwidth(pcie, pcie.positive_number() * kGBps);
   }
   if (auto s = node.find("pcie_switches")) {
     in.pcie_switches = static_cast<int>(s->int_at_least(0));
@@ -247,7 +256,8 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
                  : topo == "torus"     ? TopologyKind::torus
                  : topo == "dragonfly" ? TopologyKind::dragonfly
                                        : TopologyKind::single_switch;
-  net.bandwidth_Bps = gbps_to_bytes_per_s(node.at("bandwidth_Gbps").positive_number());
+  const JsonNode bandwidth = node.at("bandwidth_Gbps");
+  net.bandwidth_Bps = finite_bandwidth(bandwidth, gbps_to_bytes_per_s(bandwidth.positive_number()));
   net.latency_s = us_to_s(node.at("latency_us").non_negative_number());
   if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";

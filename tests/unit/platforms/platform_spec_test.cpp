@@ -228,6 +228,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"unknown_gpu.json", "/gpu", "did you mean 'V100-SXM2-16GB'"},
                       BadCase{"zero_bandwidth.json", "/network/bandwidth_Gbps", "must be > 0"},
                       BadCase{"negative_latency.json", "/network/latency_us", "must be ≥ 0"},
+                      BadCase{"bandwidth_overflow.json", "/intra_node/bandwidth_GBps", "overflows bytes per second"},
                       BadCase{"torus_misfit.json", "/network/torus/dimensions", "but nodes is 4"},
                       BadCase{"fat_tree_misfit.json", "/network/fat_tree/down", "but nodes is 4"},
                       BadCase{"dragonfly_misfit.json", "/network/dragonfly", "but nodes is 4"},
