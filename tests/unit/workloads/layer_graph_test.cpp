@@ -80,17 +80,21 @@ struct BadCase {
 };
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.layers; }
 
-class LayerGraphErrors : public testing::TestWithParam<BadCase> {};
-
-TEST_P(LayerGraphErrors, NamePointerAndLayer) {
-  const BadCase& c = GetParam();
+// Parses a graph whose "layers" array holds `layers` and expects the case's error.
+void expect_error(const std::string& layers, const BadCase& c) {
   try {
-    parse(std::string(R"({"layers": [{"name": "in", "type": "input", "shape": [3, 8, 8]}, )") + c.layers + "]}");
+    parse(R"({"layers": [)" + layers + "]}");
     FAIL() << "expected InputError for " << c.layers;
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), c.pointer) << e.what();
     EXPECT_NE(e.detail().find(c.detail), std::string::npos) << e.what();
   }
+}
+
+class LayerGraphErrors : public testing::TestWithParam<BadCase> {};
+
+TEST_P(LayerGraphErrors, NamePointerAndLayer) {
+  expect_error(std::string(R"({"name": "in", "type": "input", "shape": [3, 8, 8]}, )") + GetParam().layers, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -122,16 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ones). Each case is a whole graph.
 class LayerGraphSizeLimits : public testing::TestWithParam<BadCase> {};
 
-TEST_P(LayerGraphSizeLimits, AreBadInput) {
-  const BadCase& c = GetParam();
-  try {
-    parse(std::string(R"({"layers": [)") + c.layers + "]}");
-    FAIL() << "expected InputError for " << c.layers;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.location(), c.pointer) << e.what();
-    EXPECT_NE(e.detail().find(c.detail), std::string::npos) << e.what();
-  }
-}
+TEST_P(LayerGraphSizeLimits, AreBadInput) { expect_error(GetParam().layers, GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, LayerGraphSizeLimits,
