@@ -1,12 +1,17 @@
 # Warning and sanitizer flags shared by every trainsim target.
 add_library(trainsim_flags INTERFACE)
 add_library(trainsim::flags ALIAS trainsim_flags)
-target_compile_options(trainsim_flags INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor)
+target_compile_options(trainsim_flags INTERFACE -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local> -Wnon-virtual-dtor)
 if(TRAINSIM_WERROR)
   target_compile_options(trainsim_flags INTERFACE -Werror)
 endif()
 if(TRAINSIM_SANITIZE)
   target_compile_options(trainsim_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(trainsim_flags INTERFACE -fsanitize=address,undefined)
+endif()
+if(TRAINSIM_FUZZ)
+  # libFuzzer's coverage in every module; the fuzz executables link libFuzzer itself (tests/fuzz).
+  target_compile_options(trainsim_flags INTERFACE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(trainsim_flags INTERFACE -fsanitize=address,undefined)
 endif()
 

@@ -48,11 +48,18 @@ namespace {
 
 constexpr double kGBps = 1e9;
 
+constexpr std::uint64_t kMaxNodes = 1'000'000;
+
+/// The product of a topology's sizes (each in [1, 1000000]), capped at kMaxNodes + 1: a 64-bit
+/// product of many sizes wraps around and could equal `nodes`.
 std::uint64_t product(const std::vector<unsigned>& v) {
   std::uint64_t p = 1;
-  for (unsigned x : v) p *= x;
+  for (unsigned x : v) p = std::min(p * x, kMaxNodes + 1);
   return p;
 }
+
+/// "has N nodes" for a product from product().
+std::string count_text(std::uint64_t p) { return p > kMaxNodes ? "more than " + std::to_string(kMaxNodes) : std::to_string(p); }
 
 std::string join(const std::vector<unsigned>& v, const char* sep) {
   std::string s;
@@ -107,6 +114,13 @@ DragonflyShape derive_dragonfly(unsigned n) {
   return d;
 }
 
+/// `Bps`, converted from the bandwidth at `node`, unless the conversion overflowed: a number that
+/// large (1e300 GB/s) is bad input, not an infinitely fast link.
+double finite_bandwidth(const JsonNode& node, double Bps) {
+  if (!std::isfinite(Bps)) throw node.error("too large: " + node.raw().dump() + " overflows bytes per second");
+  return Bps;
+}
+
 unsigned read_unsigned(const JsonNode& n, std::int64_t min) {
   const std::int64_t v = n.int_at_least(min);
   if (v > 1'000'000) throw n.error("must be ≤ 1000000, got " + std::to_string(v));
@@ -152,7 +166,8 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
   const JsonNode kind = node.at("kind");
   const std::string k = kind.one_of({"pcie", "nvlink", "nvswitch"});
   in.kind = k == "nvlink" ? IntraNodeKind::nvlink : k == "nvswitch" ? IntraNodeKind::nvswitch : IntraNodeKind::pcie;
-  in.bandwidth_Bps = node.at("bandwidth_GBps").positive_number() * kGBps;
+  const JsonNode bandwidth = node.at("bandwidth_GBps");
+  in.bandwidth_Bps = finite_bandwidth(bandwidth, bandwidth.positive_number() * kGBps);
   in.latency_s = us_to_s(node.at("latency_us").non_negative_number());
   if (auto e = node.find("efficiency")) {
     in.efficiency = e->positive_number();
@@ -163,7 +178,8 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
       throw p->error("not used with kind \"pcie\": bandwidth_GBps is the PCIe link bandwidth");
     in.pcie_bandwidth_Bps = in.bandwidth_Bps;
   } else {
-    in.pcie_bandwidth_Bps = node.at("pcie_bandwidth_GBps").positive_number() * kGBps;
+    const JsonNode pcie = node.at("pcie_bandwidth_GBps");
+    in.pcie_bandwidth_Bps = finite_bandwidth(pcie, pcie.positive_number() * kGBps);
   }
   if (auto s = node.find("pcie_switches")) {
     in.pcie_switches = static_cast<int>(s->int_at_least(0));
@@ -201,7 +217,7 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
                          std::to_string(levels));
         if (product(net.fat_tree.down) != n)
           throw d->error("a fat tree with down [" + join(net.fat_tree.down, ", ") + "] has " +
-                         std::to_string(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
+                         count_text(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
       }
       if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
       if (net.fat_tree.down.size() >= 2 && net.fat_tree.down[0] % net.fat_tree.oversubscription != 0)
@@ -218,8 +234,8 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
       if (d.size() == 0) throw d.error("must list at least one dimension");
       for (const auto& e : d.elements()) net.torus_dimensions.push_back(read_unsigned(e, 1));
       if (product(net.torus_dimensions) != n)
-        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " +
-                      std::to_string(product(net.torus_dimensions)) + " nodes, but nodes is " + std::to_string(n));
+        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " + count_text(product(net.torus_dimensions)) +
+                      " nodes, but nodes is " + std::to_string(n));
     } else {
       net.torus_dimensions = derive_torus(n);
     }
@@ -235,10 +251,9 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
       if (auto l = df->find("group_links")) s.group_links = read_unsigned(*l, 1);
       if (auto l = df->find("chassis_links")) s.chassis_links = read_unsigned(*l, 1);
       if (auto l = df->find("router_links")) s.router_links = read_unsigned(*l, 1);
-      const std::uint64_t total = std::uint64_t(s.groups) * s.chassis * s.routers * s.nodes_per_router;
+      const std::uint64_t total = product({s.groups, s.chassis, s.routers, s.nodes_per_router});
       if (total != n)
-        throw df->error("groups x chassis x routers x nodes_per_router = " + std::to_string(total) +
-                        ", but nodes is " + std::to_string(n));
+        throw df->error("groups x chassis x routers x nodes_per_router = " + count_text(total) + ", but nodes is " + std::to_string(n));
     } else {
       net.dragonfly = derive_dragonfly(n);
     }
@@ -255,7 +270,8 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
                  : topo == "torus"     ? TopologyKind::torus
                  : topo == "dragonfly" ? TopologyKind::dragonfly
                                        : TopologyKind::single_switch;
-  net.bandwidth_Bps = gbps_to_bytes_per_s(node.at("bandwidth_Gbps").positive_number());
+  const JsonNode bandwidth = node.at("bandwidth_Gbps");
+  net.bandwidth_Bps = finite_bandwidth(bandwidth, gbps_to_bytes_per_s(bandwidth.positive_number()));
   net.latency_s = us_to_s(node.at("latency_us").non_negative_number());
   if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";

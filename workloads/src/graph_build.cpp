@@ -82,6 +82,17 @@ std::vector<std::size_t> forward_order(const Graph& graph) {
   return order;
 }
 
+// Sizes past these limits would overflow the next layer's 64-bit shape arithmetic or make counts
+// inexact; a file can reach them with sizes that are each allowed (a flatten, a wide concat).
+void check_counts(const LayerSpec& spec, const LayerEstimate& e) {
+  for (const std::int64_t d : e.output)
+    if (d > kMaxSize)
+      throw spec.error("its output " + shape_text(e.output) + " has a dimension larger than " + std::to_string(kMaxSize));
+  if (element_count(e.output) > kMaxCount)
+    throw spec.error("its output " + shape_text(e.output) + " has more than 2^53 elements");
+  if (e.params > kMaxCount) throw spec.error("has more than 2^53 parameters");
+}
+
 }  // namespace
 
 Workload build_workload(std::string name, std::string source, std::vector<LayerSpec> specs) {
@@ -122,6 +133,7 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
   std::vector<Shape> weight_shapes(specs.size());
   std::vector<bool> computed(specs.size(), false);
   std::vector<bool> requires_grad(specs.size(), false);  // does this layer's output carry a gradient?
+  double total_params = 0;
   for (const std::size_t i : forward_order(graph)) {
     const LayerSpec& spec = specs[i];
     std::vector<Shape> inputs;
@@ -139,6 +151,9 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
         throw spec.error_at("tied_to", "layer '" + spec.tied_to + "' must come before this layer in the forward order");
     }
     const LayerEstimate e = estimate_layer(spec, inputs, tied_weight);
+    check_counts(spec, e);
+    total_params += e.params;
+    if (total_params > kMaxCount) throw spec.error("the model has more than 2^53 parameters up to this layer");
     outputs[i] = e.output;
     weight_shapes[i] = weight_matrix_shape(spec, inputs);
     computed[i] = true;
@@ -148,7 +163,7 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
     cost.name = spec.name;
     cost.type = spec.type;
     cost.op_class = e.op_class;
-    cost.params = e.params;
+    cost.params = static_cast<std::int64_t>(e.params);
     cost.flops_fwd = e.flops_fwd;
     // The input gradient only matters when some input carries a gradient (autograd's rule):
     // the first convolution of a CNN, fed by the data only, computes none.

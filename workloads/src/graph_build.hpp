@@ -10,7 +10,8 @@ namespace trainsim::workloads::detail {
 
 /// Builds the graph of `specs` (in file order) and computes every layer's costs.
 /// Throws InputError (duplicate names, unknown parents, cycles naming their layers, bad weight
-/// ties, shape mismatches), always naming the file, the JSON pointer and the layer.
+/// ties, shape mismatches, sizes past kMaxSize or counts past kMaxCount), always naming the file, the
+/// JSON pointer and the layer.
 Workload build_workload(std::string name, std::string source, std::vector<LayerSpec> specs);
 
 /// Runs `body`; an InputError from it that does not yet name the layer gets "layer 'name': " in

@@ -50,10 +50,10 @@ const std::vector<std::string> kCommonKeys{"name", "type", "parents"};
 Pair2 read_pair(const JsonNode& node, std::int64_t min) {
   if (node.is_array()) {
     if (node.size() != 2) throw node.error("expected an integer or a [height, width] pair, got " + describe_json(node.raw()));
-    return {node.element(0).int_at_least(min), node.element(1).int_at_least(min)};
+    return {read_size(node.element(0), min), read_size(node.element(1), min)};
   }
   if (!node.is_number()) throw node.error("expected an integer or a [height, width] pair, got " + describe_json(node.raw()));
-  const std::int64_t v = node.int_at_least(min);
+  const std::int64_t v = read_size(node, min);
   return {v, v};
 }
 
@@ -73,7 +73,7 @@ Shape read_shape(const JsonNode& node, bool allow_infer) {
       shape.push_back(-1);
       continue;
     }
-    shape.push_back(element.int_at_least(1));
+    shape.push_back(read_size(element, 1));
   }
   return shape;
 }
@@ -150,8 +150,9 @@ LayerEstimate elementwise(const Shape& shape, double flops_per_element, OpClass 
   return e;
 }
 
-// The activations, softmax: a fixed number of FLOPs per element.
-template <double kFlopsPerElement>
+// The activations, softmax: a fixed number of FLOPs per element. A reference, not a double, as the
+// template argument: clang 14 (the fuzz build's compiler) has no floating-point template arguments.
+template <const double& kFlopsPerElement>
 LayerEstimate estimate_elementwise(const LayerSpec&, const NoAttrs&, const Inputs& inputs, const Shape&) {
   return elementwise(inputs.front(), kFlopsPerElement);
 }
@@ -178,11 +179,11 @@ LayerEstimate estimate_input(const LayerSpec&, const InputAttrs& a, const Inputs
 Conv2dAttrs read_conv2d(LayerSpec& spec) {
   const JsonNode& node = spec.node;
   Conv2dAttrs a;
-  a.out_channels = node.at("out_channels").int_at_least(1);
+  a.out_channels = read_size(node.at("out_channels"), 1);
   a.kernel = read_pair(node.at("kernel"), 1);
-  if (auto v = node.find("in_channels")) a.in_channels = v->int_at_least(1);
+  if (auto v = node.find("in_channels")) a.in_channels = read_size(*v, 1);
   if (auto v = node.find("dilation")) a.dilation = read_pair(*v, 1);
-  if (auto v = node.find("groups")) a.groups = v->int_at_least(1);
+  if (auto v = node.find("groups")) a.groups = read_size(*v, 1);
   if (auto v = node.find("stride")) a.stride = read_pair(*v, 1);
   if (auto v = node.find("padding")) a.padding = read_padding(*v);
   if (auto v = node.find("bias")) a.bias = v->as_bool();
@@ -204,9 +205,10 @@ LayerEstimate estimate_conv2d(const LayerSpec& spec, const Conv2dAttrs& a, const
   e.output = {a.out_channels, out.h, out.w};
   e.op_class = OpClass::conv;
   e.has_weights = true;
-  const std::int64_t weights = a.kernel.h * a.kernel.w * (cin / a.groups) * a.out_channels;
-  e.params = weights + (a.bias ? a.out_channels : 0);
-  e.flops_fwd = 2.0 * static_cast<double>(weights) * static_cast<double>(out.h * out.w);
+  const double weights = static_cast<double>(a.kernel.h) * static_cast<double>(a.kernel.w) * static_cast<double>(cin / a.groups) *
+                         static_cast<double>(a.out_channels);
+  e.params = weights + (a.bias ? static_cast<double>(a.out_channels) : 0);
+  e.flops_fwd = 2.0 * weights * static_cast<double>(out.h) * static_cast<double>(out.w);
   e.flops_bwd_edge = e.flops_fwd;
   e.flops_bwd_weight = e.flops_fwd;
   e.saved_elements = element_count(e.output);
@@ -269,8 +271,8 @@ LayerEstimate estimate_global_pool2d(const LayerSpec& spec, const NoAttrs&, cons
 LinearAttrs read_linear(LayerSpec& spec) {
   const JsonNode& node = spec.node;
   LinearAttrs a;
-  a.out_features = node.at("out_features").int_at_least(1);
-  if (auto v = node.find("in_features")) a.in_features = v->int_at_least(1);
+  a.out_features = read_size(node.at("out_features"), 1);
+  if (auto v = node.find("in_features")) a.in_features = read_size(*v, 1);
   if (auto v = node.find("tied_to")) spec.tied_to = v->as_string();
   if (auto v = node.find("bias")) a.bias = v->as_bool();
   return a;
@@ -296,7 +298,8 @@ LayerEstimate estimate_linear(const LayerSpec& spec, const LinearAttrs& a, const
   e.op_class = OpClass::matmul;
   e.has_weights = true;
   const double rows = element_count(x) / static_cast<double>(in);
-  e.params = (spec.tied_to.empty() ? in * a.out_features : 0) + (a.bias ? a.out_features : 0);
+  e.params = (spec.tied_to.empty() ? static_cast<double>(in) * static_cast<double>(a.out_features) : 0) +
+             (a.bias ? static_cast<double>(a.out_features) : 0);
   e.flops_fwd = 2.0 * rows * static_cast<double>(in) * static_cast<double>(a.out_features);
   e.flops_bwd_edge = e.flops_fwd;
   e.flops_bwd_weight = e.flops_fwd;
@@ -328,7 +331,7 @@ LayerEstimate normalization(const NormAttrs& a, const Shape& x, std::size_t feat
   LayerEstimate e = elementwise(x, kNormFlops, OpClass::normalization);
   if (a.affine) {
     e.has_weights = true;
-    e.params = 2 * x[feature_dim];
+    e.params = 2.0 * static_cast<double>(x[feature_dim]);
     e.flops_bwd_weight = 2 * element_count(x);
   }
   return e;
@@ -446,8 +449,8 @@ SliceAttrs read_slice(LayerSpec& spec) {
   const JsonNode& node = spec.node;
   SliceAttrs a;
   if (auto v = node.find("axis")) a.axis = v->as_int();
-  if (auto v = node.find("start")) a.start = v->int_at_least(0);
-  if (auto v = node.find("length")) a.length = v->int_at_least(1);
+  if (auto v = node.find("start")) a.start = read_size(*v, 0);
+  if (auto v = node.find("length")) a.length = read_size(*v, 1);
   return a;
 }
 
@@ -467,7 +470,7 @@ LayerEstimate estimate_slice(const LayerSpec& spec, const SliceAttrs& a, const I
 
 LossAttrs read_loss(LayerSpec& spec) {
   LossAttrs a;
-  if (auto v = spec.node.find("num_classes")) a.num_classes = v->int_at_least(1);
+  if (auto v = spec.node.find("num_classes")) a.num_classes = read_size(*v, 1);
   return a;
 }
 
@@ -497,8 +500,8 @@ struct EmbeddingAttrs final : LayerAttrs {
 
 EmbeddingAttrs read_embedding(LayerSpec& spec) {
   EmbeddingAttrs a;
-  a.num_embeddings = spec.node.at("num_embeddings").int_at_least(1);
-  a.dim = spec.node.at("dim").int_at_least(1);
+  a.num_embeddings = read_size(spec.node.at("num_embeddings"), 1);
+  a.dim = read_size(spec.node.at("dim"), 1);
   if (auto v = spec.node.find("positional")) a.positional = v->as_bool();
   return a;
 }
@@ -512,7 +515,7 @@ LayerEstimate estimate_embedding(const LayerSpec& spec, const EmbeddingAttrs& a,
   e.output.push_back(a.dim);
   e.op_class = OpClass::embedding;
   e.has_weights = true;
-  e.params = a.num_embeddings * a.dim;
+  e.params = static_cast<double>(a.num_embeddings) * static_cast<double>(a.dim);
   e.flops_bwd_weight = element_count(e.output);
   e.saved_elements = element_count(e.output);
   return e;
@@ -550,7 +553,7 @@ LayerEstimate estimate_matmul(const LayerSpec& spec, const MatmulAttrs& a, const
   e.output = Shape(x.begin(), x.end() - 1);
   e.output.push_back(n);
   e.op_class = OpClass::matmul;
-  e.flops_fwd = 2.0 * element_count(Shape(x.begin(), x.end() - 2)) * static_cast<double>(m * k * n);
+  e.flops_fwd = 2.0 * element_count(Shape(x.begin(), x.end() - 2)) * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
   e.flops_bwd_edge = 2 * e.flops_fwd;
   e.saved_elements = element_count(e.output);
   return e;
@@ -575,7 +578,7 @@ AttentionAttrs read_attention(LayerSpec& spec) {
   const JsonNode& node = spec.node;
   AttentionAttrs a;
   if (auto v = node.find("bias")) a.bias = v->as_bool();
-  a.heads = node.at("heads").int_at_least(1);
+  a.heads = read_size(node.at("heads"), 1);
   if (auto v = node.find("causal")) a.causal = v->as_bool();
   return a;
 }
@@ -594,7 +597,7 @@ LayerEstimate attention_costs(double t, double d, double heads, bool bias) {
   LayerEstimate e;
   e.op_class = OpClass::attention;
   e.has_weights = true;
-  e.params = static_cast<std::int64_t>(4 * d * d + (bias ? 4 * d : 0));
+  e.params = 4 * d * d + (bias ? 4 * d : 0);
   e.flops_fwd = 8 * t * d * d + 4 * t * t * d + kSoftmaxFlops * heads * t * t;
   e.flops_bwd_weight = 8 * t * d * d;
   e.flops_bwd_internal = 2 * t * d * d + 8 * t * t * d + kSoftmaxFlops * heads * t * t;
@@ -639,9 +642,9 @@ struct TransformerAttrs final : LayerAttrs {
 TransformerAttrs read_transformer(LayerSpec& spec) {
   const JsonNode& node = spec.node;
   TransformerAttrs a;
-  a.heads = node.at("heads").int_at_least(1);
+  a.heads = read_size(node.at("heads"), 1);
   if (auto v = node.find("causal")) a.causal = v->as_bool();
-  if (auto v = node.find("ffn_dim")) a.ffn_dim = v->int_at_least(1);
+  if (auto v = node.find("ffn_dim")) a.ffn_dim = read_size(*v, 1);
   if (auto v = node.find("activation")) {
     std::vector<std::string> names;
     for (const auto& [name, flops] : feed_forward_activations()) names.push_back(name);
@@ -657,7 +660,7 @@ LayerEstimate estimate_transformer(const LayerSpec& spec, const TransformerAttrs
   const double act = feed_forward_activations().at(a.activation);
   LayerEstimate e = attention_costs(tokens, d, heads, true);
   e.output = x;
-  e.params += static_cast<std::int64_t>(2 * 2 * d + 2 * d * f + f + d);
+  e.params += 2 * 2 * d + 2 * d * f + f + d;
   e.flops_fwd += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
   e.flops_bwd_weight += 4 * tokens * d * f + 2 * 2 * tokens * d;
   e.flops_bwd_internal += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
@@ -755,6 +758,12 @@ const LayerType& registered(const std::string& type) {
 }
 
 }  // namespace
+
+std::int64_t read_size(const JsonNode& node, std::int64_t min) {
+  const std::int64_t v = node.int_at_least(min);
+  if (v > kMaxSize) throw node.error("must be ≤ " + std::to_string(kMaxSize) + ", got " + std::to_string(v));
+  return v;
+}
 
 double element_count(const Shape& shape) {
   return std::accumulate(shape.begin(), shape.end(), 1.0, [](double a, std::int64_t b) { return a * static_cast<double>(b); });

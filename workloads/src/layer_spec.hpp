@@ -13,6 +13,17 @@ namespace trainsim::workloads::detail {
 
 using Shape = std::vector<std::int64_t>;
 
+/// The largest size a layer file may give (channels, features, kernel, shape entries, ...) and the
+/// largest dimension of a layer's output: 2^31 − 1, so that the shape arithmetic on two sizes
+/// (a window's span, padded input, a sum of concatenated dimensions) cannot overflow 64 bits.
+constexpr std::int64_t kMaxSize = 2147483647;
+/// The most elements a layer's output, and parameters a layer or a whole model, may have: 2^53,
+/// below which a double counts exactly.
+constexpr double kMaxCount = 9007199254740992.0;
+
+/// An integer size in [min, kMaxSize]; InputError otherwise.
+std::int64_t read_size(const JsonNode& node, std::int64_t min);
+
 /// Height and width of a 2-D window attribute (kernel, stride, padding, dilation, output size).
 struct Pair2 {
   std::int64_t h = 1;
@@ -112,7 +123,7 @@ struct LayerSpec {
 struct LayerEstimate {
   Shape output;
   OpClass op_class = OpClass::data;
-  std::int64_t params = 0;
+  double params = 0;               ///< counted in double (products of sizes); build_workload checks ≤ kMaxCount
   bool has_weights = false;        ///< true also for tied weights (they receive a gradient)
   double flops_fwd = 0;
   double flops_bwd_internal = 0;   ///< input-gradient work inside the layer, always needed

@@ -56,14 +56,14 @@ std::vector<std::string> paleo_keys(const std::string& type) {
 detail::Pair2 nhwc_window(const JsonNode& node) {
   node.require_array();
   if (node.size() != 4) throw node.error("expected [1, height, width, 1], got " + describe_json(node.raw()));
-  return {node.element(1).int_at_least(1), node.element(2).int_at_least(1)};
+  return {detail::read_size(node.element(1), 1), detail::read_size(node.element(2), 1)};
 }
 
 detail::Padding read_paleo_padding(const JsonNode& node) {
   if (node.is_string()) return {node.one_of({"SAME", "VALID"}) == "SAME" ? PadMode::same : PadMode::valid, {0, 0}};
   node.require_array();
   if (node.size() != 2) throw node.error("expected \"SAME\", \"VALID\" or [pad_height, pad_width]");
-  return {PadMode::explicit_size, {node.element(0).int_at_least(0), node.element(1).int_at_least(0)}};
+  return {PadMode::explicit_size, {detail::read_size(node.element(0), 0), detail::read_size(node.element(1), 0)}};
 }
 
 // Gives `spec` its layer-graph type and that type's attributes.
@@ -82,7 +82,7 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     tensor.require_array();
     if (tensor.size() < 2) throw tensor.error("expected [batch, ...] with at least one dimension besides the batch");
     std::vector<std::int64_t> dims;
-    for (const JsonNode& d : tensor.elements()) dims.push_back(d.int_at_least(1));
+    for (const JsonNode& d : tensor.elements()) dims.push_back(detail::read_size(d, 1));
     detail::InputAttrs a;
     if (dims.size() == 4)
       a.shape = {dims[3], dims[1], dims[2]};  // NHWC → CHW
@@ -94,10 +94,10 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     filter.require_array();
     if (filter.size() != 4) throw filter.error("expected [kernel_height, kernel_width, in_channels, out_channels]");
     detail::Conv2dAttrs a;
-    a.kernel = {filter.element(0).int_at_least(1), filter.element(1).int_at_least(1)};
+    a.kernel = {detail::read_size(filter.element(0), 1), detail::read_size(filter.element(1), 1)};
     const JsonNode cin = filter.element(2);
-    a.in_channels = cin.is_number() && cin.as_int() == -1 ? 0 : cin.int_at_least(1);
-    a.out_channels = filter.element(3).int_at_least(1);
+    a.in_channels = cin.is_number() && cin.as_int() == -1 ? 0 : detail::read_size(cin, 1);
+    a.out_channels = detail::read_size(filter.element(3), 1);
     if (a.out_channels % splits != 0)
       throw filter.element(3).error("out_channels " + std::to_string(a.out_channels) + " cannot be split " + std::to_string(splits) +
                                     " ways");
@@ -113,7 +113,7 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     set_layer(spec, paleo_type == "Pooling" ? "maxpool2d" : "avgpool2d", a);
   } else if (paleo_type == "InnerProduct") {
     detail::LinearAttrs a;
-    a.out_features = node.at("num_outputs").int_at_least(1);
+    a.out_features = detail::read_size(node.at("num_outputs"), 1);
     a.flatten_input = true;
     set_layer(spec, "linear", a);
   } else if (paleo_type == "Dropout") {
@@ -125,14 +125,14 @@ void read_paleo_layer(LayerSpec& spec, const std::string& paleo_type, std::int64
     set_layer(spec, "dropout", a);
   } else if (paleo_type == "Concatenate") {
     detail::ConcatAttrs a;
-    a.axis = node.at("dim").int_at_least(0);
+    a.axis = detail::read_size(node.at("dim"), 0);
     a.nhwc_axis = true;
     set_layer(spec, "concat", a);
   } else if (paleo_type == "Elementwise") {
     set_layer(spec, "add", detail::NoAttrs{});
   } else if (paleo_type == "Softmax") {
     detail::LossAttrs a;
-    if (auto n = node.find("num_classes"); n && !n->is_null()) a.num_classes = n->int_at_least(1);
+    if (auto n = node.find("num_classes"); n && !n->is_null()) a.num_classes = detail::read_size(*n, 1);
     set_layer(spec, "loss", a);
   }
 }
@@ -144,6 +144,10 @@ struct ParentRef {
   std::string name;
   JsonNode node;
 };
+
+// How far a file may expand: ModelParallel repeats its block's layers per split and "x@all" names
+// every split, so a small file could otherwise ask for billions of layers or parent links.
+constexpr std::size_t kMaxExpandedEntries = 100'000;
 
 class PaleoReader {
 public:
@@ -184,6 +188,7 @@ private:
     if (auto at = raw.find("@all"); at != std::string::npos) {
       const std::string base = raw.substr(0, at);
       const std::int64_t n = splits_.count(base) ? splits_.at(base) : 1;
+      require_room(static_cast<std::size_t>(n), where);  // before the links are made: n may be huge
       for (std::int64_t s = 0; s < n; ++s) out.push_back({split_name(endpoint(base), s), where});
     } else if (auto self = raw.find("@self"); self != std::string::npos) {
       out.push_back({split_name(endpoint(raw.substr(0, self)), split), where});
@@ -200,8 +205,17 @@ private:
     return out;
   }
 
+  // InputError at `where` when `n` more layers or parent links would pass kMaxExpandedEntries.
+  void require_room(std::size_t n, const JsonNode& where) const {
+    if (expanded_ + n > kMaxExpandedEntries)
+      throw where.error("the network expands to more than " + std::to_string(kMaxExpandedEntries) +
+                        " layers and parent links (ModelParallel repeats its layers per split; \"x@all\" names every split)");
+  }
+
   void add_layer(const std::string& name, const JsonNode& node, const std::string& type, std::vector<ParentRef> parents,
                  std::int64_t splits) {
+    require_room(1 + parents.size(), node);
+    expanded_ += 1 + parents.size();
     LayerSpec spec{name, "", {}, {}, "", node, nullptr};
     for (auto& p : parents) {
       spec.parents.push_back(std::move(p.name));
@@ -224,14 +238,17 @@ private:
     });
     const std::vector<ParentRef> block_parents = read_parents(name, node, "", 0);
     const bool parallel = type == "ModelParallel";
+    const auto members = node.at("layers").members();
+    if (members.empty()) throw node.at("layers").error("layer '" + name + "': a block needs at least one layer");
     for (std::int64_t s = 0; s < splits; ++s) {
-      for (const auto& [sub, sub_node] : node.at("layers").members()) {
+      for (const auto& [sub, sub_node] : members) {
         const std::string full = parallel ? split_name(name + "/" + sub, s) : name + "/" + sub;
         const std::string sub_type = type_of(full, sub_node);
         if (sub_type == "Block" || sub_type == "ModelParallel")
           throw sub_node.at("type").error("layer '" + full + "': blocks cannot be nested");
         std::vector<ParentRef> parents;
-        detail::with_layer_context(full, [&] { sub_node.at("parents").require_array(); });
+        // An init-capture: clang 14 (the fuzz build's compiler) cannot capture a structured binding.
+        detail::with_layer_context(full, [&layer = sub_node] { layer.at("parents").require_array(); });
         if (sub_node.at("parents").size() == 0)
           parents = block_parents;
         else
@@ -245,6 +262,7 @@ private:
   std::map<std::string, std::string> endpoints_;
   std::map<std::string, std::int64_t> splits_;
   std::vector<LayerSpec> specs_;
+  std::size_t expanded_ = 0;  // layers and parent links made so far
 };
 
 }  // namespace

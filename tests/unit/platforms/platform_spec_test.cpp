@@ -228,9 +228,13 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"unknown_gpu.json", "/gpu", "did you mean 'V100-SXM2-16GB'"},
                       BadCase{"zero_bandwidth.json", "/network/bandwidth_Gbps", "must be > 0"},
                       BadCase{"negative_latency.json", "/network/latency_us", "must be ≥ 0"},
+                      BadCase{"bandwidth_overflow.json", "/intra_node/bandwidth_GBps", "overflows bytes per second"},
                       BadCase{"torus_misfit.json", "/network/torus/dimensions", "but nodes is 4"},
                       BadCase{"fat_tree_misfit.json", "/network/fat_tree/down", "but nodes is 4"},
                       BadCase{"dragonfly_misfit.json", "/network/dragonfly", "but nodes is 4"},
+                      // Their 64-bit products wrap around to exactly `nodes`; both were accepted.
+                      BadCase{"fat_tree_wraps.json", "/network/fat_tree/down", "has more than 1000000 leaves, but nodes is 65536"},
+                      BadCase{"torus_wraps.json", "/network/torus/dimensions", "has more than 1000000 nodes, but nodes is 65536"},
                       BadCase{"unconnected_hosts.json", "/network/nics_per_node", "must be ≥ 1"},
                       BadCase{"unknown_key.json", "/network/nic_atach", "did you mean 'nic_attach'"},
                       BadCase{"nvlink_too_many_gpus.json", "/intra_node/kind", "at most 8 GPUs"},

@@ -80,17 +80,21 @@ struct BadCase {
 };
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.layers; }
 
-class LayerGraphErrors : public testing::TestWithParam<BadCase> {};
-
-TEST_P(LayerGraphErrors, NamePointerAndLayer) {
-  const BadCase& c = GetParam();
+// Parses a graph whose "layers" array holds `layers` and expects the case's error.
+void expect_error(const std::string& layers, const BadCase& c) {
   try {
-    parse(std::string(R"({"layers": [{"name": "in", "type": "input", "shape": [3, 8, 8]}, )") + c.layers + "]}");
+    parse(R"({"layers": [)" + layers + "]}");
     FAIL() << "expected InputError for " << c.layers;
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), c.pointer) << e.what();
     EXPECT_NE(e.detail().find(c.detail), std::string::npos) << e.what();
   }
+}
+
+class LayerGraphErrors : public testing::TestWithParam<BadCase> {};
+
+TEST_P(LayerGraphErrors, NamePointerAndLayer) {
+  expect_error(std::string(R"({"name": "in", "type": "input", "shape": [3, 8, 8]}, )") + GetParam().layers, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -115,6 +119,45 @@ INSTANTIATE_TEST_SUITE_P(
                 "layer 'l': can only share the weight of an embedding"},
         BadCase{R"({"name": "", "type": "relu"})", "/layers/1/name", "expected a non-empty layer name"},
         BadCase{R"({"name": "p", "type": "relu", "parents": "in"})", "/layers/1/parents", "layer 'p': expected an array"}),
+    [](const auto& p) { return std::to_string(p.index) + "_" + trainsim_test::test_name(p.param.pointer); });
+
+// Sizes whose products overflowed 64-bit integers (undefined behaviour) or a double's exact range
+// before they were bounded (UBSan in the fuzz target tests/fuzz/fuzz_layer_graph reported the first
+// ones). Each case is a whole graph.
+class LayerGraphSizeLimits : public testing::TestWithParam<BadCase> {};
+
+TEST_P(LayerGraphSizeLimits, AreBadInput) { expect_error(GetParam().layers, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, LayerGraphSizeLimits,
+    testing::Values(
+        BadCase{R"({"name": "in", "type": "input", "shape": [4000000000000000000]},
+                   {"name": "f", "type": "linear", "out_features": 4000000000000000000})",
+                "/layers/0/shape/0", "layer 'in': must be ≤ 2147483647, got 4000000000000000000"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [8]},
+                   {"name": "f", "type": "linear", "out_features": 2147483648})",
+                "/layers/1/out_features", "layer 'f': must be ≤ 2147483647"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [2147483647]},
+                   {"name": "f", "type": "linear", "out_features": 2147483647})",
+                "/layers/1", "layer 'f': has more than 2^53 parameters"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [2147483647, 3, 3]},
+                   {"name": "c", "type": "conv2d", "out_channels": 2147483647, "kernel": 3})",
+                "/layers/1", "layer 'c': has more than 2^53 parameters"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [1, 1, 1]},
+                   {"name": "c", "type": "conv2d", "out_channels": 1, "kernel": 1, "padding": 2147483647})",
+                "/layers/1", "layer 'c': its output [1, 4294967295, 4294967295] has a dimension larger than 2147483647"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [2147483647]},
+                   {"name": "c", "type": "concat", "parents": ["in", "in"]})",
+                "/layers/1", "layer 'c': its output [4294967294] has a dimension larger"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [2147483647, 2147483647, 2]})",
+                "/layers/0", "layer 'in': its output [2147483647, 2147483647, 2] has more than 2^53 elements"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [1, 2147483646]},
+                   {"name": "a", "type": "attention", "heads": 1})",
+                "/layers/1", "layer 'a': has more than 2^53 parameters"},
+        BadCase{R"({"name": "in", "type": "input", "shape": [1]},
+                   {"name": "e1", "type": "embedding", "num_embeddings": 94906265, "dim": 94906265},
+                   {"name": "e2", "type": "embedding", "parents": ["in"], "num_embeddings": 94906265, "dim": 94906265})",
+                "/layers/2", "layer 'e2': the model has more than 2^53 parameters up to this layer"}),
     [](const auto& p) { return std::to_string(p.index) + "_" + trainsim_test::test_name(p.param.pointer); });
 
 TEST(LayerGraph, TopLevelKeysAreChecked) {

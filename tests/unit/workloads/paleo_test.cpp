@@ -80,4 +80,46 @@ TEST(Paleo, ErrorsPointIntoThePaleoFile) {
   }
 }
 
+TEST(Paleo, SizesAreBoundedLikeTheLayerGraphs) {
+  // A filter this large overflowed the convolution's 64-bit parameter count (UBSan, tests/fuzz).
+  try {
+    trainsim::workloads::parse_paleo_graph(trainsim::parse_json_text(R"({"layers": {
+      "data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]},
+      "conv": {"parents": ["data"], "type": "Convolution", "filter": [3, 3, 3, 4000000000], "strides": [1, 1, 1, 1], "padding": "SAME"}}})",
+                                                                     "p.json"),
+                                           "p.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/layers/conv/filter/3");
+    EXPECT_NE(e.detail().find("layer 'conv': must be ≤ 2147483647"), std::string::npos) << e.what();
+  }
+}
+
+// Model-parallel expansion is bounded: a split count of 10^8 took minutes and gigabytes (the fuzz
+// target's timeout), and a block with no layers looped over its splits doing nothing.
+TEST(Paleo, ModelParallelExpansionIsBounded) {
+  struct Case {
+    const char* block;
+    const char* pointer;
+    const char* detail;
+  };
+  for (const Case& c : {
+           Case{R"("fc": {"parents": [], "type": "Elementwise"})", "/layers/par/layers/fc",
+                "expands to more than 100000 layers and parent links"},
+           Case{R"("fc": {"parents": ["data"], "type": "Elementwise"}, "cat": {"parents": ["fc@all"], "type": "Concatenate", "dim": 3})",
+                "/layers/par/layers/cat/parents/0", "expands to more than 100000 layers and parent links"},
+           Case{"", "/layers/par/layers", "layer 'par': a block needs at least one layer"},
+       }) {
+    const std::string text = std::string(R"({"layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 4]},
+      "par": {"type": "ModelParallel", "splits": 100000000, "parents": ["data"], "layers": {)") + c.block + "}}}}";
+    try {
+      trainsim::workloads::parse_paleo_graph(trainsim::parse_json_text(text, "p.json"), "p.json");
+      FAIL() << c.block;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.location(), c.pointer) << e.what();
+      EXPECT_NE(e.detail().find(c.detail), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
