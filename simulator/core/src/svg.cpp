@@ -319,11 +319,11 @@ std::string render(const LineChart& chart) {
   }
   for (double t : x_ticks) {
     if (t < x_lo || t > x_hi) continue;
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_bottom + 16),
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_bottom + 20),
                        tick_label(t));
   }
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((left + plot_right) / 2),
-                     px(plot_bottom + 38), escape_xml(chart.x_label));
+                     px(plot_bottom + 40), escape_xml(chart.x_label));
   out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
                      px((kTop + plot_bottom) / 2), escape_xml(chart.y_label));
   for (double m : chart.vertical_markers) {
