@@ -306,6 +306,9 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   };
   if (leaves == 1) {
     leaf(nullptr, 0);
+    // A flow from a host to itself (a GPU-aggregating server on its own worker GPU) crosses it.
+    for (const sg4::Link* l : engine.get_all_links())
+      if (is_loopback(l)) out.links.emplace(l, loopback_info());
     return out;
   }
 

@@ -85,6 +85,17 @@ TEST(Simulate, QuickstartPrintsASummary) {
     EXPECT_NE(r.out.find(field), std::string::npos) << field << "\n" << r.out;
 }
 
+// A GPU-aggregating server on a one-node platform sends to its own GPU, over SimGrid's loopback
+// link; the link accounting knows it (it aborted before: the one-node builder did not record it).
+TEST(Simulate, GpuAggregatingServerOnOneNode) {
+  const auto r = run_trainsim({"simulate", scenario("quickstart.json"), "--set", "platform.nodes=1", "--set",
+                               "strategy.kind=parameter_server", "--set", "strategy.aggregation=gpu", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_GT(json["iteration_time_s"].get<double>(), 0);
+  EXPECT_EQ(json["strategy"], "parameter_server");
+}
+
 // One parameter server for 16 workers on 25 GbE: node 0's NIC and its cable to the switch carry
 // every worker's push and pull, and the summary says so in one sentence.
 TEST(Simulate, SummaryNamesTheParameterServersIncast) {
