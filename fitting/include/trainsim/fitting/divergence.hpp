@@ -80,6 +80,13 @@ Json divergence_json(const DivergenceReport& report);
 /// the stacked term shares per GPU count, and the tables.
 std::string divergence_html(const DivergenceReport& report);
 
+/// The body of report.html without the page around it, its headings at <h`heading_level`>, for
+/// pages that hold several comparisons (`trainsim validate`); styled by divergence_css().
+std::string divergence_html_section(const DivergenceReport& report, int heading_level);
+
+/// The style sheet report.html uses.
+std::string divergence_css();
+
 /// A short human summary for stdout.
 std::string divergence_text(const DivergenceReport& report);
 

@@ -1,0 +1,781 @@
+#include "validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sweep.hpp"
+#include "trainsim/core/csv.hpp"
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
+#include "trainsim/core/suggest.hpp"
+#include "trainsim/core/svg.hpp"
+#include "trainsim/fitting/divergence.hpp"
+#include "trainsim/fitting/paleo.hpp"
+#include "trainsim/workloads/layer_graph.hpp"
+
+namespace trainsim::app {
+namespace {
+
+// The columns every measured CSV must have; `gpu`, `framework` and `data` join the group key when present.
+const std::vector<std::string> kRequiredColumns = {"dataset", "system",    "gpus",   "nodes",  "strategy",
+                                                   "model",   "batch_per_gpu", "precision", "metric", "value"};
+const std::vector<std::string> kGroupColumns = {"dataset", "system",        "gpu",       "framework", "strategy",
+                                                "model",   "batch_per_gpu", "precision", "data",      "metric"};
+
+std::string join(const std::vector<std::string>& names, const char* separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? separator : "") + names[i];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SYSTEMS.json
+
+struct StrategyMapping {
+  std::string label;
+  Json strategy;             // a scenario's strategy object
+  int servers_per_node = 0;  // > 0: strategy.servers = this × nodes
+};
+
+struct SystemTemplate {
+  std::string dataset;
+  std::string system;
+  std::optional<std::string> gpu;  // matches only rows of this `gpu` column when given
+  std::string label;
+  std::string pointer;  // /systems/i
+  Json platform;
+  Json workload = Json::object();
+  Json compute;         // null when absent
+  std::map<std::string, StrategyMapping> strategies;
+  std::map<std::string, std::string> precisions;  // measured precision → scenario precision
+};
+
+// The scenario document of one measured configuration under a system template.
+Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapping, const std::string& name,
+                       const std::string& model, std::int64_t batch, const std::string& precision, int nodes,
+                       int gpus_per_node) {
+  Json workload = system.workload;
+  workload["model"] = model;
+  workload["batch_per_gpu"] = batch;
+  workload["precision"] = precision;
+  Json platform = system.platform;
+  platform["nodes"] = nodes;
+  platform["gpus_per_node"] = gpus_per_node;
+  Json strategy = mapping.strategy;
+  if (mapping.servers_per_node > 0) strategy["servers"] = mapping.servers_per_node * nodes;
+  Json doc{{"name", name}, {"workload", workload}, {"platform", platform}, {"strategy", strategy}};
+  if (!system.compute.is_null()) doc["compute"] = system.compute;
+  return doc;
+}
+
+// A template is checked as a one-GPU scenario when read, so a bad preset or strategy stops the
+// command (exit 2) at its pointer in SYSTEMS.json before anything is simulated.
+void check_template(const SystemTemplate& system, const std::string& name, const StrategyMapping& mapping,
+                    const std::string& source) {
+  const Json doc = scenario_document(system, mapping, "check", "resnet50", 1, "fp32", 1, 1);
+  try {
+    plan::read_scenario(doc, source);
+  } catch (const InputError& e) {
+    if (e.source() != source) throw;
+    const std::string& where = e.location();
+    std::string pointer = system.pointer;
+    for (const char* part : {"/platform", "/workload", "/compute"})
+      if (where.rfind(part, 0) == 0) pointer = system.pointer + where;
+    if (where.rfind("/strategy", 0) == 0)
+      pointer = json_pointer_append(system.pointer + "/strategies", name) + where;
+    throw InputError(source, pointer, e.detail());
+  }
+}
+
+std::vector<SystemTemplate> read_systems(const std::string& path) {
+  const JsonNode root = read_json_file(path);
+  root.require_object();
+  root.allow_only({"description", "systems"});
+  const JsonNode list = root.at("systems");
+  list.require_array();
+  std::vector<SystemTemplate> systems;
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> seen;
+  for (const JsonNode& s : list.elements()) {
+    s.require_object();
+    s.allow_only({"dataset", "system", "gpu", "label", "platform", "workload", "compute", "strategies", "precisions"});
+    SystemTemplate t;
+    t.pointer = s.pointer();
+    t.dataset = s.at("dataset").as_string();
+    t.system = s.at("system").as_string();
+    if (auto gpu = s.find("gpu")) t.gpu = gpu->as_string();
+    t.label = s.find("label") ? s.at("label").as_string() : t.system;
+    const JsonNode platform = s.at("platform");
+    platform.require_object();
+    t.platform = platform.raw();
+    for (const char* key : {"nodes", "gpus_per_node"})
+      if (platform.has(key))
+        throw platform.at(key).error(std::string("comes from the measured CSV's nodes and gpus columns; remove '") + key + "'");
+    if (auto w = s.find("workload")) {
+      w->require_object();
+      for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
+        if (w->has(key))
+          throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns); a system sets "
+                                 "only framework defaults such as optimizer");
+      t.workload = w->raw();
+    }
+    if (auto c = s.find("compute")) t.compute = c->raw();
+    const JsonNode strategies = s.at("strategies");
+    strategies.require_object();
+    for (const auto& [name, m] : strategies.members()) {
+      m.require_object();
+      m.allow_only({"label", "strategy", "servers_per_node"});
+      StrategyMapping mapping;
+      mapping.label = m.find("label") ? m.at("label").as_string() : name;
+      const JsonNode strategy = m.at("strategy");
+      strategy.require_object();
+      mapping.strategy = strategy.raw();
+      if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = static_cast<int>(spn->int_at_least(1));
+      t.strategies.emplace(name, std::move(mapping));
+    }
+    if (auto p = s.find("precisions")) {
+      p->require_object();
+      for (const auto& [measured, scenario] : p->members()) t.precisions[measured] = scenario.as_string();
+    }
+    const auto [it, fresh] = seen.emplace(std::make_tuple(t.dataset, t.system, t.gpu.value_or("")), t.pointer);
+    if (!fresh)
+      throw s.error(fmt::format("dataset '{}', system '{}'{} is already mapped at {}", t.dataset, t.system,
+                                t.gpu ? ", gpu '" + *t.gpu + "'" : "", it->second));
+    for (const auto& [name, mapping] : t.strategies) check_template(t, name, mapping, path);
+    systems.push_back(std::move(t));
+  }
+  return systems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measured rows and groups
+
+enum class Metric { samples_per_s, seconds_per_iteration };
+
+struct MeasuredRow {
+  const CsvTable* table = nullptr;
+  std::size_t row = 0;
+  int gpus = 0;
+  int nodes = 0;
+  double value = 0;
+  std::optional<std::size_t> point;  // index of its simulation
+};
+
+struct Group {
+  std::string dataset, system, gpu, strategy, model, precision, metric_name;
+  std::int64_t batch = 0;
+  std::string label;
+  const SystemTemplate* system_template = nullptr;
+  const StrategyMapping* mapping = nullptr;
+  Metric metric = Metric::samples_per_s;
+  std::vector<MeasuredRow> rows;
+  std::string skip_reason;
+  double one_gpu_value = 0;  // in the metric
+  double one_gpu_time_s = 0;
+};
+
+std::int64_t integer_cell(const CsvTable& table, std::size_t row, const std::string& column, std::int64_t min) {
+  const double v = table.number(row, table.column(column));
+  if (!(v >= static_cast<double>(min)) || v != std::floor(v) || v > 1e9)
+    throw InputError(table.source(), table.location_of(row),
+                     fmt::format("column '{}': expected an integer ≥ {}, got '{}'", column, min,
+                                 table.cell(row, table.column(column))));
+  return static_cast<std::int64_t>(v);
+}
+
+void require_columns(const CsvTable& table) {
+  for (const auto& column : kRequiredColumns)
+    if (!table.find_column(column)) {
+      const auto near = nearest_name(column, table.columns());
+      throw InputError(table.source(), "line 1",
+                       fmt::format("missing required column '{}'{}; a measured CSV needs the columns {}", column,
+                                   near ? " (the header has '" + *near + "')" : "", join(kRequiredColumns)));
+    }
+}
+
+// Groups in order of first appearance (files in the order given, rows in file order).
+std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
+  std::vector<Group> groups;
+  std::map<std::string, std::size_t> index;
+  for (const CsvTable& table : tables) {
+    for (std::size_t r = 0; r < table.row_count(); ++r) {
+      std::string key;
+      for (const auto& column : kGroupColumns)
+        if (auto c = table.find_column(column)) key += table.cell(r, *c) + '\x1f';
+        else key += '\x1e';
+      MeasuredRow row;
+      row.table = &table;
+      row.row = r;
+      row.gpus = static_cast<int>(integer_cell(table, r, "gpus", 1));
+      row.nodes = static_cast<int>(integer_cell(table, r, "nodes", 1));
+      if (row.gpus % row.nodes != 0)
+        throw InputError(table.source(), table.location_of(row.row),
+                         fmt::format("{} GPUs do not divide evenly over {} nodes", row.gpus, row.nodes));
+      row.value = table.number(r, table.column("value"));
+      if (!(row.value > 0))
+        throw InputError(table.source(), table.location_of(r),
+                         fmt::format("column 'value': expected a measurement > 0, got '{}'", table.cell(r, table.column("value"))));
+      const auto batch = integer_cell(table, r, "batch_per_gpu", 1);
+      auto [it, fresh] = index.emplace(key, groups.size());
+      if (fresh) {
+        Group g;
+        g.dataset = table.cell(r, table.column("dataset"));
+        g.system = table.cell(r, table.column("system"));
+        if (auto gpu = table.find_column("gpu")) g.gpu = table.cell(r, *gpu);
+        g.strategy = table.cell(r, table.column("strategy"));
+        g.model = table.cell(r, table.column("model"));
+        g.precision = table.cell(r, table.column("precision"));
+        g.metric_name = table.cell(r, table.column("metric"));
+        g.batch = batch;
+        groups.push_back(std::move(g));
+      }
+      groups[it->second].rows.push_back(row);
+    }
+  }
+  return groups;
+}
+
+// nccl-tests measurements (shared/validation/nccl_allreduce.csv) time one collective, not a training
+// iteration: `trainsim collective` is their validation (README, Accuracy against nccl-tests).
+bool is_collective_benchmark(const CsvTable& table) {
+  for (const char* column : {"collective", "size_bytes", "time_us"})
+    if (!table.find_column(column)) return false;
+  return true;
+}
+
+// One skipped group per dataset and system of a collective benchmark, so that it is reported.
+void add_collective_groups(const CsvTable& table, std::vector<Group>& groups) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t r = 0; r < table.row_count(); ++r) {
+    const auto dataset = table.find_column("dataset"), system = table.find_column("system");
+    const std::string d = dataset ? table.cell(r, *dataset) : table.source(), s = system ? table.cell(r, *system) : "";
+    auto [it, fresh] = index.emplace(d + '\x1f' + s, groups.size());
+    if (fresh) {
+      Group g;
+      g.dataset = d;
+      g.system = s;
+      g.label = fmt::format("{} / {} ({})", d, s, table.cell(r, table.column("collective")));
+      g.skip_reason = fmt::format("{} holds collective timings (nccl-tests), not training iterations; "
+                                  "`trainsim collective` validates those", table.source());
+      groups.push_back(std::move(g));
+    }
+    MeasuredRow row;
+    row.table = &table;
+    row.row = r;
+    groups[it->second].rows.push_back(row);
+  }
+}
+
+const SystemTemplate* find_system(const std::vector<SystemTemplate>& systems, const Group& g) {
+  // An entry for this very GPU wins over one for the whole system.
+  const SystemTemplate* any_gpu = nullptr;
+  for (const auto& s : systems)
+    if (s.dataset == g.dataset && s.system == g.system) {
+      if (s.gpu && *s.gpu == g.gpu) return &s;
+      if (!s.gpu && !any_gpu) any_gpu = &s;
+    }
+  return any_gpu;
+}
+
+std::string precision_suffix(const std::string& precision) { return precision == "fp32" ? "" : ", " + precision; }
+
+// Decides whether a group can be validated; sets its label, mapping and metric, or its skip reason.
+void resolve(Group& g, const std::vector<SystemTemplate>& systems, const std::string& systems_path) {
+  g.label = fmt::format("{} / {}, {}, {}, batch {}{}", g.dataset, g.system, g.strategy, g.model, g.batch,
+                        precision_suffix(g.precision));
+  g.system_template = find_system(systems, g);
+  if (!g.system_template) {
+    g.skip_reason = fmt::format("no system mapping for dataset '{}', system '{}'{} in {}", g.dataset, g.system,
+                                g.gpu.empty() ? "" : ", gpu '" + g.gpu + "'", systems_path);
+    return;
+  }
+  const auto m = g.system_template->strategies.find(g.strategy);
+  if (m == g.system_template->strategies.end()) {
+    std::vector<std::string> mapped;
+    for (const auto& [name, mapping] : g.system_template->strategies) mapped.push_back("'" + name + "'");
+    g.skip_reason = fmt::format("{} at {} maps no strategy '{}' (it maps {})", systems_path, g.system_template->pointer,
+                                g.strategy, join(mapped));
+    return;
+  }
+  g.mapping = &m->second;
+  g.label = fmt::format("{}, {}, {}, batch {}{}", g.mapping->label, g.system_template->label, g.model, g.batch,
+                        precision_suffix(g.precision));
+  if (!workloads::zoo_canonical_name(g.model)) {
+    g.skip_reason = fmt::format("model '{}' is not in the zoo (trainsim workload list)", g.model);
+    return;
+  }
+  if (g.metric_name == "samples_per_s")
+    g.metric = Metric::samples_per_s;
+  else if (g.metric_name.rfind("seconds_per_iteration", 0) == 0)
+    g.metric = Metric::seconds_per_iteration;
+  else {
+    g.skip_reason = fmt::format("metric '{}' is neither samples_per_s nor seconds_per_iteration…", g.metric_name);
+    return;
+  }
+  const auto one = std::find_if(g.rows.begin(), g.rows.end(), [](const MeasuredRow& r) { return r.gpus == 1; });
+  if (one == g.rows.end()) {
+    g.skip_reason = "no one-GPU row to calibrate on";
+    return;
+  }
+  if (std::none_of(g.rows.begin(), g.rows.end(), [](const MeasuredRow& r) { return r.gpus > 1; })) {
+    g.skip_reason = "only a one-GPU row: nothing to predict";
+    return;
+  }
+  g.one_gpu_value = one->value;
+  g.one_gpu_time_s = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) / one->value : one->value;
+}
+
+double in_metric(const Group& g, double iteration_time_s, int gpus) {
+  return g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * gpus / iteration_time_s : iteration_time_s;
+}
+
+double simulated_value(const Group& g, const plan::IterationResult& r) {
+  return g.metric == Metric::samples_per_s ? r.samples_per_s : r.iteration_time_s;
+}
+
+// Paleo's prediction for a row, on the links the simulated platform uses: across nodes one node's
+// NICs, inside a node one GPU's fabric link.
+double paleo_value(const Group& g, const plan::IterationResult& r) {
+  const auto& v = r.variables;
+  const double bandwidth = r.nodes > 1 ? v.network_bandwidth_Gbps * 1e9 / 8 * std::max(1, v.nics_per_node)
+                                       : v.intra_node_bandwidth_GBps * 1e9;
+  if (r.gpus > 1 && !(bandwidth > 0)) return std::nan("");
+  const double t = fitting::paleo_iteration_time_s(fitting::paleo_scheme_for(r.strategy), g.one_gpu_time_s, v.model_bytes,
+                                                   r.gpus, bandwidth > 0 ? bandwidth : 1);
+  return in_metric(g, t, r.gpus);
+}
+
+double ape(double predicted, double measured) { return 100.0 * std::fabs(predicted - measured) / measured; }
+
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : ""; }
+std::string percent(double v) { return std::isfinite(v) ? fmt::format("{:.1f} %", v) : "n/a"; }
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy
+
+struct PointError {
+  const Group* group = nullptr;
+  const MeasuredRow* row = nullptr;
+  double simulated = std::nan("");
+  double paleo = std::nan("");
+  double error = std::nan("");        // %
+  double paleo_error = std::nan("");  // %
+};
+
+struct Mape {
+  std::size_t points = 0;
+  double simulated = 0, paleo = 0;
+  std::size_t paleo_points = 0;
+  void add(const PointError& p) {
+    if (std::isfinite(p.error)) simulated += p.error, ++points;
+    if (std::isfinite(p.paleo_error)) paleo += p.paleo_error, ++paleo_points;
+  }
+  double simulated_mape() const { return points ? simulated / points : std::nan(""); }
+  double paleo_mape() const { return paleo_points ? paleo / paleo_points : std::nan(""); }
+};
+
+// A folder name: letters, digits, '.', '-' and '_' kept, anything else '_'.
+std::string slug(const std::string& text) {
+  std::string out;
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  return out;
+}
+
+// The columns the comparison's fits read, beside the measured CSV's own.
+const std::vector<std::string> kCompareColumns = {"iteration_time_s", "samples_per_s", "single_gpu_time_s",
+                                                  "flops_per_sample", "model_bytes", "params"};
+
+struct ComparisonSet {
+  std::string name;    // dataset · family
+  std::string folder;  // compare/<dataset>-<family>
+  std::string family;  // allreduce or parameter_server
+  std::string model;   // the fitting model
+  std::vector<const PointError*> points;
+  std::optional<fitting::DivergenceReport> report;
+  std::string skip_reason;
+};
+
+}  // namespace
+
+ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) {
+  // Inputs first: every error of the files comes before anything is simulated.
+  check_output_directory(options.out_dir);
+  const std::vector<SystemTemplate> systems = read_systems(options.systems);
+  std::vector<CsvTable> tables, collectives;
+  tables.reserve(options.measured.size());
+  collectives.reserve(options.measured.size());
+  for (const auto& file : options.measured) {
+    CsvTable table = CsvTable::read(file);
+    if (is_collective_benchmark(table)) {
+      collectives.push_back(std::move(table));
+      continue;
+    }
+    require_columns(table);
+    tables.push_back(std::move(table));
+  }
+  std::vector<Group> groups = group_rows(tables);
+  for (Group& g : groups) resolve(g, systems, options.systems);
+  for (const CsvTable& table : collectives) add_collective_groups(table, groups);
+
+  // One sweep point per measured row of every group kept; a group whose scenario does not read
+  // (a precision the simulator lacks, say) is skipped with that reason.
+  std::vector<SweepPoint> points;
+  for (Group& g : groups) {
+    if (!g.skip_reason.empty()) continue;
+    std::vector<SweepPoint> mine;
+    try {
+      for (MeasuredRow& row : g.rows) {
+        const auto precision = g.system_template->precisions.find(g.precision);
+        Json doc = scenario_document(*g.system_template, *g.mapping, g.label, g.model, g.batch,
+                                     precision == g.system_template->precisions.end() ? g.precision : precision->second,
+                                     row.nodes, row.gpus / row.nodes);
+        doc["calibration"] = Json{{"single_gpu_samples_per_s", static_cast<double>(g.batch) / g.one_gpu_time_s}};
+        SweepPoint p;
+        p.index = points.size() + mine.size();
+        p.point = Json{{"group", g.label}, {"gpus", row.gpus}};
+        p.scenario = plan::read_scenario(doc, options.systems);
+        row.point = p.index;
+        mine.push_back(std::move(p));
+      }
+    } catch (const InputError& e) {
+      g.skip_reason = fmt::format("its scenario is invalid: {}", e.what());
+      for (MeasuredRow& row : g.rows) row.point.reset();
+      continue;
+    }
+    for (auto& p : mine) points.push_back(std::move(p));
+  }
+
+  ValidateSummary summary;
+  std::vector<std::optional<plan::ResultRecord>> records(points.size());
+  if (!points.empty()) {
+    SweepOptions sweep;
+    sweep.out_dir = options.out_dir;
+    sweep.jobs = options.jobs;
+    sweep.progress = options.progress;
+    std::vector<std::size_t> todo(points.size());
+    for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+    const SweepSummary s = run_points_locally(points, sweep, todo, [&](const std::string& line) {
+      auto record = plan::ResultRecord::from_json(parse_json_text(line, "a validation point's simulation"));
+      if (record.result) record.result->sim_wall_s = 0;  // the outputs are deterministic
+      const std::size_t index = record.index;
+      records.at(index) = std::move(record);
+    }, {});
+    summary.points = s.simulated;
+    summary.failed = s.failed;
+    summary.interrupted = s.interrupted;
+  }
+  auto result_of = [&](const MeasuredRow& row) -> const plan::IterationResult* {
+    if (!row.point || !records[*row.point] || !records[*row.point]->result) return nullptr;
+    return &*records[*row.point]->result;
+  };
+
+  // Errors per multi-GPU point, MAPE per group, dataset and overall.
+  std::vector<PointError> errors;
+  std::map<std::string, Mape> by_dataset;
+  std::map<const Group*, Mape> by_group;
+  Mape overall;
+  for (const Group& g : groups) {
+    if (!g.skip_reason.empty()) {
+      ++summary.skipped;
+      continue;
+    }
+    ++summary.groups;
+    for (const MeasuredRow& row : g.rows) {
+      if (row.gpus == 1) continue;
+      PointError p;
+      p.group = &g;
+      p.row = &row;
+      if (const auto* r = result_of(row)) {
+        p.simulated = simulated_value(g, *r);
+        p.paleo = paleo_value(g, *r);
+        p.error = ape(p.simulated, row.value);
+        p.paleo_error = ape(p.paleo, row.value);
+      }
+      errors.push_back(p);
+      by_group[&g].add(p);
+      by_dataset[g.dataset].add(p);
+      overall.add(p);
+    }
+  }
+
+  const std::filesystem::path dir(options.out_dir);
+
+  // simulated.csv: the measured columns, value simulated, then the result's columns not already there.
+  {
+    std::vector<std::string> columns;
+    for (const CsvTable& t : tables)
+      for (const auto& c : t.columns())
+        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    const std::vector<std::string> measured_columns = columns;
+    for (const auto& c : plan::result_csv_columns())
+      if (c != "sim_wall_s" && std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+    std::string csv;
+    for (std::size_t i = 0; i < columns.size(); ++i) csv += (i ? "," : "") + csv_escape(columns[i]);
+    csv += '\n';
+    const std::string result_header = plan::result_csv_header({});
+    for (const Group& g : groups) {
+      if (!g.skip_reason.empty()) continue;
+      for (const MeasuredRow& row : g.rows) {
+        if (!row.point || !records[*row.point]) continue;
+        const plan::ResultRecord& record = *records[*row.point];
+        const CsvTable result_cells = CsvTable::parse(result_header + "\n" + plan::result_csv_row(record, {}) + "\n", "result");
+        std::vector<std::string> cells;
+        for (const auto& c : columns) {
+          if (c == "value") cells.push_back(record.result ? fmt::format("{}", simulated_value(g, *record.result)) : "");
+          else if (std::find(measured_columns.begin(), measured_columns.end(), c) != measured_columns.end()) {
+            const auto column = row.table->find_column(c);
+            cells.push_back(column ? row.table->cell(row.row, *column) : "");
+          } else {
+            cells.push_back(result_cells.cell(0, result_cells.column(c)));
+          }
+        }
+        for (std::size_t i = 0; i < cells.size(); ++i) csv += (i ? "," : "") + csv_escape(cells[i]);
+        csv += '\n';
+      }
+    }
+    write_file_atomically(dir / "simulated.csv", csv);
+  }
+
+  // errors.csv and mape.csv.
+  {
+    std::string csv = "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent\n";
+    for (const PointError& p : errors)
+      csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_escape(p.group->dataset), csv_escape(p.group->system),
+                         csv_escape(p.group->label), p.row->gpus, csv_escape(p.group->metric_name), number(p.row->value),
+                         number(p.simulated), number(p.error), number(p.paleo), number(p.paleo_error));
+    write_file_atomically(dir / "errors.csv", csv);
+    std::string mape = "level,dataset,group,points,mape_percent,paleo_mape_percent\n";
+    for (const Group& g : groups)
+      if (by_group.count(&g))
+        mape += fmt::format("group,{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.label), by_group[&g].points,
+                            number(by_group[&g].simulated_mape()), number(by_group[&g].paleo_mape()));
+    for (const auto& [dataset, m] : by_dataset)
+      mape += fmt::format("dataset,{},,{},{},{}\n", csv_escape(dataset), m.points, number(m.simulated_mape()),
+                          number(m.paleo_mape()));
+    mape += fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
+    write_file_atomically(dir / "mape.csv", mape);
+    std::string skipped = "dataset,system,group,rows,reason\n";
+    for (const Group& g : groups)
+      if (!g.skip_reason.empty())
+        skipped += fmt::format("{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.system), csv_escape(g.label),
+                               g.rows.size(), csv_escape(g.skip_reason));
+    write_file_atomically(dir / "skipped.csv", skipped);
+  }
+
+  // Comparisons: per dataset and strategy family, the same expression fitted to measured and simulated.
+  std::vector<ComparisonSet> sets;
+  std::vector<PointError> compared_rows;  // every row with a simulation; the sets point into it
+  {
+    std::map<std::pair<std::string, std::string>, std::size_t> index;
+    for (const Group& g : groups) {
+      if (!g.skip_reason.empty()) continue;
+      const std::string kind = g.mapping->strategy.value("kind", std::string("ring_allreduce"));
+      const std::string family = kind == "parameter_server" ? "parameter_server" : "allreduce";
+      auto [it, fresh] = index.emplace(std::make_pair(g.dataset, family), sets.size());
+      if (fresh) {
+        ComparisonSet set;
+        set.name = g.dataset + " · " + family;
+        set.folder = slug(g.dataset) + "-" + family;
+        set.family = family;
+        set.model = family == "parameter_server" ? "ssgd_ps_iteration_calibrated" : "ssgd_ring_iteration_calibrated";
+        sets.push_back(std::move(set));
+      }
+    }
+    // The one-GPU rows too: they anchor the curves.
+    for (const Group& g : groups)
+      if (g.skip_reason.empty())
+        for (const MeasuredRow& row : g.rows)
+          if (result_of(row)) compared_rows.push_back(PointError{&g, &row});
+    for (const PointError& p : compared_rows) {
+      const std::string kind = p.group->mapping->strategy.value("kind", std::string("ring_allreduce"));
+      sets[index.at({p.group->dataset, kind == "parameter_server" ? "parameter_server" : "allreduce"})].points.push_back(&p);
+    }
+    for (ComparisonSet& set : sets) {
+      if (set.points.empty()) {
+        set.skip_reason = "no row was simulated";
+        continue;
+      }
+      const std::filesystem::path set_dir = dir / "compare" / set.folder;
+      std::filesystem::create_directories(set_dir);
+      std::vector<std::string> columns = set.points.front()->row->table->columns();
+      for (const auto& c : kCompareColumns)
+        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+      std::string header;
+      for (std::size_t i = 0; i < columns.size(); ++i) header += (i ? "," : "") + csv_escape(columns[i]);
+      std::string measured = header + "\n", simulated = header + "\n";
+      for (const PointError* p : set.points) {
+        const plan::IterationResult& r = *result_of(*p->row);
+        const Group& g = *p->group;
+        const double measured_time = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * p->row->gpus / p->row->value
+                                                                       : p->row->value;
+        const std::map<std::string, double> m_values{{"iteration_time_s", measured_time},
+                                                     {"samples_per_s", static_cast<double>(g.batch) * p->row->gpus / measured_time},
+                                                     {"single_gpu_time_s", g.one_gpu_time_s},
+                                                     {"flops_per_sample", r.variables.flops_per_sample},
+                                                     {"model_bytes", r.variables.model_bytes},
+                                                     {"params", static_cast<double>(r.variables.params)}};
+        const std::map<std::string, double> s_values{{"iteration_time_s", r.iteration_time_s},
+                                                     {"samples_per_s", r.samples_per_s},
+                                                     {"single_gpu_time_s", r.variables.single_gpu_time_s},
+                                                     {"flops_per_sample", r.variables.flops_per_sample},
+                                                     {"model_bytes", r.variables.model_bytes},
+                                                     {"params", static_cast<double>(r.variables.params)}};
+        for (auto [values, text] : {std::pair{&m_values, &measured}, std::pair{&s_values, &simulated}}) {
+          for (std::size_t i = 0; i < columns.size(); ++i) {
+            std::string cell;
+            if (auto v = values->find(columns[i]); v != values->end())
+              cell = fmt::format("{}", v->second);
+            else if (columns[i] == "value")
+              cell = fmt::format("{}", values == &m_values ? p->row->value : simulated_value(g, r));
+            else if (auto c = p->row->table->find_column(columns[i]))
+              cell = p->row->table->cell(p->row->row, *c);
+            *text += (i ? "," : "") + csv_escape(cell);
+          }
+          *text += '\n';
+        }
+      }
+      write_file_atomically(set_dir / "measured.csv", measured);
+      write_file_atomically(set_dir / "simulated.csv", simulated);
+      // Named relative to DIR in the reports, so that they do not depend on where DIR is.
+      const std::string relative = "compare/" + set.folder + "/";
+      fitting::CompareRequest request;
+      request.fit.model = set.model;
+      request.fit.options.bootstrap_samples = options.bootstrap;
+      request.threshold = options.threshold;
+      try {
+        set.report = fitting::compare_measured_simulated(CsvTable::parse(measured, relative + "measured.csv"),
+                                                         CsvTable::parse(simulated, relative + "simulated.csv"), request);
+        write_file_atomically(set_dir / "divergence.json", fitting::divergence_json(*set.report).dump(2) + "\n");
+        write_file_atomically(set_dir / "report.html", fitting::divergence_html(*set.report));
+      } catch (const InputError& e) {
+        set.skip_reason = e.detail();
+      } catch (const RunError& e) {
+        set.skip_reason = e.what();
+      }
+    }
+  }
+
+  // report.html: accuracy, curves per dataset, skipped groups, and every comparison.
+  {
+    using svg::escape_xml;
+    std::ostringstream html;
+    html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         << "<title>trainsim validation report</title>\n<style>\n"
+         << fitting::divergence_css() << "</style>\n</head>\n<body>\n<h1>Measured vs simulated: validation</h1>\n";
+    html << "<p>Measured: ";
+    for (std::size_t i = 0; i < options.measured.size(); ++i)
+      html << (i ? ", " : "") << "<code>" << escape_xml(options.measured[i]) << "</code>";
+    html << "; systems: <code>" << escape_xml(options.systems) << "</code>. Each group is calibrated on its one-GPU row "
+         << "only; every other row is predicted. Paleo: the measured one-GPU time plus Paleo's exchange "
+         << "(no overlap) on the simulated platform's links.</p>\n";
+    html << "<h2>Accuracy</h2>\n<table>\n<tr><th class=\"l\">dataset</th><th>points</th><th>MAPE trainsim</th>"
+            "<th>MAPE Paleo</th></tr>\n";
+    for (const auto& [dataset, m] : by_dataset)
+      html << "<tr><td class=\"l\">" << escape_xml(dataset) << "</td><td>" << m.points << "</td><td>"
+           << percent(m.simulated_mape()) << "</td><td>" << percent(m.paleo_mape()) << "</td></tr>\n";
+    html << "<tr><th class=\"l\">all</th><th>" << overall.points << "</th><th>" << percent(overall.simulated_mape())
+         << "</th><th>" << percent(overall.paleo_mape()) << "</th></tr>\n</table>\n";
+    for (const auto& [dataset, m] : by_dataset) {
+      html << "<h3>" << escape_xml(dataset) << "</h3>\n";
+      svg::LineChart chart;
+      chart.title = "Speed-up over one GPU: " + dataset;
+      chart.x_label = "GPUs";
+      chart.y_label = "speed-up (×)";
+      chart.log2_x = true;
+      std::size_t colour = 0;
+      for (const Group& g : groups) {
+        if (g.dataset != dataset || !g.skip_reason.empty()) continue;
+        const MeasuredRow* one = nullptr;
+        for (const MeasuredRow& row : g.rows)
+          if (row.gpus == 1 && !one) one = &row;
+        const plan::IterationResult* one_sim = one ? result_of(*one) : nullptr;
+        const std::string name = fmt::format("{}, {} b{}{}", g.mapping->label, g.model, g.batch, precision_suffix(g.precision));
+        svg::Series measured{name + " measured", {}, {}, svg::palette(colour), false, true};
+        svg::Series simulated{name + " simulated", {}, {}, svg::palette(colour), true, true};
+        ++colour;
+        for (const MeasuredRow& row : g.rows) {
+          const double t_measured = g.metric == Metric::samples_per_s ? g.batch * row.gpus / row.value : row.value;
+          measured.x.push_back(row.gpus);
+          measured.y.push_back(row.gpus * g.one_gpu_time_s / t_measured);
+          if (const auto* r = result_of(row); r && one_sim) {
+            simulated.x.push_back(row.gpus);
+            simulated.y.push_back(row.gpus * one_sim->iteration_time_s / r->iteration_time_s);
+          }
+        }
+        chart.series.push_back(measured);
+        chart.series.push_back(simulated);
+      }
+      html << svg::render(chart);
+      html << "<table>\n<tr><th class=\"l\">group</th><th>GPUs</th><th>measured</th><th>simulated</th><th>error</th>"
+              "<th>Paleo</th><th>Paleo error</th></tr>\n";
+      for (const PointError& p : errors) {
+        if (p.group->dataset != dataset) continue;
+        html << "<tr><td class=\"l\">" << escape_xml(p.group->label) << "</td><td>" << p.row->gpus << "</td><td>"
+             << number(p.row->value) << "</td><td>" << number(p.simulated) << "</td><td>" << percent(p.error)
+             << "</td><td>" << number(p.paleo) << "</td><td>" << percent(p.paleo_error) << "</td></tr>\n";
+      }
+      html << "<tr><th class=\"l\">MAPE</th><th></th><th></th><th></th><th>" << percent(m.simulated_mape())
+           << "</th><th></th><th>" << percent(m.paleo_mape()) << "</th></tr>\n</table>\n";
+    }
+    html << "<h2>Skipped groups</h2>\n";
+    if (summary.skipped == 0) html << "<p>None.</p>\n";
+    else {
+      html << "<table>\n<tr><th class=\"l\">group</th><th>rows</th><th class=\"l\">reason</th></tr>\n";
+      for (const Group& g : groups)
+        if (!g.skip_reason.empty())
+          html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>" << g.rows.size() << "</td><td class=\"l\">"
+               << escape_xml(g.skip_reason) << "</td></tr>\n";
+      html << "</table>\n";
+    }
+    html << "<h2>Where measured and simulated scaling diverge</h2>\n";
+    for (const ComparisonSet& set : sets) {
+      html << "<h3>" << escape_xml(set.name) << " (model <code>" << escape_xml(set.model) << "</code>)</h3>\n";
+      if (set.report)
+        html << fitting::divergence_html_section(*set.report, 4);
+      else
+        html << "<p>Not compared: " << escape_xml(set.skip_reason) << "</p>\n";
+    }
+    html << "<p>Generated by trainsim validate.</p>\n</body>\n</html>\n";
+    write_file_atomically(dir / "report.html", html.str());
+  }
+
+  // stdout: the accuracy table (Markdown, as in the README), skipped groups, comparisons.
+  out << "| group | GPUs | measured | simulated | error | Paleo | Paleo error |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [dataset, m] : by_dataset) {
+    for (const PointError& p : errors)
+      if (p.group->dataset == dataset)
+        out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
+                           number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
+    out << fmt::format("| **{} (MAPE)** | | | | **{}** | | **{}** |\n", dataset, percent(m.simulated_mape()),
+                       percent(m.paleo_mape()));
+  }
+  out << fmt::format("| **all (MAPE)** | | | | **{}** | | **{}** |\n", percent(overall.simulated_mape()),
+                     percent(overall.paleo_mape()));
+  for (const Group& g : groups)
+    if (!g.skip_reason.empty()) out << "skipped " << g.label << ": " << g.skip_reason << "\n";
+  for (const ComparisonSet& set : sets) {
+    if (!set.report) {
+      out << set.name << ": not compared: " << set.skip_reason << "\n";
+      continue;
+    }
+    out << set.name << ": ";
+    if (set.report->divergence_gpus)
+      out << fmt::format("curves differ by more than {:g}% from {:g} GPUs on\n", 100 * options.threshold,
+                         *set.report->divergence_gpus);
+    else
+      out << fmt::format("curves within {:g}%\n", 100 * options.threshold);
+  }
+  if (summary.failed) out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
+  out << fmt::format("{} groups validated, {} skipped -> {}/simulated.csv, errors.csv, mape.csv, skipped.csv, report.html, compare/\n",
+                     summary.groups, summary.skipped, options.out_dir);
+  return summary;
+}
+
+}  // namespace trainsim::app
