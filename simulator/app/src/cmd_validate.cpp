@@ -27,7 +27,7 @@ void add_validate(CLI::App& app, Action& action) {
   cmd->add_option("--bootstrap", options->bootstrap, "Bootstrap resamples per fit of the comparisons (default 200)");
   cmd->footer(
       "Writes DIR/simulated.csv (the measured columns, value simulated, plus the simulated variables), errors.csv, "
-      "mape.csv, skipped.csv, report.html and compare/<dataset>_<family>/ (trainsim compare's files). A group without a "
+      "mape.csv, accuracy.md (the Markdown tables), skipped.csv, report.html and compare/<dataset>-<family>/ (trainsim compare's files). A group without a "
       "one-GPU row, with an unmapped system or strategy, or with a model outside the zoo is reported and skipped.\n"
       "Exit status: 0 done; 1 some simulations failed or the run was interrupted; 2 bad input.");
   cmd->callback([options, &action] {

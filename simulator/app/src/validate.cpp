@@ -746,18 +746,22 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     write_file_atomically(dir / "report.html", html.str());
   }
 
-  // stdout: the accuracy table (Markdown, as in the README), skipped groups, comparisons.
-  out << "| group | GPUs | measured | simulated | error | Paleo | Paleo error |\n|---|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& [dataset, m] : by_dataset) {
+  // accuracy.md and stdout: the accuracy tables (Markdown; the README's are this file), then what
+  // was skipped and the comparisons.
+  std::string markdown =
+      "| group | GPUs | measured | simulated | error | Paleo | Paleo error |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [dataset, m] : by_dataset)
     for (const PointError& p : errors)
       if (p.group->dataset == dataset)
-        out << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
-                           number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
-    out << fmt::format("| **{} (MAPE)** | | | | **{}** | | **{}** |\n", dataset, percent(m.simulated_mape()),
-                       percent(m.paleo_mape()));
-  }
-  out << fmt::format("| **all (MAPE)** | | | | **{}** | | **{}** |\n", percent(overall.simulated_mape()),
-                     percent(overall.paleo_mape()));
+        markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
+                                number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
+  markdown += "\n| dataset | points | MAPE trainsim | MAPE Paleo |\n|---|---:|---:|---:|\n";
+  for (const auto& [dataset, m] : by_dataset)
+    markdown += fmt::format("| {} | {} | {} | {} |\n", dataset, m.points, percent(m.simulated_mape()), percent(m.paleo_mape()));
+  markdown += fmt::format("| **all** | {} | **{}** | **{}** |\n", overall.points, percent(overall.simulated_mape()),
+                          percent(overall.paleo_mape()));
+  write_file_atomically(dir / "accuracy.md", markdown);
+  out << markdown << "\n";
   for (const Group& g : groups)
     if (!g.skip_reason.empty()) out << "skipped " << g.label << ": " << g.skip_reason << "\n";
   for (const ComparisonSet& set : sets) {
@@ -773,7 +777,7 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
       out << fmt::format("curves within {:g}%\n", 100 * options.threshold);
   }
   if (summary.failed) out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
-  out << fmt::format("{} groups validated, {} skipped -> {}/simulated.csv, errors.csv, mape.csv, skipped.csv, report.html, compare/\n",
+  out << fmt::format("{} groups validated, {} skipped -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html, compare/\n",
                      summary.groups, summary.skipped, options.out_dir);
   return summary;
 }

@@ -37,7 +37,7 @@ struct ValidateSummary {
 };
 
 /// Runs the whole command: reads and checks the inputs (InputError before anything is simulated),
-/// simulates, writes out_dir/{simulated.csv, errors.csv, mape.csv, skipped.csv, report.html,
+/// simulates, writes out_dir/{simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html,
 /// compare/<set>/…} atomically, and prints the accuracy table (Markdown) and the verdicts to `out`.
 ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out);
 

@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <sstream>
 
+#include "trainsim/core/csv.hpp"
 #include "trainsim_test/cli.hpp"
 
 using trainsim_test::run_trainsim;
@@ -91,4 +94,51 @@ TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
   for (const char* file : {"simulated.csv", "errors.csv", "mape.csv", "skipped.csv", "report.html",
                            "compare/pytorch_ddp_benchmark-allreduce/divergence.json"})
     EXPECT_EQ(slurp(dirs[0] + "/" + file), slurp(dirs[1] + "/" + file)) << file;
+}
+
+// The README's accuracy table, through the command the README shows: the shipped systems on the
+// published measurements. Thresholds, not pinned numbers (the strategy models keep improving); the
+// table itself is regenerated with `cmake --build build --target validation_report`.
+TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
+  const auto dir = trainsim_test::make_temp_dir("validation");
+  const std::string data = trainsim_test::test_data_dir() + "/validation/";
+  const auto r = run_trainsim({"validate", data + "nccl_allreduce.csv", data + "nvidia_dle_resnet50.csv",
+                               data + "pytorch_ddp_2019.csv", data + "tf_benchmarks_2017.csv", "--systems",
+                               trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir, "--jobs",
+                               "2", "--bootstrap", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // every simulation succeeded
+  std::cout << slurp(dir + "/accuracy.md");
+
+  // Every dataset of the published measurements is validated (nccl-tests timings excepted: `collective`).
+  std::map<std::string, std::pair<double, double>> mape;  // dataset → (trainsim, Paleo)
+  double overall = 0, overall_paleo = 0;
+  const auto table = trainsim::CsvTable::read(dir + "/mape.csv");
+  for (std::size_t row = 0; row < table.row_count(); ++row) {
+    const std::string level = table.cell(row, table.column("level"));
+    const double m = table.number(row, table.column("mape_percent"));
+    const double p = table.number(row, table.column("paleo_mape_percent"));
+    if (level == "dataset") mape[table.cell(row, table.column("dataset"))] = {m, p};
+    if (level == "all") overall = m, overall_paleo = p;
+  }
+  for (const char* dataset : {"pytorch_ddp_benchmark", "nvidia_dle_resnet50_v1.5", "tf_benchmarks_2017_dgx1",
+                              "tf_benchmarks_2017_gce_k80", "tf_benchmarks_2017_p2_8xlarge",
+                              "tf_benchmarks_2017_aws_distributed"}) {
+    ASSERT_TRUE(mape.count(dataset)) << dataset;
+    EXPECT_LE(mape[dataset].first, 20.0) << dataset;
+  }
+  EXPECT_LE(mape["pytorch_ddp_benchmark"].first, 10.0);
+  EXPECT_LE(overall, 12.0);
+  EXPECT_LT(overall, overall_paleo) << "the simulation should beat Paleo's scaling rules over all points";
+
+  // The groups of the first validation (PyTorch DDP and TensorFlow's replicated NCCL on DGX-1) stay ≤ 10 %.
+  const auto errors = trainsim::CsvTable::read(dir + "/errors.csv");
+  double sum = 0;
+  std::size_t points = 0;
+  for (std::size_t row = 0; row < errors.row_count(); ++row) {
+    const std::string group = errors.cell(row, errors.column("group"));
+    if (group.rfind("PyTorch DDP, DGX-1 V100,", 0) == 0 || group.rfind("TensorFlow replicated NCCL, DGX-1 P100,", 0) == 0)
+      sum += errors.number(row, errors.column("error_percent")), ++points;
+  }
+  EXPECT_EQ(points, 17u);
+  EXPECT_LE(sum / points, 10.0);
 }
