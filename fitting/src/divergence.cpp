@@ -153,11 +153,106 @@ DivergenceReport compare_measured_simulated(const CsvTable& measured, const CsvT
     ++count;
   }
   for (const auto& [g, acc] : sim_by_gpus) report.simulated_curve.emplace_back(g, acc.first / static_cast<double>(acc.second));
+  report.verdict = divergence_verdict(report);
   return report;
+}
+
+namespace {
+
+enum class TermKind { communication, incast, latency, compute, overhead, other };
+
+TermKind term_kind(const std::string& name) {
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  if (has("incast")) return TermKind::incast;
+  if (has("bandwidth") || has("push_pull") || has("communication")) return TermKind::communication;
+  if (has("latency") || has("synchronisation") || name == "linear" || name == "logarithmic" || name == "serial_loss")
+    return TermKind::latency;
+  if (has("compute") || has("parallel")) return TermKind::compute;
+  if (has("overhead") || name == "base" || name == "serial") return TermKind::overhead;
+  return TermKind::other;
+}
+
+// What a term that costs more (or less) in reality than in the simulation says, and where to look.
+std::string cause(TermKind kind, bool more_in_reality, const TermComparison& term) {
+  switch (kind) {
+    case TermKind::communication:
+      return more_in_reality ? "the simulated network is faster than the real one; check the platform's link bandwidths "
+                               "and efficiency, and the strategy's buckets"
+                             : "the simulated network is slower than the real one; check the platform's link bandwidths, "
+                               "the strategy and where its traffic flows";
+    case TermKind::incast:
+      return more_in_reality ? "the real parameter servers are a worse bottleneck than the simulated ones; check the "
+                               "server count, their placement and their NICs"
+                             : "the simulated parameter servers are a worse bottleneck than the real ones; check the server "
+                               "count and placement, and how the framework spreads variables over them";
+    case TermKind::latency:
+      return more_in_reality ? "per-step latency and synchronisation cost more in reality than in the simulation; check "
+                               "the links' latencies and per-message overheads"
+                             : "the simulation charges more per-step latency than the real system pays; check the links' "
+                               "latencies and the collective's algorithm";
+    case TermKind::compute:
+      return more_in_reality ? "the real GPUs slow down with scale where the simulated ones do not (contention for SMs, "
+                               "memory bandwidth or the host); the one-GPU calibration does not carry over"
+                             : "the simulated GPUs compute slower with scale than the real ones; check the compute model's "
+                               "per-GPU slowdowns (heterogeneity)";
+    case TermKind::overhead:
+      return more_in_reality ? "a fixed per-iteration cost (framework, input pipeline, kernel launches) is larger in "
+                               "reality than in the simulation"
+                             : "a fixed per-iteration cost is larger in the simulation than in reality";
+    case TermKind::other: break;
+  }
+  return fmt::format("the term {} accounts for most of the gap", term.expression);
+}
+
+std::string times(double ratio) { return ratio >= 10 ? fmt::format("{:.0f}×", ratio) : fmt::format("{:.2g}×", ratio); }
+
+}  // namespace
+
+std::string divergence_verdict(const DivergenceReport& report) {
+  const std::string& y = report.measured.y_name;
+  const bool is_time = y.size() > 2 && y.ends_with("_s") && !y.ends_with("_per_s");
+  if (!report.divergence_gpus) {
+    const CurvePoint* worst = nullptr;
+    for (const auto& p : report.curve)
+      if (std::isfinite(p.relative_difference) && (!worst || std::abs(p.relative_difference) > std::abs(worst->relative_difference)))
+        worst = &p;
+    if (!worst) return "No measured GPU count could be compared with the simulation.";
+    return fmt::format("Measured and simulated scaling agree within {:g}% at every measured GPU count (largest gap "
+                       "{:+.1f}% at {:g} GPUs): the simulation can stand in for the measurements over this range.",
+                       100 * report.threshold, 100 * worst->relative_difference, worst->gpus);
+  }
+  const double from = *report.divergence_gpus;
+  const CurvePoint* at = nullptr;
+  for (const auto& p : report.curve)
+    if (p.gpus == from) at = &p;
+  TRAINSIM_CHECK(at != nullptr, "the divergence point is one of the curve's GPU counts");
+  const std::string gap = fmt::format("where the measured {} is {:.0f}% {} the simulated one", y,
+                                      100 * std::abs(at->relative_difference),
+                                      at->relative_difference > 0 ? "above" : "below");
+  if (!report.responsible_term)
+    return fmt::format("The scaling curves part from {:g} GPUs on, {}, and no term of the expression accounts for it.", from, gap);
+  const std::size_t t = *report.responsible_term;
+  const TermComparison& term = report.terms[t];
+  const double m = at->terms_measured[t], s = at->terms_simulated[t];
+  const double scale = std::max({std::abs(m), std::abs(s), 1e-300});
+  std::string size;
+  if (std::abs(s) <= 1e-9 * scale)
+    size = "is present in the measurements but absent from the simulation";
+  else if (std::abs(m) <= 1e-9 * scale)
+    size = "is absent from the measurements but present in the simulation";
+  else if (m / s >= 1)
+    size = "is " + times(m / s) + " larger in the measurements";
+  else
+    size = "is " + times(s / m) + " smaller in the measurements";
+  // A term larger in the measurements costs more in reality when y is a time; for a rate it adds throughput.
+  const bool term_more_in_reality = (m > s) == is_time;
+  return fmt::format("The {} term {} from {:g} GPUs on, {}: {}.", term.name, size, from, gap,
+                     cause(term_kind(term.name), term_more_in_reality, term));
 }
 
 Json divergence_json(const DivergenceReport& report) {
   Json out;
+  out["verdict"] = report.verdict;
   out["threshold"] = report.threshold;
   out["divergence_gpus"] = report.divergence_gpus ? Json(*report.divergence_gpus) : Json(nullptr);
   if (report.responsible_term) {
@@ -213,6 +308,7 @@ std::string divergence_text(const DivergenceReport& report) {
                      100 * sf.mape, to_string(sf.summary.termination));
   out << "term ratios (measured/simulated, mean over the measured rows):\n";
   for (const auto& t : report.terms) out << fmt::format("  {:<24} {}\n", t.name, fmt_ratio(t.ratio));
+  out << "verdict: " << report.verdict << "\n";
   if (report.divergence_gpus) {
     out << fmt::format("the scaling curves differ by more than {:g}% from {:g} GPUs on", 100 * report.threshold,
                        *report.divergence_gpus);
@@ -284,6 +380,8 @@ std::string divergence_html_section(const DivergenceReport& report, int heading_
        << escape_xml(report.simulated.data_source) << "</code>; quantity <code>" << escape_xml(report.measured.y_name)
        << "</code>.<br>Expression" << (report.measured.model ? " (model " + escape_xml(*report.measured.model) + ")" : "")
        << ": <code>" << escape_xml(report.measured.expression) << "</code></p>\n";
+  html << "<p class=\"verdict-box\"><strong>Verdict:</strong> <span class=\"verdict\">" << escape_xml(report.verdict)
+       << "</span></p>\n";
   if (report.divergence_gpus) {
     html << "<p class=\"warn\"><strong>"
          << escape_xml(fmt::format("The curves differ by more than {:g}% from {:g} GPUs on.", 100 * report.threshold,
@@ -333,7 +431,8 @@ std::string divergence_html_section(const DivergenceReport& report, int heading_
 std::string divergence_css() {
   return "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#222}\n"
          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\n"
-         "th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{color:#b00}code{background:#f4f4f4;padding:1px 3px}\n";
+         "th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{color:#b00}code{background:#f4f4f4;padding:1px 3px}\n"
+         ".verdict-box{font-size:1.1em;border-left:4px solid #1f77b4;background:#f4f8fc;padding:0.5em 0.8em}\n";
 }
 
 std::string divergence_html(const DivergenceReport& report) {

@@ -682,6 +682,15 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
            << percent(m.simulated_mape()) << "</td><td>" << percent(m.paleo_mape()) << "</td></tr>\n";
     html << "<tr><th class=\"l\">all</th><th>" << overall.points << "</th><th>" << percent(overall.simulated_mape())
          << "</th><th>" << percent(overall.paleo_mape()) << "</th></tr>\n</table>\n";
+    if (!sets.empty()) {
+      html << "<h2>Verdicts</h2>\n<ul>\n";
+      for (const ComparisonSet& set : sets)
+        html << "<li><strong>" << escape_xml(set.name) << "</strong>: "
+             << (set.report ? "<span class=\"verdict\">" + escape_xml(set.report->verdict) + "</span>"
+                            : "not compared: " + escape_xml(set.skip_reason))
+             << "</li>\n";
+      html << "</ul>\n";
+    }
     for (const auto& [dataset, m] : by_dataset) {
       html << "<h3>" << escape_xml(dataset) << "</h3>\n";
       svg::LineChart chart;
@@ -696,9 +705,9 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
         for (const MeasuredRow& row : g.rows)
           if (row.gpus == 1 && !one) one = &row;
         const plan::IterationResult* one_sim = one ? result_of(*one) : nullptr;
-        const std::string name = fmt::format("{}, {} b{}{}", g.mapping->label, g.model, g.batch, precision_suffix(g.precision));
-        svg::Series measured{name + " measured", {}, {}, svg::palette(colour), false, true};
-        svg::Series simulated{name + " simulated", {}, {}, svg::palette(colour), true, true};
+        // The group's whole label: a dataset may hold the same model and batch on several systems.
+        svg::Series measured{g.label + " measured", {}, {}, svg::palette(colour), false, true};
+        svg::Series simulated{g.label + " simulated", {}, {}, svg::palette(colour), true, true};
         ++colour;
         for (const MeasuredRow& row : g.rows) {
           const double t_measured = g.metric == Metric::samples_per_s ? g.batch * row.gpus / row.value : row.value;
@@ -769,12 +778,7 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
       out << set.name << ": not compared: " << set.skip_reason << "\n";
       continue;
     }
-    out << set.name << ": ";
-    if (set.report->divergence_gpus)
-      out << fmt::format("curves differ by more than {:g}% from {:g} GPUs on\n", 100 * options.threshold,
-                         *set.report->divergence_gpus);
-    else
-      out << fmt::format("curves within {:g}%\n", 100 * options.threshold);
+    out << set.name << ": " << set.report->verdict << "\n";
   }
   if (summary.failed) out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
   out << fmt::format("{} groups validated, {} skipped -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html, compare/\n",

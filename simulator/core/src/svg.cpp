@@ -331,9 +331,12 @@ std::string render(const LineChart& chart) {
     out += fmt::format("<line class=\"marker\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d62728\" "
                        "stroke-dasharray=\"2,4\" stroke-width=\"1.5\"/>\n",
                        px(ax(m)), px(kTop), px(plot_bottom));
+    // Right of the line, or left of it where the plot ends first (a divergence at the largest GPU
+    // count would otherwise run into the legend).
+    const bool fits_right = ax(m) + 4 + text_width(chart.marker_label) <= plot_right;
     if (!chart.marker_label.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d62728\">{}</text>\n", px(ax(m) + 4), px(kTop + 12),
-                         escape_xml(chart.marker_label));
+      out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d62728\"{}>{}</text>\n", px(fits_right ? ax(m) + 4 : ax(m) - 4),
+                         px(kTop + 12), fits_right ? "" : " text-anchor=\"end\"", escape_xml(chart.marker_label));
   }
   for (const auto& s : chart.series) {
     std::string points;

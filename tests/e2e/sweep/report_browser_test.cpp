@@ -2,7 +2,7 @@
 // those of a 108-point sweep and of a sweep with failed points: the page loads without console errors, its plots render (the screenshot holds
 // many non-white pixels in several colours), and its layout holds (a script measures every SVG text in the
 // browser: none is clipped by its SVG, none overlaps another, no SVG is scaled down, the page fits a
-// 1400 px window, and no legend repeats an entry).
+// 1400 px window, and no legend repeats an entry; browser_check.hpp).
 //
 // The report has no script of its own. The test adds one to a copy of it, before </body>, that writes its
 // findings into a hidden <pre>, and reads them from Chromium's --dump-dom; the same launch takes the
@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "browser_check.hpp"
 #include "png.hpp"
 #include "trainsim_test/cli.hpp"
 #include "trainsim_test/names.hpp"
@@ -47,62 +48,11 @@ std::vector<ReportCase> report_cases() {
   return cases;
 }
 
-// Runs in the page after it has been laid out. Text boxes are compared in CSS pixels (getBoundingClientRect
-// includes the rotation of the y axis titles); 0.5 px of slack absorbs rounding.
-const char* const kLayoutCheck = R"(<script>
-(function () {
-  const problems = [];
-  const fmt = (r) => `[${Math.round(r.left)}, ${Math.round(r.top)}, ${Math.round(r.right)}, ${Math.round(r.bottom)}]`;
-  const page = document.documentElement;
-  if (page.scrollWidth > window.innerWidth)
-    problems.push(`the page is ${page.scrollWidth} px wide in a ${window.innerWidth} px window`);
-  const svgs = [...document.querySelectorAll('svg')];
-  let texts = 0;
-  svgs.forEach((svg, i) => {
-    const title = svg.querySelector(':scope > title');
-    const name = title ? title.textContent : `svg ${i}`;
-    const box = svg.getBoundingClientRect();
-    if (Math.abs(box.width - svg.width.baseVal.value) > 0.5 || Math.abs(box.height - svg.height.baseVal.value) > 0.5)
-      problems.push(`${name}: drawn ${box.width}x${box.height}, declared ${svg.width.baseVal.value}x${svg.height.baseVal.value}`);
-    const placed = [];
-    for (const t of svg.querySelectorAll('text')) {
-      ++texts;
-      const r = t.getBoundingClientRect();
-      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
-        problems.push(`${name}: "${t.textContent}" at ${fmt(r)} is clipped by the SVG at ${fmt(box)}`);
-      for (const [other, o] of placed) {
-        const w = Math.min(r.right, o.right) - Math.max(r.left, o.left);
-        const h = Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top);
-        if (w > 1 && h > 1) problems.push(`${name}: "${t.textContent}" at ${fmt(r)} overlaps "${other.textContent}" at ${fmt(o)}`);
-      }
-      placed.push([t, r]);
-    }
-    const legend = [...svg.querySelectorAll('text.legend')].map((t) => t.textContent);
-    if (new Set(legend).size !== legend.length) problems.push(`${name}: the legend repeats an entry: ${legend.join(' | ')}`);
-  });
-  const out = document.createElement('pre');
-  out.id = 'layout-check';
-  out.hidden = true;
-  out.textContent = `svgs=${svgs.length} texts=${texts}\n` + problems.join('\n');
-  document.body.appendChild(out);
-})();
-</script>
-)";
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// The text of the <pre id="layout-check"> in a dumped DOM, entities as Chromium writes them.
-std::string layout_findings(const std::string& dom) {
-  const std::string open = "<pre id=\"layout-check\" hidden=\"\">";
-  const auto begin = dom.find(open);
-  if (begin == std::string::npos) return "";
-  const auto end = dom.find("</pre>", begin);
-  return dom.substr(begin + open.size(), end - begin - open.size());
 }
 
 class SweepReport : public ::testing::TestWithParam<ReportCase> {};
@@ -117,30 +67,16 @@ TEST_P(SweepReport, RendersInHeadlessChromiumWithNothingClipped) {
   const auto sweep = trainsim_test::run_trainsim(args);
   ASSERT_EQ(sweep.exit_code, c.exit_code) << sweep.err;
 
-  std::string html = read_file(dir + "/report.html");
-  ASSERT_EQ(html.find("<script"), std::string::npos) << "the report itself must have no script";
-  const auto body_end = html.rfind("</body>");
-  ASSERT_NE(body_end, std::string::npos);
-  html.insert(body_end, kLayoutCheck);
-  std::ofstream(dir + "/checked.html") << html;
+  ASSERT_EQ(read_file(dir + "/report.html").find("<script"), std::string::npos) << "the report itself must have no script";
+  const auto check = trainsim_test::check_report_in_browser(browser, dir + "/report.html", dir);
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(check.err.find("CONSOLE"), std::string::npos) << "console output:\n" << check.err;
+  ASSERT_FALSE(check.counts.empty()) << "the layout check did not run";
+  EXPECT_TRUE(check.counts.rfind("svgs=3 ", 0) == 0 || check.counts.rfind("svgs=2 ", 0) == 0) << check.counts;
+  EXPECT_EQ(check.problems, "") << "layout problems in " << dir << "/report.html";
+  const std::string& png = check.png;
 
-  const std::string png = dir + "/report.png";
-  const auto r = trainsim_test::run_program({browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                                             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                                             "--hide-scrollbars", "--user-data-dir=" + dir + "/profile", "--enable-logging=stderr",
-                                             "--v=0", "--window-size=1400,2000", "--screenshot=" + png, "--dump-dom",
-                                             "file://" + dir + "/checked.html"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err.find("CONSOLE"), std::string::npos) << "console output:\n" << r.err;
-
-  const std::string findings = layout_findings(r.out);
-  ASSERT_FALSE(findings.empty()) << "the layout check did not run; the DOM:\n" << r.out.substr(0, 2000);
-  const std::string counts = findings.substr(0, findings.find('\n'));
-  const std::string problems = findings.find('\n') == std::string::npos ? "" : findings.substr(findings.find('\n') + 1);
-  EXPECT_TRUE(counts.rfind("svgs=3 ", 0) == 0 || counts.rfind("svgs=2 ", 0) == 0) << counts;
-  EXPECT_EQ(problems, "") << "layout problems in " << dir << "/report.html";
-
-  ASSERT_TRUE(std::filesystem::exists(png)) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(png)) << check.err;
   const auto image = trainsim_test::read_png(png);
   ASSERT_GE(image.width, 1000);
   std::size_t ink = 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "browser_check.hpp"
 #include "trainsim/core/csv.hpp"
 #include "trainsim_test/cli.hpp"
 
@@ -141,4 +142,12 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   }
   EXPECT_EQ(points, 17u);
   EXPECT_LE(sum / points, 10.0);
+
+  // The whole report (six datasets, eight comparisons) holds its layout in a browser.
+  const std::string browser = trainsim_test::find_program("chromium");
+  ASSERT_FALSE(browser.empty()) << "chromium not installed (Debian package chromium; .ci/setup installs it)";
+  const auto check = trainsim_test::check_report_in_browser(browser, dir + "/report.html", dir);
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_GE(trainsim_test::count_of(check.counts, "verdicts"), 14) << check.counts;  // list + sections
+  EXPECT_EQ(check.problems, "") << "layout problems in " << dir << "/report.html";
 }

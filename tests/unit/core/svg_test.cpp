@@ -77,6 +77,18 @@ TEST(Svg, LineChartHasOnePolylineAndAMarkerPerPoint) {
   EXPECT_EQ(render(chart), svg);  // deterministic
 }
 
+// A marker at the last x (a divergence at the largest GPU count) puts its label left of the line,
+// inside the plot, not over the legend.
+TEST(Svg, MarkerLabelStaysInsideThePlot) {
+  LineChart chart;
+  chart.series.push_back({"a", {1, 2, 4, 8}, {1, 2, 3, 4}, "#000000", false, true});
+  chart.marker_label = "> 10% from here";
+  chart.vertical_markers = {1};
+  EXPECT_EQ(render(chart).find("text-anchor=\"end\">&gt; 10% from here"), std::string::npos);
+  chart.vertical_markers = {8};
+  EXPECT_NE(render(chart).find("text-anchor=\"end\">&gt; 10% from here"), std::string::npos);
+}
+
 TEST(Svg, StackedBarsDrawPositiveSegmentsOnly) {
   StackedBarChart chart;
   chart.title = "shares";

@@ -90,3 +90,42 @@ TEST(Divergence, BadRequests) {
     EXPECT_NE(e.detail().find("'gpus'"), std::string::npos);
   }
 }
+
+// The verdict names the term, its ratio at the divergence point, the GPU count and what to check.
+TEST(Divergence, VerdictIsOneActionableSentence) {
+  const auto report = compare_measured_simulated(good("compare_measured.csv"), good("compare_simulated.csv"), quick());
+  EXPECT_EQ(report.verdict, divergence_verdict(report));
+  EXPECT_EQ(report.verdict.rfind("The linear term is ", 0), 0u) << report.verdict;
+  EXPECT_NE(report.verdict.find("× larger in the measurements from 32 GPUs on, where the measured iteration_time_s is "),
+            std::string::npos) << report.verdict;
+  EXPECT_NE(report.verdict.find("above the simulated one: per-step latency and synchronisation cost more in reality"),
+            std::string::npos) << report.verdict;
+  EXPECT_EQ(report.verdict.back(), '.');
+  EXPECT_EQ(report.verdict.find(". "), std::string::npos) << "one sentence: " << report.verdict;
+  EXPECT_EQ(divergence_json(report)["verdict"], report.verdict);
+  EXPECT_NE(divergence_html(report).find("<strong>Verdict:</strong> <span class=\"verdict\">The linear term is "),
+            std::string::npos);
+  EXPECT_NE(divergence_text(report).find("verdict: The linear term"), std::string::npos);
+}
+
+TEST(Divergence, VerdictOfAgreeingCurvesSaysSo) {
+  const auto report = compare_measured_simulated(good("compare_simulated.csv"), good("compare_simulated.csv"), quick());
+  EXPECT_EQ(report.verdict.rfind("Measured and simulated scaling agree within 10% at every measured GPU count", 0), 0u)
+      << report.verdict;
+}
+
+// A communication term larger in the measurements: the simulated network is faster than the real one.
+TEST(Divergence, VerdictReadsACommunicationTerm) {
+  std::string measured = "gpus,model_bytes,iteration_time_s\n", simulated = measured;
+  for (int p : {1, 2, 4, 8, 16, 32, 64}) {
+    const double comm = 2.0 * (p - 1) / p;
+    measured += std::to_string(p) + ",1e9," + std::to_string(0.5 + 0.3 * comm) + "\n";
+    simulated += std::to_string(p) + ",1e9," + std::to_string(0.5 + 0.1 * comm) + "\n";
+  }
+  CompareRequest request = quick();
+  request.fit.expression = "c0 + c1*2*(gpus-1)/gpus*model_bytes*1e-9";
+  request.fit.bounds = {"c0=0:2,c1=0:2"};
+  const auto report = compare_measured_simulated(CsvTable::parse(measured, "m.csv"), CsvTable::parse(simulated, "s.csv"), request);
+  ASSERT_TRUE(report.divergence_gpus.has_value());
+  EXPECT_NE(report.verdict.find("× larger in the measurements from "), std::string::npos) << report.verdict;
+}

@@ -65,7 +65,19 @@ struct DivergenceReport {
   std::optional<double> divergence_gpus;      ///< first GPU count from which every point differs > threshold
   std::optional<std::size_t> responsible_term;  ///< term with the largest gap contribution there
   double responsible_gap_fraction = 0.0;      ///< its contribution / the modelled gap
+  /// One sentence a user can act on: which term differs by how much from which GPU count on, in
+  /// which direction, and what that says about the simulated system (see divergence_verdict).
+  std::string verdict;
 };
+
+/// The verdict of a comparison, from its divergence point, the responsible term there (its value
+/// under the measured and the simulated constants) and the term's kind, read from its name:
+/// communication (bandwidth, push_pull, communication), parameter-server incast (incast), latency
+/// and synchronisation (latency, synchronisation, linear, logarithmic), compute, fixed overhead
+/// (overhead, base, serial); any other term is named with its expression. Without a divergence
+/// point it says the curves agree and where their largest gap is. A y column ending in `_s` but not
+/// `_per_s` is read as a time (larger is slower), any other as a rate.
+std::string divergence_verdict(const DivergenceReport& report);
 
 /// Fits both tables and compares them. Throws InputError for everything run_fit rejects, a table
 /// without a `gpus` column, an invalid threshold or a hold-out rule. A fit that does not converge
