@@ -2,10 +2,12 @@
 // input (exit 2 naming the file and the line or pointer), determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <ostream>
 #include <sstream>
 
 #include "browser_check.hpp"
@@ -151,3 +153,99 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   EXPECT_GE(trainsim_test::count_of(check.counts, "verdicts"), 14) << check.counts;  // list + sections
   EXPECT_EQ(check.problems, "") << "layout problems in " << dir << "/report.html";
 }
+
+// A dataset no entry of SYSTEMS.json maps is reported and skipped (documented behaviour), not fatal:
+// the other groups are validated.
+TEST(ValidateCli, DatasetWithoutSystemMappingIsReportedAndSkipped) {
+  const auto dir = trainsim_test::make_temp_dir("validate-unmapped");
+  const auto r = run_trainsim({"validate", good("unmapped.csv"), good("measured.csv"), "--systems", good("systems.json"),
+                               "--out", dir, "--jobs", "2", "--bootstrap", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string reason = "no system mapping for dataset 'tf_benchmarks_2017_gce_k80', system 'GCE n1-standard-32-k80x8', "
+                             "gpu 'K80 (one GK210 die)' in " + good("systems.json");
+  EXPECT_NE(r.out.find("skipped tf_benchmarks_2017_gce_k80 / GCE n1-standard-32-k80x8, parameter_server_cpu, resnet50, "
+                       "batch 64: " + reason), std::string::npos) << r.out;
+  EXPECT_NE(slurp(dir + "/skipped.csv").find(reason), std::string::npos);
+  EXPECT_NE(slurp(dir + "/report.html").find("no system mapping for dataset"), std::string::npos);
+  EXPECT_NE(r.out.find("2 groups validated, 2 skipped"), std::string::npos) << r.out;  // and ResNeXt
+}
+
+// Bad input: exit 2 before anything runs, one message naming the file and the CSV line or JSON
+// pointer. {good} = tests/data/good/validate, {bad} = tests/data/bad/validate, {dir} = a temporary
+// folder holding the inline files of the case.
+struct BadCase {
+  const char* name;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> files;  // written into {dir} first
+  std::vector<std::string> fragments;                      // each must appear in stderr
+};
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
+class ValidateBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ValidateBadInput, ExitsTwoNamingTheFileAndThePlace) {
+  const BadCase& c = GetParam();
+  const std::string dir = trainsim_test::make_temp_dir("validate-bad");
+  auto expand = [&](std::string s) {
+    const std::pair<std::string, std::string> vars[] = {{"{good}", trainsim_test::test_data_dir() + "/good/validate"},
+                                                        {"{bad}", trainsim_test::test_data_dir() + "/bad/validate"},
+                                                        {"{dir}", dir}};
+    for (const auto& [key, value] : vars)
+      for (auto at = s.find(key); at != std::string::npos; at = s.find(key)) s.replace(at, key.size(), value);
+    return s;
+  };
+  for (const auto& [name, text] : c.files) std::ofstream(dir + "/" + name) << text;
+  std::vector<std::string> args{"validate"};
+  for (const auto& a : c.args) args.push_back(expand(a));
+  const auto r = run_trainsim(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  for (const auto& f : c.fragments) EXPECT_NE(r.err.find(expand(f)), std::string::npos) << "missing '" << f << "' in: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out/simulated.csv"));
+}
+
+const std::string kHeader = "dataset,system,gpus,nodes,strategy,model,batch_per_gpu,precision,metric,value\n";
+const std::string kRow = "pytorch_ddp_benchmark,DGX-1 (V100) cluster,";
+const std::string kTail = ",ring_allreduce_nccl (bucket 25MB),resnet50,32,fp32,seconds_per_iteration_p50,";
+std::string system_with(const std::string& entry_fields) {
+  return R"j({"systems": [{"dataset": "pytorch_ddp_benchmark", "system": "DGX-1 (V100) cluster", )j" + entry_fields + "}]}";
+}
+const std::string kStrategies = R"j("strategies": {"ring_allreduce_nccl (bucket 25MB)": {"strategy": {"kind": "ring_allreduce"}}})j";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ValidateBadInput,
+    ::testing::Values(
+        BadCase{"missing_column", {"{bad}/missing_column.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"}, {},
+                {"{bad}/missing_column.csv: line 1: missing required column 'batch_per_gpu'", "needs the columns dataset,"}},
+        BadCase{"unknown_preset", {"{good}/measured.csv", "--systems", "{bad}/unknown_preset.json", "--out", "{dir}/out"}, {},
+                {"{bad}/unknown_preset.json: /systems/1/platform/preset: unknown platform preset 'dgx1-p10'; did you mean "
+                 "'dgx1-p100'?"}},
+        BadCase{"unknown_system_key", {"{good}/measured.csv", "--systems", "{dir}/s.json", "--out", "{dir}/out"},
+                {{"s.json", system_with(R"j("platfrom": {"preset": "dgx1-v100"}, )j" + kStrategies)}},
+                {"{dir}/s.json: /systems/0/platfrom: unknown key 'platfrom'; did you mean 'platform'?"}},
+        BadCase{"unknown_strategy_kind", {"{good}/measured.csv", "--systems", "{dir}/s.json", "--out", "{dir}/out"},
+                {{"s.json", system_with(R"j("platform": {"preset": "dgx1-v100"}, "strategies": {"x": {"strategy": {"kind": "rign_allreduce"}}})j")}},
+                {"{dir}/s.json: /systems/0/strategies/x/strategy/kind: unknown value 'rign_allreduce'"}},
+        BadCase{"model_in_template", {"{good}/measured.csv", "--systems", "{dir}/s.json", "--out", "{dir}/out"},
+                {{"s.json", system_with(R"j("platform": {"preset": "dgx1-v100"}, "workload": {"model": "vgg16"}, )j" + kStrategies)}},
+                {"{dir}/s.json: /systems/0/workload/model: comes from the measured CSV"}},
+        BadCase{"nodes_in_template", {"{good}/measured.csv", "--systems", "{dir}/s.json", "--out", "{dir}/out"},
+                {{"s.json", system_with(R"j("platform": {"preset": "dgx1-v100", "nodes": 2}, )j" + kStrategies)}},
+                {"{dir}/s.json: /systems/0/platform/nodes: comes from the measured CSV's nodes and gpus columns"}},
+        BadCase{"system_mapped_twice", {"{good}/measured.csv", "--systems", "{dir}/s.json", "--out", "{dir}/out"},
+                {{"s.json", R"j({"systems": [{"dataset": "d", "system": "s", "platform": {"preset": "dgx1-v100"}, "strategies": {}},
+                                            {"dataset": "d", "system": "s", "platform": {"preset": "dgx1-v100"}, "strategies": {}}]})j"}},
+                {"{dir}/s.json: /systems/1: dataset 'd', system 's' is already mapped at /systems/0"}},
+        BadCase{"gpus_not_an_integer", {"{dir}/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"m.csv", kHeader + kRow + "1,1" + kTail + "0.1\n" + kRow + "2.5,1" + kTail + "0.1\n"}},
+                {"{dir}/m.csv: line 3: column 'gpus': expected an integer ≥ 1, got '2.5'"}},
+        BadCase{"gpus_over_nodes", {"{dir}/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"m.csv", kHeader + kRow + "1,1" + kTail + "0.1\n" + kRow + "3,2" + kTail + "0.1\n"}},
+                {"{dir}/m.csv: line 3: 3 GPUs do not divide evenly over 2 nodes"}},
+        BadCase{"value_not_positive", {"{dir}/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"m.csv", kHeader + kRow + "1,1" + kTail + "0\n"}},
+                {"{dir}/m.csv: line 2: column 'value': expected a measurement > 0, got '0'"}},
+        BadCase{"out_is_a_file", {"{good}/measured.csv", "--systems", "{good}/systems.json", "--out", "{dir}/f"},
+                {{"f", "a file\n"}}, {"{dir}/f"}}),
+    [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.name); });
