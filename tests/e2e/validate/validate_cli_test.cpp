@@ -12,6 +12,7 @@
 
 #include "browser_check.hpp"
 #include "trainsim/core/csv.hpp"
+#include "trainsim/fitting/models.hpp"
 #include "trainsim_test/cli.hpp"
 
 using trainsim_test::run_trainsim;
@@ -84,6 +85,23 @@ TEST(ValidateCli, WritesTheOutputsAndSkipsWhatItCannotCalibrate) {
                            "no one-GPU row to calibrate on", "MAPE Paleo"})
     EXPECT_NE(html.find(part), std::string::npos) << part;
   EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+// validate's simulated.csv is simulated output like a sweep's: every built-in model fits it (fast
+// DE settings: the fit runs; its quality is not the point).
+TEST(ValidateCli, EveryModelFitsTheSimulatedCsv) {
+  const auto dir = trainsim_test::make_temp_dir("validate-fit");
+  const auto r = run_trainsim({"validate", good("measured.csv"), "--systems", good("systems.json"), "--out", dir, "--jobs", "2",
+                               "--bootstrap", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& model : trainsim::fitting::named_models()) {
+    const std::string y = model.name.find("epoch") != std::string::npos ? "epoch_time_s"
+                          : model.name == "gustafson"                    ? "samples_per_s"
+                                                                         : "iteration_time_s";
+    const auto fit = run_trainsim({"fit", dir + "/simulated.csv", "--y", y, "--model", model.name, "--restarts", "1",
+                                   "--generations", "20", "--lambda", "0", "--bootstrap", "0", "--no-baseline"});
+    EXPECT_EQ(fit.exit_code, 0) << model.name << ": " << fit.err;
+  }
 }
 
 TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
