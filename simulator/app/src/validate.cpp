@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -402,13 +401,328 @@ struct ComparisonSet {
   std::string skip_reason;
 };
 
+// Everything one run of the command holds, from the inputs to the comparisons.
+struct Validation {
+  explicit Validation(const ValidateOptions& o) : options(o), dir(o.out_dir) {}
+
+  const ValidateOptions& options;
+  std::filesystem::path dir;
+  std::vector<CsvTable> tables;       // training measurements; the groups' rows point into them
+  std::vector<CsvTable> collectives;  // nccl-tests timings: reported, not simulated
+  std::vector<Group> groups;
+  std::vector<std::optional<plan::ResultRecord>> records;  // per sweep point
+  std::vector<PointError> errors;     // the multi-GPU points of the validated groups
+  std::map<std::string, Mape> by_dataset;
+  std::map<const Group*, Mape> by_group;
+  Mape overall;
+  std::vector<ComparisonSet> sets;
+  std::vector<PointError> compared_rows;  // every row with a simulation; the sets point into it
+
+  const plan::IterationResult* result_of(const MeasuredRow& row) const {
+    if (!row.point || !records[*row.point] || !records[*row.point]->result) return nullptr;
+    return &*records[*row.point]->result;
+  }
+};
+
+// simulated.csv: the measured columns, value simulated, then the result's columns not already there.
+void write_simulated_csv(const Validation& v) {
+  const auto& groups = v.groups;
+  const auto& tables = v.tables;
+  const auto& records = v.records;
+  const std::filesystem::path& dir = v.dir;
+  std::vector<std::string> columns;
+  for (const CsvTable& t : tables)
+    for (const auto& c : t.columns())
+      if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  const std::vector<std::string> measured_columns = columns;
+  for (const auto& c : plan::result_csv_columns())
+    if (c != "sim_wall_s" && std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  std::string csv;
+  for (std::size_t i = 0; i < columns.size(); ++i) csv += (i ? "," : "") + csv_escape(columns[i]);
+  csv += '\n';
+  const std::string result_header = plan::result_csv_header({});
+  for (const Group& g : groups) {
+    if (!g.skip_reason.empty()) continue;
+    for (const MeasuredRow& row : g.rows) {
+      if (!row.point || !records[*row.point]) continue;
+      const plan::ResultRecord& record = *records[*row.point];
+      const CsvTable result_cells = CsvTable::parse(result_header + "\n" + plan::result_csv_row(record, {}) + "\n", "result");
+      std::vector<std::string> cells;
+      for (const auto& c : columns) {
+        if (c == "value") cells.push_back(record.result ? fmt::format("{}", simulated_value(g, *record.result)) : "");
+        else if (std::find(measured_columns.begin(), measured_columns.end(), c) != measured_columns.end()) {
+          const auto column = row.table->find_column(c);
+          cells.push_back(column ? row.table->cell(row.row, *column) : "");
+        } else {
+          cells.push_back(result_cells.cell(0, result_cells.column(c)));
+        }
+      }
+      for (std::size_t i = 0; i < cells.size(); ++i) csv += (i ? "," : "") + csv_escape(cells[i]);
+      csv += '\n';
+    }
+  }
+  write_file_atomically(dir / "simulated.csv", csv);
+}
+
+// errors.csv and mape.csv.
+void write_error_tables(const Validation& v) {
+  const auto& groups = v.groups;
+  const auto& errors = v.errors;
+  const std::filesystem::path& dir = v.dir;
+  const auto& by_group = v.by_group;
+  const auto& by_dataset = v.by_dataset;
+  const Mape& overall = v.overall;
+  std::string csv = "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent\n";
+  for (const PointError& p : errors)
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_escape(p.group->dataset), csv_escape(p.group->system),
+                       csv_escape(p.group->label), p.row->gpus, csv_escape(p.group->metric_name), number(p.row->value),
+                       number(p.simulated), number(p.error), number(p.paleo), number(p.paleo_error));
+  write_file_atomically(dir / "errors.csv", csv);
+  std::string mape = "level,dataset,group,points,mape_percent,paleo_mape_percent\n";
+  for (const Group& g : groups)
+    if (const auto m = by_group.find(&g); m != by_group.end())
+      mape += fmt::format("group,{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.label), m->second.points,
+                          number(m->second.simulated_mape()), number(m->second.paleo_mape()));
+  for (const auto& [dataset, m] : by_dataset)
+    mape += fmt::format("dataset,{},,{},{},{}\n", csv_escape(dataset), m.points, number(m.simulated_mape()),
+                        number(m.paleo_mape()));
+  mape += fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
+  write_file_atomically(dir / "mape.csv", mape);
+  std::string skipped = "dataset,system,group,rows,reason\n";
+  for (const Group& g : groups)
+    if (!g.skip_reason.empty())
+      skipped += fmt::format("{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.system), csv_escape(g.label),
+                             g.rows.size(), csv_escape(g.skip_reason));
+  write_file_atomically(dir / "skipped.csv", skipped);
+}
+
+// Comparisons: per dataset and strategy family, the same expression fitted to measured and simulated.
+void run_comparisons(Validation& v) {
+  const auto& groups = v.groups;
+  const ValidateOptions& options = v.options;
+  const std::filesystem::path& dir = v.dir;
+  auto& sets = v.sets;
+  auto& compared_rows = v.compared_rows;
+  {
+    std::map<std::pair<std::string, std::string>, std::size_t> index;
+    for (const Group& g : groups) {
+      if (!g.skip_reason.empty()) continue;
+      const std::string kind = g.mapping->strategy.value("kind", std::string("ring_allreduce"));
+      const std::string family = kind == "parameter_server" ? "parameter_server" : "allreduce";
+      auto [it, fresh] = index.emplace(std::make_pair(g.dataset, family), sets.size());
+      if (fresh) {
+        ComparisonSet set;
+        set.name = g.dataset + " · " + family;
+        set.folder = slug(g.dataset) + "-" + family;
+        set.family = family;
+        set.model = family == "parameter_server" ? "ssgd_ps_iteration_calibrated" : "ssgd_ring_iteration_calibrated";
+        sets.push_back(std::move(set));
+      }
+    }
+    // The one-GPU rows too: they anchor the curves.
+    for (const Group& g : groups)
+      if (g.skip_reason.empty())
+        for (const MeasuredRow& row : g.rows)
+          if (v.result_of(row)) compared_rows.push_back(PointError{&g, &row});
+    for (const PointError& p : compared_rows) {
+      const std::string kind = p.group->mapping->strategy.value("kind", std::string("ring_allreduce"));
+      sets[index.at({p.group->dataset, kind == "parameter_server" ? "parameter_server" : "allreduce"})].points.push_back(&p);
+    }
+    for (ComparisonSet& set : sets) {
+      if (set.points.empty()) {
+        set.skip_reason = "no row was simulated";
+        continue;
+      }
+      const std::filesystem::path set_dir = dir / "compare" / set.folder;
+      std::filesystem::create_directories(set_dir);
+      std::vector<std::string> columns = set.points.front()->row->table->columns();
+      for (const auto& c : kCompareColumns)
+        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+      std::string header;
+      for (std::size_t i = 0; i < columns.size(); ++i) header += (i ? "," : "") + csv_escape(columns[i]);
+      std::string measured = header + "\n", simulated = header + "\n";
+      for (const PointError* p : set.points) {
+        const plan::IterationResult& r = *v.result_of(*p->row);
+        const Group& g = *p->group;
+        const double measured_time = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * p->row->gpus / p->row->value
+                                                                       : p->row->value;
+        const std::map<std::string, double> m_values{{"iteration_time_s", measured_time},
+                                                     {"samples_per_s", static_cast<double>(g.batch) * p->row->gpus / measured_time},
+                                                     {"single_gpu_time_s", g.one_gpu_time_s},
+                                                     {"flops_per_sample", r.variables.flops_per_sample},
+                                                     {"model_bytes", r.variables.model_bytes},
+                                                     {"params", static_cast<double>(r.variables.params)}};
+        const std::map<std::string, double> s_values{{"iteration_time_s", r.iteration_time_s},
+                                                     {"samples_per_s", r.samples_per_s},
+                                                     {"single_gpu_time_s", r.variables.single_gpu_time_s},
+                                                     {"flops_per_sample", r.variables.flops_per_sample},
+                                                     {"model_bytes", r.variables.model_bytes},
+                                                     {"params", static_cast<double>(r.variables.params)}};
+        for (auto [values, text] : {std::pair{&m_values, &measured}, std::pair{&s_values, &simulated}}) {
+          for (std::size_t i = 0; i < columns.size(); ++i) {
+            std::string cell;
+            if (auto known = values->find(columns[i]); known != values->end())
+              cell = fmt::format("{}", known->second);
+            else if (columns[i] == "value")
+              cell = fmt::format("{}", values == &m_values ? p->row->value : simulated_value(g, r));
+            else if (auto c = p->row->table->find_column(columns[i]))
+              cell = p->row->table->cell(p->row->row, *c);
+            *text += (i ? "," : "") + csv_escape(cell);
+          }
+          *text += '\n';
+        }
+      }
+      write_file_atomically(set_dir / "measured.csv", measured);
+      write_file_atomically(set_dir / "simulated.csv", simulated);
+      // Named relative to DIR in the reports, so that they do not depend on where DIR is.
+      const std::string relative = "compare/" + set.folder + "/";
+      fitting::CompareRequest request;
+      request.fit.model = set.model;
+      request.fit.options.bootstrap_samples = options.bootstrap;
+      request.threshold = options.threshold;
+      try {
+        set.report = fitting::compare_measured_simulated(CsvTable::parse(measured, relative + "measured.csv"),
+                                                         CsvTable::parse(simulated, relative + "simulated.csv"), request);
+        write_file_atomically(set_dir / "divergence.json", fitting::divergence_json(*set.report).dump(2) + "\n");
+        write_file_atomically(set_dir / "report.html", fitting::divergence_html(*set.report));
+      } catch (const InputError& e) {
+        set.skip_reason = e.detail();
+      } catch (const RunError& e) {
+        set.skip_reason = e.what();
+      }
+    }
+  }
+}
+
+// report.html: accuracy, the verdicts, curves and points per dataset, skipped groups, every comparison.
+std::string report_html(const Validation& v) {
+  const auto& groups = v.groups;
+  const ValidateOptions& options = v.options;
+  const auto& errors = v.errors;
+  const auto& by_dataset = v.by_dataset;
+  const Mape& overall = v.overall;
+  const auto& sets = v.sets;
+  using svg::escape_xml;
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+       << "<title>trainsim validation report</title>\n<style>\n"
+       << fitting::divergence_css() << "</style>\n</head>\n<body>\n<h1>Measured vs simulated: validation</h1>\n";
+  html << "<p>Measured: ";
+  for (std::size_t i = 0; i < options.measured.size(); ++i)
+    html << (i ? ", " : "") << "<code>" << escape_xml(options.measured[i]) << "</code>";
+  html << "; systems: <code>" << escape_xml(options.systems) << "</code>. Each group is calibrated on its one-GPU row "
+       << "only; every other row is predicted. Paleo: the measured one-GPU time plus Paleo's exchange "
+       << "(no overlap) on the simulated platform's links.</p>\n";
+  html << "<h2>Accuracy</h2>\n<table>\n<tr><th class=\"l\">dataset</th><th>points</th><th>MAPE trainsim</th>"
+          "<th>MAPE Paleo</th></tr>\n";
+  for (const auto& [dataset, m] : by_dataset)
+    html << "<tr><td class=\"l\">" << escape_xml(dataset) << "</td><td>" << m.points << "</td><td>"
+         << percent(m.simulated_mape()) << "</td><td>" << percent(m.paleo_mape()) << "</td></tr>\n";
+  html << "<tr><th class=\"l\">all</th><th>" << overall.points << "</th><th>" << percent(overall.simulated_mape())
+       << "</th><th>" << percent(overall.paleo_mape()) << "</th></tr>\n</table>\n";
+  if (!sets.empty()) {
+    html << "<h2>Verdicts</h2>\n<ul>\n";
+    for (const ComparisonSet& set : sets)
+      html << "<li><strong>" << escape_xml(set.name) << "</strong>: "
+           << (set.report ? "<span class=\"verdict\">" + escape_xml(set.report->verdict) + "</span>"
+                          : "not compared: " + escape_xml(set.skip_reason))
+           << "</li>\n";
+    html << "</ul>\n";
+  }
+  for (const auto& [dataset, m] : by_dataset) {
+    html << "<h3>" << escape_xml(dataset) << "</h3>\n";
+    svg::LineChart chart;
+    chart.title = "Speed-up over one GPU: " + dataset;
+    chart.x_label = "GPUs";
+    chart.y_label = "speed-up (×)";
+    chart.log2_x = true;
+    std::size_t colour = 0;
+    for (const Group& g : groups) {
+      if (g.dataset != dataset || !g.skip_reason.empty()) continue;
+      const MeasuredRow* one = nullptr;
+      for (const MeasuredRow& row : g.rows)
+        if (row.gpus == 1 && !one) one = &row;
+      const plan::IterationResult* one_sim = one ? v.result_of(*one) : nullptr;
+      // The group's whole label: a dataset may hold the same model and batch on several systems.
+      svg::Series measured{g.label + " measured", {}, {}, svg::palette(colour), false, true};
+      svg::Series simulated{g.label + " simulated", {}, {}, svg::palette(colour), true, true};
+      ++colour;
+      for (const MeasuredRow& row : g.rows) {
+        const double t_measured = g.metric == Metric::samples_per_s ? g.batch * row.gpus / row.value : row.value;
+        measured.x.push_back(row.gpus);
+        measured.y.push_back(row.gpus * g.one_gpu_time_s / t_measured);
+        if (const auto* r = v.result_of(row); r && one_sim) {
+          simulated.x.push_back(row.gpus);
+          simulated.y.push_back(row.gpus * one_sim->iteration_time_s / r->iteration_time_s);
+        }
+      }
+      chart.series.push_back(measured);
+      chart.series.push_back(simulated);
+    }
+    html << svg::render(chart);
+    html << "<table>\n<tr><th class=\"l\">group</th><th>GPUs</th><th>measured</th><th>simulated</th><th>error</th>"
+            "<th>Paleo</th><th>Paleo error</th></tr>\n";
+    for (const PointError& p : errors) {
+      if (p.group->dataset != dataset) continue;
+      html << "<tr><td class=\"l\">" << escape_xml(p.group->label) << "</td><td>" << p.row->gpus << "</td><td>"
+           << number(p.row->value) << "</td><td>" << number(p.simulated) << "</td><td>" << percent(p.error)
+           << "</td><td>" << number(p.paleo) << "</td><td>" << percent(p.paleo_error) << "</td></tr>\n";
+    }
+    html << "<tr><th class=\"l\">MAPE</th><th></th><th></th><th></th><th>" << percent(m.simulated_mape())
+         << "</th><th></th><th>" << percent(m.paleo_mape()) << "</th></tr>\n</table>\n";
+  }
+  html << "<h2>Skipped groups</h2>\n";
+  if (std::all_of(groups.begin(), groups.end(), [](const Group& g) { return g.skip_reason.empty(); }))
+    html << "<p>None.</p>\n";
+  else {
+    html << "<table>\n<tr><th class=\"l\">group</th><th>rows</th><th class=\"l\">reason</th></tr>\n";
+    for (const Group& g : groups)
+      if (!g.skip_reason.empty())
+        html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>" << g.rows.size() << "</td><td class=\"l\">"
+             << escape_xml(g.skip_reason) << "</td></tr>\n";
+    html << "</table>\n";
+  }
+  html << "<h2>Where measured and simulated scaling diverge</h2>\n";
+  for (const ComparisonSet& set : sets) {
+    html << "<h3>" << escape_xml(set.name) << " (model <code>" << escape_xml(set.model) << "</code>)</h3>\n";
+    if (set.report)
+      html << fitting::divergence_html_section(*set.report, 4);
+    else
+      html << "<p>Not compared: " << escape_xml(set.skip_reason) << "</p>\n";
+  }
+  html << "<p>Generated by trainsim validate.</p>\n</body>\n</html>\n";
+  return html.str();
+}
+
+// accuracy.md: the per-point table and the MAPE per dataset, in Markdown (the README's tables).
+std::string accuracy_markdown(const Validation& v) {
+  const auto& by_dataset = v.by_dataset;
+  const auto& errors = v.errors;
+  const Mape& overall = v.overall;
+  std::string markdown =
+      "| group | GPUs | measured | simulated | error | Paleo | Paleo error |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [dataset, m] : by_dataset)
+    for (const PointError& p : errors)
+      if (p.group->dataset == dataset)
+        markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
+                                number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
+  markdown += "\n| dataset | points | MAPE trainsim | MAPE Paleo |\n|---|---:|---:|---:|\n";
+  for (const auto& [dataset, m] : by_dataset)
+    markdown += fmt::format("| {} | {} | {} | {} |\n", dataset, m.points, percent(m.simulated_mape()), percent(m.paleo_mape()));
+  markdown += fmt::format("| **all** | {} | **{}** | **{}** |\n", overall.points, percent(overall.simulated_mape()),
+                          percent(overall.paleo_mape()));
+  return markdown;
+}
+
 }  // namespace
 
 ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) {
   // Inputs first: every error of the files comes before anything is simulated.
   check_output_directory(options.out_dir);
   const std::vector<SystemTemplate> systems = read_systems(options.systems);
-  std::vector<CsvTable> tables, collectives;
+  Validation v(options);
+  std::vector<CsvTable>& tables = v.tables;  // the groups' rows point into them: reserved, never reallocated
+  std::vector<CsvTable>& collectives = v.collectives;
   tables.reserve(options.measured.size());
   collectives.reserve(options.measured.size());
   for (const auto& file : options.measured) {
@@ -420,7 +734,8 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     require_columns(table);
     tables.push_back(std::move(table));
   }
-  std::vector<Group> groups = group_rows(tables);
+  v.groups = group_rows(tables);
+  std::vector<Group>& groups = v.groups;
   for (Group& g : groups) resolve(g, systems, options.systems);
   for (const CsvTable& table : collectives) add_collective_groups(table, groups);
 
@@ -453,7 +768,8 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
   }
 
   ValidateSummary summary;
-  std::vector<std::optional<plan::ResultRecord>> records(points.size());
+  auto& records = v.records;
+  records.resize(points.size());
   if (!points.empty()) {
     SweepOptions sweep;
     sweep.out_dir = options.out_dir;
@@ -471,16 +787,8 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     summary.failed = s.failed;
     summary.interrupted = s.interrupted;
   }
-  auto result_of = [&](const MeasuredRow& row) -> const plan::IterationResult* {
-    if (!row.point || !records[*row.point] || !records[*row.point]->result) return nullptr;
-    return &*records[*row.point]->result;
-  };
 
   // Errors per multi-GPU point, MAPE per group, dataset and overall.
-  std::vector<PointError> errors;
-  std::map<std::string, Mape> by_dataset;
-  std::map<const Group*, Mape> by_group;
-  Mape overall;
   for (const Group& g : groups) {
     if (!g.skip_reason.empty()) {
       ++summary.skipped;
@@ -492,288 +800,31 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
       PointError p;
       p.group = &g;
       p.row = &row;
-      if (const auto* r = result_of(row)) {
+      if (const auto* r = v.result_of(row)) {
         p.simulated = simulated_value(g, *r);
         p.paleo = paleo_value(g, *r);
         p.error = ape(p.simulated, row.value);
         p.paleo_error = ape(p.paleo, row.value);
       }
-      errors.push_back(p);
-      by_group[&g].add(p);
-      by_dataset[g.dataset].add(p);
-      overall.add(p);
+      v.errors.push_back(p);
+      v.by_group[&g].add(p);
+      v.by_dataset[g.dataset].add(p);
+      v.overall.add(p);
     }
   }
 
-  const std::filesystem::path dir(options.out_dir);
+  write_simulated_csv(v);
+  write_error_tables(v);
+  run_comparisons(v);
+  write_file_atomically(v.dir / "report.html", report_html(v));
+  const std::string markdown = accuracy_markdown(v);
+  write_file_atomically(v.dir / "accuracy.md", markdown);
 
-  // simulated.csv: the measured columns, value simulated, then the result's columns not already there.
-  {
-    std::vector<std::string> columns;
-    for (const CsvTable& t : tables)
-      for (const auto& c : t.columns())
-        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-    const std::vector<std::string> measured_columns = columns;
-    for (const auto& c : plan::result_csv_columns())
-      if (c != "sim_wall_s" && std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-    std::string csv;
-    for (std::size_t i = 0; i < columns.size(); ++i) csv += (i ? "," : "") + csv_escape(columns[i]);
-    csv += '\n';
-    const std::string result_header = plan::result_csv_header({});
-    for (const Group& g : groups) {
-      if (!g.skip_reason.empty()) continue;
-      for (const MeasuredRow& row : g.rows) {
-        if (!row.point || !records[*row.point]) continue;
-        const plan::ResultRecord& record = *records[*row.point];
-        const CsvTable result_cells = CsvTable::parse(result_header + "\n" + plan::result_csv_row(record, {}) + "\n", "result");
-        std::vector<std::string> cells;
-        for (const auto& c : columns) {
-          if (c == "value") cells.push_back(record.result ? fmt::format("{}", simulated_value(g, *record.result)) : "");
-          else if (std::find(measured_columns.begin(), measured_columns.end(), c) != measured_columns.end()) {
-            const auto column = row.table->find_column(c);
-            cells.push_back(column ? row.table->cell(row.row, *column) : "");
-          } else {
-            cells.push_back(result_cells.cell(0, result_cells.column(c)));
-          }
-        }
-        for (std::size_t i = 0; i < cells.size(); ++i) csv += (i ? "," : "") + csv_escape(cells[i]);
-        csv += '\n';
-      }
-    }
-    write_file_atomically(dir / "simulated.csv", csv);
-  }
-
-  // errors.csv and mape.csv.
-  {
-    std::string csv = "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent\n";
-    for (const PointError& p : errors)
-      csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_escape(p.group->dataset), csv_escape(p.group->system),
-                         csv_escape(p.group->label), p.row->gpus, csv_escape(p.group->metric_name), number(p.row->value),
-                         number(p.simulated), number(p.error), number(p.paleo), number(p.paleo_error));
-    write_file_atomically(dir / "errors.csv", csv);
-    std::string mape = "level,dataset,group,points,mape_percent,paleo_mape_percent\n";
-    for (const Group& g : groups)
-      if (by_group.count(&g))
-        mape += fmt::format("group,{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.label), by_group[&g].points,
-                            number(by_group[&g].simulated_mape()), number(by_group[&g].paleo_mape()));
-    for (const auto& [dataset, m] : by_dataset)
-      mape += fmt::format("dataset,{},,{},{},{}\n", csv_escape(dataset), m.points, number(m.simulated_mape()),
-                          number(m.paleo_mape()));
-    mape += fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
-    write_file_atomically(dir / "mape.csv", mape);
-    std::string skipped = "dataset,system,group,rows,reason\n";
-    for (const Group& g : groups)
-      if (!g.skip_reason.empty())
-        skipped += fmt::format("{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.system), csv_escape(g.label),
-                               g.rows.size(), csv_escape(g.skip_reason));
-    write_file_atomically(dir / "skipped.csv", skipped);
-  }
-
-  // Comparisons: per dataset and strategy family, the same expression fitted to measured and simulated.
-  std::vector<ComparisonSet> sets;
-  std::vector<PointError> compared_rows;  // every row with a simulation; the sets point into it
-  {
-    std::map<std::pair<std::string, std::string>, std::size_t> index;
-    for (const Group& g : groups) {
-      if (!g.skip_reason.empty()) continue;
-      const std::string kind = g.mapping->strategy.value("kind", std::string("ring_allreduce"));
-      const std::string family = kind == "parameter_server" ? "parameter_server" : "allreduce";
-      auto [it, fresh] = index.emplace(std::make_pair(g.dataset, family), sets.size());
-      if (fresh) {
-        ComparisonSet set;
-        set.name = g.dataset + " · " + family;
-        set.folder = slug(g.dataset) + "-" + family;
-        set.family = family;
-        set.model = family == "parameter_server" ? "ssgd_ps_iteration_calibrated" : "ssgd_ring_iteration_calibrated";
-        sets.push_back(std::move(set));
-      }
-    }
-    // The one-GPU rows too: they anchor the curves.
-    for (const Group& g : groups)
-      if (g.skip_reason.empty())
-        for (const MeasuredRow& row : g.rows)
-          if (result_of(row)) compared_rows.push_back(PointError{&g, &row});
-    for (const PointError& p : compared_rows) {
-      const std::string kind = p.group->mapping->strategy.value("kind", std::string("ring_allreduce"));
-      sets[index.at({p.group->dataset, kind == "parameter_server" ? "parameter_server" : "allreduce"})].points.push_back(&p);
-    }
-    for (ComparisonSet& set : sets) {
-      if (set.points.empty()) {
-        set.skip_reason = "no row was simulated";
-        continue;
-      }
-      const std::filesystem::path set_dir = dir / "compare" / set.folder;
-      std::filesystem::create_directories(set_dir);
-      std::vector<std::string> columns = set.points.front()->row->table->columns();
-      for (const auto& c : kCompareColumns)
-        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-      std::string header;
-      for (std::size_t i = 0; i < columns.size(); ++i) header += (i ? "," : "") + csv_escape(columns[i]);
-      std::string measured = header + "\n", simulated = header + "\n";
-      for (const PointError* p : set.points) {
-        const plan::IterationResult& r = *result_of(*p->row);
-        const Group& g = *p->group;
-        const double measured_time = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * p->row->gpus / p->row->value
-                                                                       : p->row->value;
-        const std::map<std::string, double> m_values{{"iteration_time_s", measured_time},
-                                                     {"samples_per_s", static_cast<double>(g.batch) * p->row->gpus / measured_time},
-                                                     {"single_gpu_time_s", g.one_gpu_time_s},
-                                                     {"flops_per_sample", r.variables.flops_per_sample},
-                                                     {"model_bytes", r.variables.model_bytes},
-                                                     {"params", static_cast<double>(r.variables.params)}};
-        const std::map<std::string, double> s_values{{"iteration_time_s", r.iteration_time_s},
-                                                     {"samples_per_s", r.samples_per_s},
-                                                     {"single_gpu_time_s", r.variables.single_gpu_time_s},
-                                                     {"flops_per_sample", r.variables.flops_per_sample},
-                                                     {"model_bytes", r.variables.model_bytes},
-                                                     {"params", static_cast<double>(r.variables.params)}};
-        for (auto [values, text] : {std::pair{&m_values, &measured}, std::pair{&s_values, &simulated}}) {
-          for (std::size_t i = 0; i < columns.size(); ++i) {
-            std::string cell;
-            if (auto v = values->find(columns[i]); v != values->end())
-              cell = fmt::format("{}", v->second);
-            else if (columns[i] == "value")
-              cell = fmt::format("{}", values == &m_values ? p->row->value : simulated_value(g, r));
-            else if (auto c = p->row->table->find_column(columns[i]))
-              cell = p->row->table->cell(p->row->row, *c);
-            *text += (i ? "," : "") + csv_escape(cell);
-          }
-          *text += '\n';
-        }
-      }
-      write_file_atomically(set_dir / "measured.csv", measured);
-      write_file_atomically(set_dir / "simulated.csv", simulated);
-      // Named relative to DIR in the reports, so that they do not depend on where DIR is.
-      const std::string relative = "compare/" + set.folder + "/";
-      fitting::CompareRequest request;
-      request.fit.model = set.model;
-      request.fit.options.bootstrap_samples = options.bootstrap;
-      request.threshold = options.threshold;
-      try {
-        set.report = fitting::compare_measured_simulated(CsvTable::parse(measured, relative + "measured.csv"),
-                                                         CsvTable::parse(simulated, relative + "simulated.csv"), request);
-        write_file_atomically(set_dir / "divergence.json", fitting::divergence_json(*set.report).dump(2) + "\n");
-        write_file_atomically(set_dir / "report.html", fitting::divergence_html(*set.report));
-      } catch (const InputError& e) {
-        set.skip_reason = e.detail();
-      } catch (const RunError& e) {
-        set.skip_reason = e.what();
-      }
-    }
-  }
-
-  // report.html: accuracy, curves per dataset, skipped groups, and every comparison.
-  {
-    using svg::escape_xml;
-    std::ostringstream html;
-    html << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         << "<title>trainsim validation report</title>\n<style>\n"
-         << fitting::divergence_css() << "</style>\n</head>\n<body>\n<h1>Measured vs simulated: validation</h1>\n";
-    html << "<p>Measured: ";
-    for (std::size_t i = 0; i < options.measured.size(); ++i)
-      html << (i ? ", " : "") << "<code>" << escape_xml(options.measured[i]) << "</code>";
-    html << "; systems: <code>" << escape_xml(options.systems) << "</code>. Each group is calibrated on its one-GPU row "
-         << "only; every other row is predicted. Paleo: the measured one-GPU time plus Paleo's exchange "
-         << "(no overlap) on the simulated platform's links.</p>\n";
-    html << "<h2>Accuracy</h2>\n<table>\n<tr><th class=\"l\">dataset</th><th>points</th><th>MAPE trainsim</th>"
-            "<th>MAPE Paleo</th></tr>\n";
-    for (const auto& [dataset, m] : by_dataset)
-      html << "<tr><td class=\"l\">" << escape_xml(dataset) << "</td><td>" << m.points << "</td><td>"
-           << percent(m.simulated_mape()) << "</td><td>" << percent(m.paleo_mape()) << "</td></tr>\n";
-    html << "<tr><th class=\"l\">all</th><th>" << overall.points << "</th><th>" << percent(overall.simulated_mape())
-         << "</th><th>" << percent(overall.paleo_mape()) << "</th></tr>\n</table>\n";
-    if (!sets.empty()) {
-      html << "<h2>Verdicts</h2>\n<ul>\n";
-      for (const ComparisonSet& set : sets)
-        html << "<li><strong>" << escape_xml(set.name) << "</strong>: "
-             << (set.report ? "<span class=\"verdict\">" + escape_xml(set.report->verdict) + "</span>"
-                            : "not compared: " + escape_xml(set.skip_reason))
-             << "</li>\n";
-      html << "</ul>\n";
-    }
-    for (const auto& [dataset, m] : by_dataset) {
-      html << "<h3>" << escape_xml(dataset) << "</h3>\n";
-      svg::LineChart chart;
-      chart.title = "Speed-up over one GPU: " + dataset;
-      chart.x_label = "GPUs";
-      chart.y_label = "speed-up (×)";
-      chart.log2_x = true;
-      std::size_t colour = 0;
-      for (const Group& g : groups) {
-        if (g.dataset != dataset || !g.skip_reason.empty()) continue;
-        const MeasuredRow* one = nullptr;
-        for (const MeasuredRow& row : g.rows)
-          if (row.gpus == 1 && !one) one = &row;
-        const plan::IterationResult* one_sim = one ? result_of(*one) : nullptr;
-        // The group's whole label: a dataset may hold the same model and batch on several systems.
-        svg::Series measured{g.label + " measured", {}, {}, svg::palette(colour), false, true};
-        svg::Series simulated{g.label + " simulated", {}, {}, svg::palette(colour), true, true};
-        ++colour;
-        for (const MeasuredRow& row : g.rows) {
-          const double t_measured = g.metric == Metric::samples_per_s ? g.batch * row.gpus / row.value : row.value;
-          measured.x.push_back(row.gpus);
-          measured.y.push_back(row.gpus * g.one_gpu_time_s / t_measured);
-          if (const auto* r = result_of(row); r && one_sim) {
-            simulated.x.push_back(row.gpus);
-            simulated.y.push_back(row.gpus * one_sim->iteration_time_s / r->iteration_time_s);
-          }
-        }
-        chart.series.push_back(measured);
-        chart.series.push_back(simulated);
-      }
-      html << svg::render(chart);
-      html << "<table>\n<tr><th class=\"l\">group</th><th>GPUs</th><th>measured</th><th>simulated</th><th>error</th>"
-              "<th>Paleo</th><th>Paleo error</th></tr>\n";
-      for (const PointError& p : errors) {
-        if (p.group->dataset != dataset) continue;
-        html << "<tr><td class=\"l\">" << escape_xml(p.group->label) << "</td><td>" << p.row->gpus << "</td><td>"
-             << number(p.row->value) << "</td><td>" << number(p.simulated) << "</td><td>" << percent(p.error)
-             << "</td><td>" << number(p.paleo) << "</td><td>" << percent(p.paleo_error) << "</td></tr>\n";
-      }
-      html << "<tr><th class=\"l\">MAPE</th><th></th><th></th><th></th><th>" << percent(m.simulated_mape())
-           << "</th><th></th><th>" << percent(m.paleo_mape()) << "</th></tr>\n</table>\n";
-    }
-    html << "<h2>Skipped groups</h2>\n";
-    if (summary.skipped == 0) html << "<p>None.</p>\n";
-    else {
-      html << "<table>\n<tr><th class=\"l\">group</th><th>rows</th><th class=\"l\">reason</th></tr>\n";
-      for (const Group& g : groups)
-        if (!g.skip_reason.empty())
-          html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>" << g.rows.size() << "</td><td class=\"l\">"
-               << escape_xml(g.skip_reason) << "</td></tr>\n";
-      html << "</table>\n";
-    }
-    html << "<h2>Where measured and simulated scaling diverge</h2>\n";
-    for (const ComparisonSet& set : sets) {
-      html << "<h3>" << escape_xml(set.name) << " (model <code>" << escape_xml(set.model) << "</code>)</h3>\n";
-      if (set.report)
-        html << fitting::divergence_html_section(*set.report, 4);
-      else
-        html << "<p>Not compared: " << escape_xml(set.skip_reason) << "</p>\n";
-    }
-    html << "<p>Generated by trainsim validate.</p>\n</body>\n</html>\n";
-    write_file_atomically(dir / "report.html", html.str());
-  }
-
-  // accuracy.md and stdout: the accuracy tables (Markdown; the README's are this file), then what
-  // was skipped and the comparisons.
-  std::string markdown =
-      "| group | GPUs | measured | simulated | error | Paleo | Paleo error |\n|---|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& [dataset, m] : by_dataset)
-    for (const PointError& p : errors)
-      if (p.group->dataset == dataset)
-        markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
-                                number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
-  markdown += "\n| dataset | points | MAPE trainsim | MAPE Paleo |\n|---|---:|---:|---:|\n";
-  for (const auto& [dataset, m] : by_dataset)
-    markdown += fmt::format("| {} | {} | {} | {} |\n", dataset, m.points, percent(m.simulated_mape()), percent(m.paleo_mape()));
-  markdown += fmt::format("| **all** | {} | **{}** | **{}** |\n", overall.points, percent(overall.simulated_mape()),
-                          percent(overall.paleo_mape()));
-  write_file_atomically(dir / "accuracy.md", markdown);
+  // stdout: the accuracy tables, what was skipped, every comparison's verdict.
   out << markdown << "\n";
-  for (const Group& g : groups)
+  for (const Group& g : v.groups)
     if (!g.skip_reason.empty()) out << "skipped " << g.label << ": " << g.skip_reason << "\n";
-  for (const ComparisonSet& set : sets) {
+  for (const ComparisonSet& set : v.sets) {
     if (!set.report) {
       out << set.name << ": not compared: " << set.skip_reason << "\n";
       continue;
