@@ -176,8 +176,7 @@ struct Group {
   Metric metric = Metric::samples_per_s;
   std::vector<MeasuredRow> rows;
   std::string skip_reason;
-  double one_gpu_value = 0;  // in the metric
-  double one_gpu_time_s = 0;
+  double one_gpu_time_s = 0;  // the measured one-GPU iteration, the calibration
 };
 
 std::int64_t integer_cell(const CsvTable& table, std::size_t row, const std::string& column, std::int64_t min) {
@@ -327,7 +326,6 @@ void resolve(Group& g, const std::vector<SystemTemplate>& systems, const std::st
     g.skip_reason = "only a one-GPU row: nothing to predict";
     return;
   }
-  g.one_gpu_value = one->value;
   g.one_gpu_time_s = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) / one->value : one->value;
 }
 
