@@ -30,6 +30,7 @@ struct CollectiveCliOptions {
   std::string network_model;
   std::string representation = "auto";
   double step_overhead_us = 0;
+  int channels = 0;
   std::string json_output;
 };
 
@@ -105,6 +106,7 @@ int run_collective(const CollectiveCliOptions& o) {
                                                           : plan::Algorithm::ring;
   request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
+  request.options.channels = o.channels;
   request.gpus = o.gpus;
   const std::vector<double> sizes = parse_sizes(o.bytes);
   std::vector<engine::CollectiveTiming> timings;
@@ -128,7 +130,8 @@ int run_collective(const CollectiveCliOptions& o) {
                            {"time_s", t.time_s},
                            {"algbw_GBps", algbw},
                            {"busbw_GBps", algbw * bus_factor},
-                           {"representation", plan::to_string(t.used)}});
+                           {"representation", plan::to_string(t.used)},
+                           {"channels", t.channels}});
   }
   if (!o.json_output.empty()) {
     Json j;
@@ -139,7 +142,7 @@ int run_collective(const CollectiveCliOptions& o) {
     j["network_model"] = platforms::to_string(spec.network.model);
     j["step_overhead_s"] = request.options.step_overhead_s;
     if (results.size() == 1)
-      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation"})
+      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation", "channels"})
         j[key] = results[0][key];
     j["results"] = results;
     write_output(o.json_output, j.dump(2) + "\n");
@@ -147,12 +150,12 @@ int run_collective(const CollectiveCliOptions& o) {
   }
   std::string out = fmt::format("# trainsim collective: {} ({}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
                                 spec.name, ranks, platforms::to_string(spec.network.model));
-  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {}\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-                     "representation");
+  out += fmt::format("# {:>14} {:>14} {:>12} {:>12} {:>8}  {}\n", "size(B)", "time(us)", "algbw(GB/s)",
+                     "busbw(GB/s)", "channels", "representation");
   for (const auto& r : results)
-    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {}\n", r["size_bytes"].get<double>(),
+    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f} {:>8}  {}\n", r["size_bytes"].get<double>(),
                        r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
-                       r["busbw_GBps"].get<double>(), r["representation"].get<std::string>());
+                       r["busbw_GBps"].get<double>(), r["channels"].get<int>(), r["representation"].get<std::string>());
   std::fputs(out.c_str(), stdout);
   return 0;
 }
@@ -174,6 +177,9 @@ void add_collective(CLI::App& app, Action& action) {
       ->check(CLI::IsMember(plan::representation_names()));
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
       ->check(non_negative_number());
+  cmd->add_option("--channels", o->channels,
+                  "parallel rings (NCCL channels); default as NCCL: at least one per NIC across nodes")
+      ->check(positive_number());
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");
   cmd->callback([&action, o] { action = [o] { return run_collective(*o); }; });
 }

@@ -25,6 +25,7 @@ CollectiveStats run_hierarchical(Simulation& sim, const plan::HierarchicalPhases
     const CollectiveStats ran = run_rings(sim, *phase, options);
     if (ran.used == Representation::step) stats.used = Representation::step;
     stats.flows += ran.flows;
+    if (phase == &phases.inter) stats.channels = ran.channels;
   }
   return stats;
 }
@@ -46,7 +47,9 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
       return run_schedule(sim, ranks, plan::HalvingDoublingSchedule(n, bytes), options);
     case Algorithm::tree: {
       const std::vector<int> ordered = plan::ring_order(ranks, layout, options);
-      return run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
+      CollectiveStats stats = run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
+      stats.channels = 2;  // the two trees
+      return stats;
     }
   }
   return {};
@@ -133,7 +136,7 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& sp
         case CollectiveOp::all_gather: stats = all_gather(sim, ranks, bytes, request.options); break;
         case CollectiveOp::broadcast: stats = broadcast(sim, ranks, bytes, request.options); break;
       }
-      timings.push_back({bytes, sim.now() - start, stats.used});
+      timings.push_back({bytes, sim.now() - start, stats.used, stats.channels});
     }
   });
   sim.run();

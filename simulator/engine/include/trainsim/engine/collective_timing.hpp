@@ -18,6 +18,7 @@ struct CollectiveTiming {
   double bytes = 0;
   double time_s = 0;
   Representation used = Representation::step;
+  int channels = 1;  ///< parallel rings or trees it ran on
 };
 
 /// What to time.

@@ -41,6 +41,11 @@ struct CollectiveOptions {
   /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
   /// Needs topology_aware_ring.
   bool multi_ring = true;
+  /// Parallel rings (NCCL's channels) a ring phase runs on, each carrying 1/channels of the
+  /// buffer; 0 = as NCCL picks them: the node's ring channels, and at least one per NIC when the
+  /// ring spans nodes, rail-aligned (channel k leaves every node through NIC k mod nics). Needs
+  /// multi_ring and topology_aware_ring; ≥ 0.
+  int channels = 0;
 };
 
 /// The collective operations of `trainsim collective`.
