@@ -200,6 +200,12 @@ std::vector<Ring> ring_all_reduce(const std::vector<int>& ranks, double bytes, c
   return ring_phase(ranks, 2 * (int(ranks.size()) - 1), bytes, layout, options);
 }
 
+std::vector<Ring> nvls_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                  const CollectiveOptions& options) {
+  const double n = double(ranks.size());
+  return {Ring{ring_order(ranks, layout, options), 1, bytes * (n + 1) / n}};
+}
+
 std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                       const CollectiveOptions& options) {
   return ring_phase(ranks, int(ranks.size()) - 1, bytes, layout, options);

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/json_reader.hpp"
@@ -96,7 +98,9 @@ TEST(CollectiveCli, DgxA100RingAllReduceOf1GiBIsWithin15PercentOfNccl) {
 }
 
 TEST(CollectiveCli, NcclAllReduceSweepFrom64KiBTo4GiBHasMeanErrorAtMost20Percent) {
-  const auto r = run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "64K:4G:x2", "--json", "-"});
+  // The textbook ring without protocols; NCCL's tuner (the default) is checked below.
+  const auto r = run_trainsim(
+      {"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--bytes", "64K:4G:x2", "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto results = parse(r.out)["results"];
   const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce.csv"));
@@ -121,6 +125,39 @@ TEST(CollectiveCli, NcclAllReduceSweepFrom64KiBTo4GiBHasMeanErrorAtMost20Percent
   ASSERT_EQ(count, 17);
   std::printf("mean absolute percentage error: %.1f%%\n", 100 * sum / count);
   EXPECT_LE(sum / count, 0.20);
+}
+
+TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPerSize) {
+  // One H200 node: the LL ring for small sizes, NVLS (in-switch reduction) for large ones.
+  const auto r = run_trainsim({"collective", "--platform", "dgx-h200", "--bytes", "64K:1G:x16", "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = parse(r.out)["results"];
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0]["algorithm"], "ring");
+  EXPECT_EQ(results[0]["protocol"], "LL");
+  EXPECT_EQ(results[0]["channels"], 2);  // NCCL drops channels for small sizes (enqueue.cc)
+  EXPECT_EQ(results[3]["algorithm"], "nvls");
+  EXPECT_EQ(results[3]["protocol"], "Simple");
+  // NVLS (256 MiB): every port carries S(n+1)/n at 85% of 450 × 0.824 GB/s, after a 25 µs launch, so the
+  // bus bandwidth exceeds the port's 371 GB/s.
+  const double S = 268435456.0, t = 25e-6 + S * 9 / 8 / (0.85 * 450e9 * 0.824);
+  EXPECT_NEAR(results[3]["time_s"].get<double>(), t, 2e-6 + 1e-3 * t);
+  EXPECT_GT(results[3]["busbw_GBps"].get<double>(), 450 * 0.824);
+  const auto text = run_trainsim({"collective", "--platform", "dgx-h200", "--bytes", "64K:1G:x16"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("algorithm        protocol channels"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("nvls             Simple"), std::string::npos) << text.out;
+  // A fixed algorithm with a protocol, and the protocol-less textbook ring, side by side.
+  const auto ll = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol", "LL",
+                                "--bytes", "64M", "--json", "-"});
+  const auto simple = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol",
+                                    "Simple", "--bytes", "64M", "--json", "-"});
+  ASSERT_EQ(ll.exit_code, 0) << ll.err;
+  ASSERT_EQ(simple.exit_code, 0) << simple.err;
+  EXPECT_EQ(parse(ll.out)["protocol"], "LL");
+  // LL moves data at NCCL's llMaxBw (87.7 GB/s busbw on one A100 node), Simple at the fabric's 240.
+  EXPECT_NEAR(parse(ll.out)["busbw_GBps"].get<double>(), 87.7, 0.05 * 87.7);
+  EXPECT_GT(parse(simple.out)["busbw_GBps"].get<double>(), 2 * parse(ll.out)["busbw_GBps"].get<double>());
 }
 
 TEST(CollectiveCli, TextOutputHasNcclTestsColumnsAndIsDeterministic) {

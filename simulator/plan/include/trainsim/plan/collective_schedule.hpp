@@ -166,6 +166,12 @@ std::vector<Ring> ring_phase(const std::vector<int>& ranks, int steps, double by
 /// Ring all-reduce: ring_phase with 2(n−1) steps.
 std::vector<Ring> ring_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                   const CollectiveOptions& options);
+/// NVLS all-reduce inside one NVSwitch node: the switch reduces what every GPU sends (S each) and
+/// multicasts the result (S to each), both halves pipelined, so every GPU port carries S·(n+1)/n
+/// each way. The flows stand in for that load: one step in which every rank sends S·(n+1)/n to
+/// its successor in ring order.
+std::vector<Ring> nvls_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                  const CollectiveOptions& options);
 /// Ring reduce-scatter, and all-gather (the same flows): ring_phase with n−1 steps.
 std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                       const CollectiveOptions& options);
