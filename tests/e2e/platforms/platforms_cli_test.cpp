@@ -160,6 +160,63 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   EXPECT_GT(parse(simple.out)["busbw_GBps"].get<double>(), 2 * parse(ll.out)["busbw_GBps"].get<double>());
 }
 
+// NCCL's tuner (`auto`) against the single-node curves of nccl_allreduce.csv from 64 KiB up,
+// busbw error per size. Printed for the README; the H200 curve (NVLS from 2 MiB) holds a mean ≤ 16%.
+// The A100 curve does not meet the 12%: its 40 µs floor and its 4–256 MiB sizes are slower
+// than NCCL's own cost model (README, Accuracy against nccl-tests).
+TEST(CollectiveCli, AutoAgainstTheSingleNodeA100AndH200Curves) {
+  const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce.csv"));
+  const auto ds = csv.column("dataset"), size = csv.column("size_bytes"), busbw = csv.column("busbw_GBps");
+  for (const auto& [dataset, preset] : {std::pair<std::string, std::string>{"nccl_tests_a100_8gpu", "dgx-a100"},
+                                        {"nccl_tests_h200_8gpu", "dgx-h200"}}) {
+    const auto r = run_trainsim({"collective", "--platform", preset, "--bytes", "64K:16G:x2", "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto results = parse(r.out)["results"];
+    double sum = 0, worst = 0;
+    int count = 0;
+    for (std::size_t row = 0; row < csv.row_count(); ++row) {
+      if (csv.cell(row, ds) != dataset || csv.number(row, size) < 65536) continue;
+      for (const auto& res : results) {
+        if (res["size_bytes"].get<double>() != csv.number(row, size)) continue;
+        const double measured = csv.number(row, busbw), simulated = res["busbw_GBps"].get<double>();
+        const double err = std::fabs(simulated - measured) / measured;
+        std::printf("%s %12.0f measured %7.2f simulated %7.2f %-5s %-7s %5.1f%%\n", dataset.c_str(),
+                    csv.number(row, size), measured, simulated, res["algorithm"].get<std::string>().c_str(),
+                    res["protocol"].get<std::string>().c_str(), 100 * err);
+        sum += err, worst = std::max(worst, err), ++count;
+      }
+    }
+    ASSERT_GE(count, 17);
+    std::printf("%s mean %.1f%% worst %.1f%%\n", dataset.c_str(), 100 * sum / count, 100 * worst);
+    if (preset == "dgx-h200") {
+      EXPECT_LE(sum / count, 0.16);
+    }
+  }
+}
+
+// Published multi-node nccl-tests results on systems with 4 and 8 NICs per node
+// (tests/data/validation/nccl_allreduce_multinode.csv names each source): mean error ≤ 20%.
+TEST(CollectiveCli, MultiNodePublishedResultsWithFourAndEightNicsAreWithin20Percent) {
+  const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce_multinode.csv"));
+  const auto platform = csv.column("platform"), nodes = csv.column("nodes"), algo = csv.column("nccl_algo"),
+             size = csv.column("size_bytes"), busbw = csv.column("busbw_GBps"), name = csv.column("dataset");
+  double sum = 0;
+  for (std::size_t row = 0; row < csv.row_count(); ++row) {
+    std::string p = csv.cell(row, platform);
+    if (p.find(".json") != std::string::npos) p = trainsim_test::test_data_dir() + "/" + p;  // (data(p) would be std::data)
+    const auto r = run_trainsim({"collective", "--platform", p, "--nodes", csv.cell(row, nodes), "--algorithm",
+                                 csv.cell(row, algo), "--protocol", "auto", "--bytes", csv.cell(row, size), "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << p << ": " << r.err;
+    const double simulated = parse(r.out)["busbw_GBps"].get<double>(), measured = csv.number(row, busbw);
+    const double err = std::fabs(simulated - measured) / measured;
+    std::printf("%-22s %14s measured %7.1f GB/s simulated %7.1f GB/s error %5.1f%%\n", csv.cell(row, name).c_str(),
+                csv.cell(row, size).c_str(), measured, simulated, 100 * err);
+    sum += err;
+  }
+  ASSERT_GE(csv.row_count(), 2u);
+  EXPECT_LE(sum / double(csv.row_count()), 0.20);
+}
+
 TEST(CollectiveCli, TextOutputHasNcclTestsColumnsAndIsDeterministic) {
   const std::vector<std::string> args{"collective", "--platform", "cluster-25gbe", "--algorithm", "hierarchical",
                                       "--bytes", "1M:4M"};
