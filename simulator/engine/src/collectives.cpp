@@ -126,8 +126,12 @@ struct TunedRun {
 
 TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
   std::vector<plan::NcclChoice> candidates = plan::nccl_candidates(topo, bytes);
+  // Across nodes NCCL's tree is a chain inside each node and a double binary tree of nodes per
+  // channel; the engine's `tree` is one double binary tree over all ranks, which crosses NICs far
+  // more and would misreport what NCCL achieves, so `auto` leaves it out there (README).
   std::erase_if(candidates, [&](const plan::NcclChoice& c) {
-    return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
+    return (request.tune_algorithm && topo.nodes > 1 && c.algorithm == Algorithm::tree) ||
+           (!request.tune_algorithm && c.algorithm != request.algorithm) ||
            (request.protocol && c.protocol != *request.protocol);
   });
   if (candidates.empty()) {

@@ -147,6 +147,10 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("algorithm        protocol channels"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("nvls             Simple"), std::string::npos) << text.out;
+  // Across nodes `auto` does not pick the engine's tree, which is not NCCL's (README).
+  const auto many = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "16", "--bytes", "1M", "--json", "-"});
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_EQ(parse(many.out)["results"][0]["algorithm"], "ring");
   // A fixed algorithm with a protocol, and the protocol-less textbook ring, side by side.
   const auto ll = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol", "LL",
                                 "--bytes", "64M", "--json", "-"});
