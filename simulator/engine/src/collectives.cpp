@@ -150,7 +150,8 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.options.launch_s = costs.launch_s;
   run.options.step_overhead_s += costs.step_overhead_s;
   run.wire_factor = costs.wire_factor;
-  if (run.choice.algorithm == Algorithm::ring) run.options.channels = run.choice.channels;
+  // A ring runs on NCCL's channels unless the request sets them (--channels).
+  if (run.choice.algorithm == Algorithm::ring && run.options.channels == 0) run.options.channels = run.choice.channels;
   return run;
 }
 
@@ -202,9 +203,11 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
       if (nccl) {
         const TunedRun& run = tuned[i];
         stats = all_reduce(sim, ranks, bytes * run.wire_factor, run.choice.algorithm, run.options);
-        // NCCL's channel count (the engine runs a ring's channels as rings, a tree as two trees
-        // and NVLS as one flow per port).
-        timings.push_back({bytes, sim.now() - start, stats.used, run.choice.channels, run.choice.algorithm,
+        // NCCL's channel count, or the rings asked for (the engine runs a ring's channels as rings,
+        // a tree as two trees and NVLS as one flow per port).
+        const bool asked = request.options.channels > 0 && run.choice.algorithm == Algorithm::ring;
+        timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
+                           run.choice.algorithm,
                            run.choice.protocol, run.choice.predicted_s});
         continue;
       }

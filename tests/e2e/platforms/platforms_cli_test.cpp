@@ -151,6 +151,12 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   const auto many = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "16", "--bytes", "1M", "--json", "-"});
   ASSERT_EQ(many.exit_code, 0) << many.err;
   EXPECT_EQ(parse(many.out)["results"][0]["algorithm"], "ring");
+  // --channels still decides the rings under auto: one ring leaves each node through one NIC.
+  const auto one = run_trainsim({"collective", "--platform", "dgx-h100", "--nodes", "2", "--bytes", "1G", "--channels",
+                                 "1", "--json", "-"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(parse(one.out)["channels"], 1);
+  EXPECT_LT(parse(one.out)["busbw_GBps"].get<double>(), 50.0);
   // A fixed algorithm with a protocol, and the protocol-less textbook ring, side by side.
   const auto ll = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol", "LL",
                                 "--bytes", "64M", "--json", "-"});
