@@ -178,6 +178,33 @@ TEST(Ring, UsesTheFourNvlinkChannelsOfADgx1) {
   EXPECT_NEAR(timed(tp::load_platform("dgx1-v100"), one_ring, S), 14 * (3.4e-6 + S / 8 / 20e9), 1e-3);
 }
 
+TEST(Ring, TwoNodeBusBandwidthScalesWithTheNicsItsChannelsUse) {
+  // 2 DGX H100 nodes, 1 GiB: the rail-aligned channels put one ring through each of the 8 NICs
+  // (400 Gb/s = 50 GB/s each); busbw = 2(n−1)/n · S/t approaches nics · 50 GB/s, bounded by the
+  // NICs, not by NVSwitch. With one channel a single NIC carries everything.
+  const tp::PlatformSpec spec =
+      tp::read_platform_spec(trainsim::parse_json_text(R"({"preset": "dgx-h100", "nodes": 2})", "test"));
+  const double S = 1 * GiB;
+  auto busbw = [&](int channels) {
+    te::CollectiveRequest req = request(te::Algorithm::ring);
+    req.options.channels = channels;
+    return 2.0 * 15 / 16 * S / timed(spec, req, S);
+  };
+  const double all = busbw(0), one = busbw(1), four = busbw(4);
+  EXPECT_GT(all, 0.95 * 8 * 50e9);
+  EXPECT_LE(all, 8 * 50e9 * (1 + 1e-9));
+  EXPECT_NEAR(four / one, 4.0, 0.05);
+  EXPECT_NEAR(all / one, 8.0, 0.1);
+  // p4d (4 x 100 Gb/s EFA) now beats p3dn (1 x 100 Gb/s) by its NIC count.
+  auto two_nodes = [](const char* preset) {
+    return tp::read_platform_spec(trainsim::parse_json_text(std::string(R"({"preset": ")") + preset +
+                                                                R"(", "nodes": 2})", "test"));
+  };
+  const double p4d = timed(two_nodes("aws-p4d.24xlarge"), request(te::Algorithm::ring), S);
+  const double p3dn = timed(two_nodes("aws-p3dn.24xlarge"), request(te::Algorithm::ring), S);
+  EXPECT_NEAR(p3dn / p4d, 4.0, 0.1);
+}
+
 TEST(HalvingDoubling, MatchesItsFormulaOnPowersOfTwo) {
   const int n = 16;
   const double bytes = 8 * MiB;

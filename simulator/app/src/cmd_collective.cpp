@@ -23,13 +23,15 @@ namespace {
 struct CollectiveCliOptions {
   std::string platform;
   std::string op = "allreduce";
-  std::string algorithm = "ring";
+  std::string algorithm = "auto";
+  std::string protocol;  // empty: none modelled unless the algorithm is auto or nvls
   std::string bytes;
   int gpus = 0;
   int nodes = 0;
   std::string network_model;
   std::string representation = "auto";
   double step_overhead_us = 0;
+  int channels = 0;
   std::string json_output;
 };
 
@@ -102,9 +104,21 @@ int run_collective(const CollectiveCliOptions& o) {
   request.algorithm = o.algorithm == "hierarchical"       ? plan::Algorithm::hierarchical
                       : o.algorithm == "halving_doubling" ? plan::Algorithm::halving_doubling
                       : o.algorithm == "tree"             ? plan::Algorithm::tree
+                      : o.algorithm == "nvls"             ? plan::Algorithm::nvls
                                                           : plan::Algorithm::ring;
+  // NCCL's way (nccl_tuner.hpp): `auto` lets the tuner pick the algorithm, `nvls` or a protocol
+  // model the protocols; a textbook algorithm without --protocol runs as before, protocol-less.
+  request.tune_algorithm = o.algorithm == "auto";
+  request.nccl = request.tune_algorithm || o.algorithm == "nvls" || !o.protocol.empty();
+  if (!o.protocol.empty() && o.protocol != "auto")
+    request.protocol = o.protocol == "LL" ? plan::Protocol::ll : o.protocol == "LL128" ? plan::Protocol::ll128
+                                                                                     : plan::Protocol::simple;
+  if (request.op != plan::CollectiveOp::allreduce && (o.algorithm == "nvls" || !o.protocol.empty()))
+    throw InputError("command line", o.algorithm == "nvls" ? "--algorithm" : "--protocol",
+                     "NVLS and protocols are modelled for allreduce only, not " + o.op);
   request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
+  request.options.channels = o.channels;
   request.gpus = o.gpus;
   const std::vector<double> sizes = parse_sizes(o.bytes);
   std::vector<engine::CollectiveTiming> timings;
@@ -112,8 +126,9 @@ int run_collective(const CollectiveCliOptions& o) {
     notice_large_platform(spec.nodes);
     timings = engine::time_collectives(spec, request, sizes);
   } catch (const InputError& e) {
-    if (e.location() != "gpus") throw;
-    throw InputError("command line", "--gpus", e.detail());  // the request's gpus came from --gpus
+    if (e.source() != "collective request") throw;
+    // The request's fields came from these options.
+    throw InputError("command line", "--" + e.location(), e.detail());
   }
   const int n = o.gpus > 0 ? o.gpus : (spec.simgrid_xml ? 0 : spec.total_gpus());
   const int ranks = n > 0 ? n : 1;
@@ -128,7 +143,11 @@ int run_collective(const CollectiveCliOptions& o) {
                            {"time_s", t.time_s},
                            {"algbw_GBps", algbw},
                            {"busbw_GBps", algbw * bus_factor},
-                           {"representation", plan::to_string(t.used)}});
+                           {"representation", plan::to_string(t.used)},
+                           {"channels", t.channels},
+                           {"algorithm", request.op == plan::CollectiveOp::allreduce ? plan::to_string(t.algorithm) : algorithm},
+                           {"protocol", t.protocol ? plan::to_string(*t.protocol) : "-"}});
+    if (t.protocol) results.back()["nccl_model_time_s"] = t.predicted_s;
   }
   if (!o.json_output.empty()) {
     Json j;
@@ -139,7 +158,7 @@ int run_collective(const CollectiveCliOptions& o) {
     j["network_model"] = platforms::to_string(spec.network.model);
     j["step_overhead_s"] = request.options.step_overhead_s;
     if (results.size() == 1)
-      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation"})
+      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation", "channels", "protocol"})
         j[key] = results[0][key];
     j["results"] = results;
     write_output(o.json_output, j.dump(2) + "\n");
@@ -147,12 +166,14 @@ int run_collective(const CollectiveCliOptions& o) {
   }
   std::string out = fmt::format("# trainsim collective: {} ({}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
                                 spec.name, ranks, platforms::to_string(spec.network.model));
-  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {}\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-                     "representation");
+  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {:<16} {:<8} {:>8}  {}\n", "size(B)", "time(us)", "algbw(GB/s)",
+                     "busbw(GB/s)", "algorithm", "protocol", "channels", "representation");
   for (const auto& r : results)
-    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {}\n", r["size_bytes"].get<double>(),
-                       r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
-                       r["busbw_GBps"].get<double>(), r["representation"].get<std::string>());
+    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {:<16} {:<8} {:>8}  {}\n",
+                       r["size_bytes"].get<double>(), r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
+                       r["busbw_GBps"].get<double>(), r["algorithm"].get<std::string>(),
+                       r["protocol"].get<std::string>(), r["channels"].get<int>(),
+                       r["representation"].get<std::string>());
   std::fputs(out.c_str(), stdout);
   return 0;
 }
@@ -163,8 +184,14 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--platform", o->platform, "preset name, platform JSON or SimGrid XML file")->required();
   cmd->add_option("--op", o->op, "allreduce, reduce_scatter, all_gather or broadcast")
       ->check(CLI::IsMember({"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
-  cmd->add_option("--algorithm", o->algorithm, "all-reduce algorithm: ring, hierarchical, halving_doubling, tree")
-      ->check(CLI::IsMember({"ring", "hierarchical", "halving_doubling", "tree"}));
+  cmd->add_option("--algorithm", o->algorithm,
+                  "all-reduce algorithm: auto (NCCL's tuner picks per size), ring, tree, nvls, hierarchical, "
+                  "halving_doubling")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "nvls", "hierarchical", "halving_doubling"}));
+  cmd->add_option("--protocol", o->protocol,
+                  "NCCL protocol: auto (the tuner's pick), LL, LL128 or Simple; default auto under --algorithm "
+                  "auto or nvls, none otherwise")
+      ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple"}));
   cmd->add_option("--bytes", o->bytes, "size N, or a range A:B:xF (e.g. 8:8G:x2); K, M, G are binary")->required();
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(positive_number());
   cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(positive_number());
@@ -174,6 +201,9 @@ void add_collective(CLI::App& app, Action& action) {
       ->check(CLI::IsMember(plan::representation_names()));
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
       ->check(non_negative_number());
+  cmd->add_option("--channels", o->channels,
+                  "parallel rings (NCCL channels); default as NCCL: at least one per NIC across nodes")
+      ->check(positive_number());
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");
   cmd->callback([&action, o] { action = [o] { return run_collective(*o); }; });
 }

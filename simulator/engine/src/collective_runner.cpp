@@ -164,6 +164,7 @@ CollectiveStats run_rings(Simulation& sim, const std::vector<Ring>& rings, const
   for (const Ring& r : rings)
     if (r.ranks.size() >= 2 && r.steps > 0) active.push_back(r);
   if (active.empty()) return stats;
+  stats.channels = int(active.size());
   Representation rep = options.representation;
   const CoarseFlows shared = rep != Representation::step ? coarse_flows(sim, active) : CoarseFlows{};
   const bool uniform =

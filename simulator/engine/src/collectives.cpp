@@ -1,5 +1,7 @@
 #include "trainsim/engine/collectives.hpp"
 
+#include <algorithm>
+
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Exec.hpp>
@@ -7,6 +9,7 @@
 #include "collective_runner.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -25,6 +28,7 @@ CollectiveStats run_hierarchical(Simulation& sim, const plan::HierarchicalPhases
     const CollectiveStats ran = run_rings(sim, *phase, options);
     if (ran.used == Representation::step) stats.used = Representation::step;
     stats.flows += ran.flows;
+    if (phase == &phases.inter) stats.channels = ran.channels;
   }
   return stats;
 }
@@ -38,7 +42,9 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
   // Nothing to reduce: NCCL returns at once for a count of 0 without launching a kernel.
   if (n < 2 || bytes == 0) return {};
   const plan::RingLayout layout = plan::ring_layout(sim.spec());
+  if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
   switch (algorithm) {
+    case Algorithm::nvls: return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::hierarchical:
       return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
@@ -46,7 +52,9 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
       return run_schedule(sim, ranks, plan::HalvingDoublingSchedule(n, bytes), options);
     case Algorithm::tree: {
       const std::vector<int> ordered = plan::ring_order(ranks, layout, options);
-      return run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
+      CollectiveStats stats = run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
+      stats.channels = 2;  // the two trees
+      return stats;
     }
   }
   return {};
@@ -107,8 +115,68 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& worke
   return stats;
 }
 
-std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& spec, const CollectiveRequest& request,
+namespace {
+
+/// The tuner's pick for one size of an `nccl` request, and the options that charge its costs.
+struct TunedRun {
+  plan::NcclChoice choice;
+  CollectiveOptions options;
+  double wire_factor = 1;
+};
+
+TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
+  std::vector<plan::NcclChoice> candidates = plan::nccl_candidates(topo, bytes);
+  // Across nodes NCCL's tree is a chain inside each node and a double binary tree of nodes per
+  // channel; the engine's `tree` is one double binary tree over all ranks, which crosses NICs far
+  // more and would misreport what NCCL achieves, so `auto` leaves it out there (README).
+  std::erase_if(candidates, [&](const plan::NcclChoice& c) {
+    return (request.tune_algorithm && topo.nodes > 1 && c.algorithm == Algorithm::tree) ||
+           (!request.tune_algorithm && c.algorithm != request.algorithm) ||
+           (request.protocol && c.protocol != *request.protocol);
+  });
+  if (candidates.empty()) {
+    const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
+    throw InputError("collective request", nvls && !request.protocol ? "algorithm" : "protocol",
+                     nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch"
+                          : "NCCL does not run " + to_string(request.tune_algorithm ? Algorithm::ring : request.algorithm) +
+                                " with " + (request.protocol ? plan::to_string(*request.protocol) : std::string("any protocol")) +
+                                " here (LL128 needs NVLink and Volta or later)");
+  }
+  TunedRun run;
+  run.choice = *std::min_element(candidates.begin(), candidates.end(),
+                                 [](const auto& a, const auto& b) { return a.predicted_s < b.predicted_s; });
+  const plan::ProtocolCosts costs = plan::protocol_costs(topo, run.choice);
+  run.options = request.options;
+  run.options.launch_s = costs.launch_s;
+  run.options.step_overhead_s += costs.step_overhead_s;
+  run.wire_factor = costs.wire_factor;
+  // A ring runs on NCCL's channels unless the request sets them (--channels).
+  if (run.choice.algorithm == Algorithm::ring && run.options.channels == 0) run.options.channels = run.choice.channels;
+  return run;
+}
+
+}  // namespace
+
+std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& given, const CollectiveRequest& request,
                                                const std::vector<double>& sizes_bytes) {
+  // A SimGrid XML platform says nothing of GPUs, fabric or NICs: `auto` runs the protocol-less ring
+  // there, and asking for a protocol or NVLS is an error.
+  const bool xml_auto = given.simgrid_xml && request.tune_algorithm && !request.protocol;
+  const bool nccl = request.nccl && request.op == CollectiveOp::allreduce && !xml_auto;
+  if (nccl && given.simgrid_xml)
+    throw InputError("collective request", "algorithm",
+                     "NCCL's protocols and NVLS need a platform description (GPU, fabric, NICs), not a SimGrid XML "
+                     "file; use auto or a textbook algorithm without --protocol");
+  if (nccl && !request.tune_algorithm && request.algorithm != Algorithm::ring && request.algorithm != Algorithm::tree &&
+      request.algorithm != Algorithm::nvls)
+    throw InputError("collective request", "protocol",
+                     "protocols are modelled for NCCL's algorithms (ring, tree, nvls), not " + to_string(request.algorithm));
+  // A protocol-aware run: the platform's fabric latency is NCCL's Simple step latency; take the
+  // protocol-independent part off and let each size's protocol add its own (nccl_tuner.hpp).
+  platforms::PlatformSpec spec = given;
+  const int n_asked = request.gpus == 0 ? given.total_gpus() : request.gpus;
+  const plan::NcclTopology topo = plan::nccl_topology(given, n_asked);
+  if (nccl) spec.intra_node.latency_s = std::max(0.0, spec.intra_node.latency_s - plan::fabric_latency_cut_s(topo));
   Simulation sim(spec);
   const int total = sim.gpu_count();
   const int n = request.gpus == 0 ? total : request.gpus;
@@ -122,18 +190,34 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& sp
                          std::to_string(sim.gpus_per_node()) + " GPUs per node");
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) ranks[std::size_t(i)] = i;
+  // Tuned before simulating: a request NCCL would not run is bad input, not a failure inside an actor.
+  std::vector<TunedRun> tuned;
+  if (nccl)
+    for (double bytes : sizes_bytes) tuned.push_back(tune(topo, request, bytes));
   std::vector<CollectiveTiming> timings;
   sg4::Actor::create("collective", sim.gpu(0), [&] {
-    for (double bytes : sizes_bytes) {
+    for (std::size_t i = 0; i < sizes_bytes.size(); ++i) {
+      const double bytes = sizes_bytes[i];
       const double start = sim.now();
       CollectiveStats stats;
+      if (nccl) {
+        const TunedRun& run = tuned[i];
+        stats = all_reduce(sim, ranks, bytes * run.wire_factor, run.choice.algorithm, run.options);
+        // NCCL's channel count, or the rings asked for (the engine runs a ring's channels as rings,
+        // a tree as two trees and NVLS as one flow per port).
+        const bool asked = request.options.channels > 0 && run.choice.algorithm == Algorithm::ring;
+        timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
+                           run.choice.algorithm,
+                           run.choice.protocol, run.choice.predicted_s});
+        continue;
+      }
       switch (request.op) {
         case CollectiveOp::allreduce: stats = all_reduce(sim, ranks, bytes, request.algorithm, request.options); break;
         case CollectiveOp::reduce_scatter: stats = reduce_scatter(sim, ranks, bytes, request.options); break;
         case CollectiveOp::all_gather: stats = all_gather(sim, ranks, bytes, request.options); break;
         case CollectiveOp::broadcast: stats = broadcast(sim, ranks, bytes, request.options); break;
       }
-      timings.push_back({bytes, sim.now() - start, stats.used});
+      timings.push_back({bytes, sim.now() - start, stats.used, stats.channels, request.algorithm, std::nullopt, 0.0});
     }
   });
   sim.run();

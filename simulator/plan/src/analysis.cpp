@@ -147,6 +147,7 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
   }
   switch (op.algorithm) {
     case Algorithm::ring: return 2 * (n - 1);
+    case Algorithm::nvls: return 1;
     case Algorithm::halving_doubling:
     case Algorithm::tree: return 2 * std::ceil(std::log2(n));
     case Algorithm::hierarchical: {

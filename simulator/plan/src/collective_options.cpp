@@ -8,8 +8,18 @@ std::string to_string(Algorithm a) {
     case Algorithm::hierarchical: return "hierarchical";
     case Algorithm::halving_doubling: return "halving_doubling";
     case Algorithm::tree: return "tree";
+    case Algorithm::nvls: return "nvls";
   }
   return "ring";
+}
+
+std::string to_string(Protocol p) {
+  switch (p) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "Simple";
 }
 
 std::string to_string(Representation r) {

@@ -122,7 +122,8 @@ ChainSchedule chain_broadcast(int n, double bytes, const CollectiveOptions& opti
 }
 
 RingLayout ring_layout(const platforms::PlatformSpec& spec) {
-  return {spec.gpus_per_node, platforms::ring_order_within_node(spec), platforms::ring_channels_within_node(spec)};
+  return {spec.gpus_per_node, platforms::ring_order_within_node(spec), platforms::ring_channels_within_node(spec),
+          std::max(1, spec.network.nics_per_node)};
 }
 
 std::vector<int> ring_order(const std::vector<int>& ranks, int gpus_per_node, const std::vector<int>& local_order) {
@@ -154,22 +155,55 @@ std::vector<int> broadcast_order(const std::vector<int>& ranks, const RingLayout
   return ordered;
 }
 
+std::vector<std::vector<int>> channel_orders(const RingLayout& layout, int channels, bool spans_nodes) {
+  TRAINSIM_CHECK(!layout.channels.empty(), "a ring layout needs at least one channel");
+  const int L = int(layout.channels.size()), g = layout.gpus_per_node, nics = std::max(1, layout.nics_per_node);
+  const int count = channels > 0 ? channels : spans_nodes ? std::max(L, nics) : L;
+  auto nic_of = [&](int local) { return local * nics / g; };  // the platform builder's attachment
+  std::vector<std::vector<int>> orders;
+  for (int c = 0; c < count; ++c) {
+    std::vector<int> order = layout.channels[std::size_t(c % L)];
+    const int n = int(order.size());
+    if (spans_nodes && nics > 1) {
+      // The exit GPU: on NIC c mod nics, followed by a GPU on another NIC (so the ring's node
+      // segment does not end in the middle of the NIC's GPUs); any GPU on that NIC otherwise.
+      int exit = -1;
+      for (int i = 0; i < n && exit < 0; ++i)
+        if (nic_of(order[std::size_t(i)]) == c % nics && nic_of(order[std::size_t((i + 1) % n)]) != c % nics) exit = i;
+      for (int i = 0; i < n && exit < 0; ++i)
+        if (nic_of(order[std::size_t(i)]) == c % nics) exit = i;
+      if (exit >= 0) std::rotate(order.begin(), order.begin() + (exit + 1) % n, order.end());
+    }
+    orders.push_back(std::move(order));
+  }
+  return orders;
+}
+
 std::vector<Ring> ring_phase(const std::vector<int>& ranks, int steps, double bytes, const RingLayout& layout,
                              const CollectiveOptions& options) {
   const double n = double(ranks.size());
   if (!options.topology_aware_ring || !options.multi_ring)
     return {Ring{ring_order(ranks, layout, options), steps, bytes / n}};
-  TRAINSIM_CHECK(!layout.channels.empty(), "a ring layout needs at least one channel");
+  const bool spans_nodes =
+      !ranks.empty() && std::any_of(ranks.begin(), ranks.end(), [&](int r) {
+        return r / layout.gpus_per_node != ranks[0] / layout.gpus_per_node;
+      });
+  const std::vector<std::vector<int>> orders = channel_orders(layout, options.channels, spans_nodes);
   std::vector<Ring> rings;
-  for (const auto& order : layout.channels)
-    rings.push_back(
-        Ring{ring_order(ranks, layout.gpus_per_node, order), steps, bytes / n / double(layout.channels.size())});
+  for (const auto& order : orders)
+    rings.push_back(Ring{ring_order(ranks, layout.gpus_per_node, order), steps, bytes / n / double(orders.size())});
   return rings;
 }
 
 std::vector<Ring> ring_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                   const CollectiveOptions& options) {
   return ring_phase(ranks, 2 * (int(ranks.size()) - 1), bytes, layout, options);
+}
+
+std::vector<Ring> nvls_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                  const CollectiveOptions& options) {
+  const double n = double(ranks.size());
+  return {Ring{ring_order(ranks, layout, options), 1, bytes * (n + 1) / n}};
 }
 
 std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double bytes, const RingLayout& layout,

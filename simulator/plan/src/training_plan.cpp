@@ -154,6 +154,7 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
       break;
     }
     case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
+    case Algorithm::nvls: add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1); break;
     case Algorithm::tree: add_schedule(double_tree_all_reduce(n, 1.0, options), ring_order(ranks, layout, options)); break;
   }
   return out;

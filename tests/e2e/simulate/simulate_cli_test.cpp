@@ -121,7 +121,7 @@ TEST(Simulate, SummaryNamesTheParameterServersIncast) {
 TEST(Simulate, SummarySaysWhenComputeBoundsTheIteration) {
   const auto r = run_trainsim({"simulate", scenario("quickstart.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\n  The iteration is compute-bound: communication is hidden behind compute but for 0.3 % of "
+  EXPECT_NE(r.out.find("\n  The iteration is compute-bound: communication is hidden behind compute but for 0.1 % of "
                        "the iteration.\n"),
             std::string::npos)
       << r.out;

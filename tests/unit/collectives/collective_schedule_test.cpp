@@ -130,7 +130,10 @@ TEST(RingAllReduce, SplitsTheBufferOverTheFourNvlinkChannelsOfADgx1) {
   const auto one = plan::ring_all_reduce(ranks, S, layout, plan::CollectiveOptions{.multi_ring = false});
   ASSERT_EQ(one.size(), 1u);
   EXPECT_DOUBLE_EQ(one[0].chunk_bytes, S / 16);
-  EXPECT_EQ(one[0].ranks, rings[0].ranks);
+  EXPECT_EQ(one[0].ranks, (std::vector<int>{0, 1, 5, 4, 7, 6, 2, 3, 8, 9, 13, 12, 15, 14, 10, 11}));
+  // Across nodes channel k is rotated to leave through NIC k (GPUs 2k, 2k+1): 0 1 | 5 4 7 6 2 3.
+  EXPECT_EQ(rings[0].ranks, (std::vector<int>{5, 4, 7, 6, 2, 3, 0, 1, 13, 12, 15, 14, 10, 11, 8, 9}));
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(rings[std::size_t(k)].ranks[7] / 2, k);
 }
 
 TEST(RingOrder, GroupsByNodeInOrderOfFirstAppearanceThenFollowsTheNodeRing) {
@@ -300,4 +303,50 @@ TEST(Hierarchical, FollowsTheNodeRingAndHasNoIntraPhaseWithOneGpuPerNode) {
 TEST(HierarchicalDeathTest, NeedsTheSameNumberOfRanksOnEveryNode) {
   const plan::RingLayout layout{4, iota(4), {iota(4)}};
   EXPECT_DEATH(plan::hierarchical_all_reduce({0, 1, 2, 3, 4, 5}, S, layout, {}), "same number of ranks");
+}
+
+TEST(ChannelOrders, AcrossNodesEveryChannelLeavesThroughItsOwnNic) {
+  // DGX H100: 8 GPUs on NVSwitch, GPU a on NIC a. One channel per NIC, each a rotation of 0..7
+  // ending at the GPU of its NIC: channel k leaves every node through NIC k.
+  const plan::RingLayout h100 = plan::ring_layout(trainsim::platforms::load_platform("dgx-h100"));
+  ASSERT_EQ(h100.nics_per_node, 8);
+  const auto orders = plan::channel_orders(h100, 0, true);
+  ASSERT_EQ(orders.size(), 8u);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(orders[std::size_t(k)].back(), k);
+    EXPECT_EQ(orders[std::size_t(k)].front(), (k + 1) % 8);
+  }
+  // Inside one node nothing leaves it: the node's own channels, unrotated.
+  EXPECT_EQ(plan::channel_orders(h100, 0, false), h100.channels);
+  // p4d: 4 NICs, GPUs 2k and 2k+1 on NIC k; channel k ends at 2k+1 and the next node starts at 2k+2.
+  const plan::RingLayout p4d = plan::ring_layout(trainsim::platforms::load_platform("aws-p4d.24xlarge"));
+  const auto four = plan::channel_orders(p4d, 0, true);
+  ASSERT_EQ(four.size(), 4u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(four[std::size_t(k)].back(), 2 * k + 1);
+  // More channels than NICs: NICs in turn. One NIC: no rotation.
+  const auto twelve = plan::channel_orders(p4d, 12, true);
+  ASSERT_EQ(twelve.size(), 12u);
+  EXPECT_EQ(twelve[9].back(), 3);
+  const plan::RingLayout p3dn = plan::ring_layout(trainsim::platforms::load_platform("aws-p3dn.24xlarge"));
+  EXPECT_EQ(plan::channel_orders(p3dn, 0, true), p3dn.channels);
+}
+
+TEST(ChannelOrders, ARingPhaseSplitsTheBufferOverTheChannelsAndVisitsEveryRankOnce) {
+  const plan::RingLayout h100 = plan::ring_layout(trainsim::platforms::load_platform("dgx-h100"));
+  const std::vector<int> ranks = iota(24);  // three nodes
+  const auto rings = plan::ring_all_reduce(ranks, S, h100, {});
+  ASSERT_EQ(rings.size(), 8u);
+  std::set<int> exits;
+  for (const plan::Ring& ring : rings) {
+    EXPECT_DOUBLE_EQ(ring.chunk_bytes, S / 24 / 8);
+    std::vector<int> sorted = ring.ranks;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, ranks);
+    for (std::size_t i = 0; i < ring.ranks.size(); ++i)
+      if (ring.ranks[i] / 8 != ring.ranks[(i + 1) % ring.ranks.size()] / 8) exits.insert(ring.ranks[i] % 8);
+  }
+  EXPECT_EQ(exits.size(), 8u);  // every NIC carries one channel out of every node
+  plan::CollectiveOptions two;
+  two.channels = 2;
+  EXPECT_EQ(plan::ring_all_reduce(ranks, S, h100, two).size(), 2u);
 }

@@ -45,6 +45,7 @@ using plan::to_string;
 struct CollectiveStats {
   Representation used = Representation::step;  ///< the representation actually run (never automatic)
   long long flows = 0;                          ///< flows created
+  int channels = 1;                             ///< parallel rings or trees the collective ran on
 };
 
 /// All-reduce of `bytes` over `ranks` (indices into Simulation::gpu). bytes ≥ 0; a single rank or zero bytes

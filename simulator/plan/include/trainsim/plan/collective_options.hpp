@@ -14,7 +14,12 @@ enum class Algorithm {
   hierarchical,      ///< intra-node reduce-scatter, g parallel inter-node ring all-reduces on S/g, intra-node all-gather
   halving_doubling,  ///< recursive halving reduce-scatter + recursive doubling all-gather, 2·log2(n) steps
   tree,              ///< double binary tree (each tree S/2), reduce then broadcast, pipelined in chunks
+  nvls,              ///< NVLink SHARP: the NVSwitch reduces and multicasts; each GPU port carries S(n+1)/n each way
 };
+
+/// NCCL's protocols (src/device/prims_*.h): LL sends 4 data bytes with a 4-byte flag per 8 bytes,
+/// LL128 120 data bytes per 128-byte line, Simple whole buffers with a fence per step.
+enum class Protocol { ll, ll128, simple };
 
 /// How the engine represents a collective's flows (see trainsim/engine/collectives.hpp).
 enum class Representation { automatic, coarse, lockstep, step };
@@ -41,6 +46,13 @@ struct CollectiveOptions {
   /// NVLink rings of a DGX-1 cube-mesh, as NCCL does; one ring elsewhere), all run at once.
   /// Needs topology_aware_ring.
   bool multi_ring = true;
+  /// Parallel rings (NCCL's channels) a ring phase runs on, each carrying 1/channels of the
+  /// buffer; 0 = as NCCL picks them: the node's ring channels, and at least one per NIC when the
+  /// ring spans nodes, rail-aligned (channel k leaves every node through NIC k mod nics). Needs
+  /// multi_ring and topology_aware_ring; ≥ 0.
+  int channels = 0;
+  /// Slept once before the collective's first flow: its launch cost (NCCL's base latency), s ≥ 0.
+  double launch_s = 0;
 };
 
 /// The collective operations of `trainsim collective`.
@@ -50,6 +62,7 @@ enum class CollectiveOp { allreduce, reduce_scatter, all_gather, broadcast };
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 std::string to_string(Algorithm a);
+std::string to_string(Protocol p);
 std::string to_string(Representation r);
 std::string to_string(CollectiveOp op);
 

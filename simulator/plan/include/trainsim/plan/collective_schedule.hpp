@@ -134,6 +134,7 @@ struct RingLayout {
   int gpus_per_node = 1;                   ///< ≥ 1
   std::vector<int> local_order;            ///< a node's ring over local ranks (ring_order_within_node)
   std::vector<std::vector<int>> channels;  ///< link-disjoint rings over local ranks, ≥ 1 (ring_channels_within_node)
+  int nics_per_node = 1;                   ///< ≥ 1; local GPU a reaches the network through NIC a·nics/gpus_per_node
 };
 
 /// The layout of `spec`'s nodes: its gpus_per_node, ring_order_within_node and ring_channels_within_node.
@@ -148,13 +149,28 @@ std::vector<int> ring_order(const std::vector<int>& ranks, const RingLayout& lay
 std::vector<int> broadcast_order(const std::vector<int>& ranks, const RingLayout& layout,
                                  const CollectiveOptions& options);
 
+/// The local GPU order of each of `channels` rings (0 = as NCCL picks: layout.channels.size(),
+/// raised to nics_per_node when `spans_nodes`). Channel c follows layout.channels[c mod L]; across
+/// nodes it is rotated so that its last GPU in a node is one attached to NIC c mod nics and the
+/// next GPU is not: the ring leaves every node through that NIC (rail-aligned), so C ≥ nics
+/// channels use every NIC in both directions.
+///
+///   8 GPUs, 8 NICs, channel 2:   node 0: 3 4 5 6 7 0 1 2 ─NIC 2─▶ node 1: 3 4 … 2 ─NIC 2─▶ …
+std::vector<std::vector<int>> channel_orders(const RingLayout& layout, int channels, bool spans_nodes);
+
 /// The rings of one ring phase of `steps` steps over `bytes` per rank: one ring per channel
-/// (options.multi_ring with topology_aware_ring), each moving bytes/(n·channels) per step; else
-/// one ring in ring_order moving bytes/n per step.
+/// (channel_orders with options.channels; needs options.multi_ring with topology_aware_ring),
+/// each moving bytes/(n·channels) per step; else one ring in ring_order moving bytes/n per step.
 std::vector<Ring> ring_phase(const std::vector<int>& ranks, int steps, double bytes, const RingLayout& layout,
                              const CollectiveOptions& options);
 /// Ring all-reduce: ring_phase with 2(n−1) steps.
 std::vector<Ring> ring_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                  const CollectiveOptions& options);
+/// NVLS all-reduce inside one NVSwitch node: the switch reduces what every GPU sends (S each) and
+/// multicasts the result (S to each), both halves pipelined, so every GPU port carries S·(n+1)/n
+/// each way. The flows stand in for that load: one step in which every rank sends S·(n+1)/n to
+/// its successor in ring order.
+std::vector<Ring> nvls_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                   const CollectiveOptions& options);
 /// Ring reduce-scatter, and all-gather (the same flows): ring_phase with n−1 steps.
 std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double bytes, const RingLayout& layout,

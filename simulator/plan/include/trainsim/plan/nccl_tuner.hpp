@@ -1,0 +1,83 @@
+#pragma once
+// NCCL's tuner: which algorithm, protocol and channel count NCCL runs an all-reduce of a given
+// size with, from its published cost model (NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel and
+// ncclTopoGetAlgoTime; constants of commit 5067397, 2026). Pure data, no SimGrid: the engine
+// simulates the choice (trainsim/engine/collectives.hpp), this only predicts and picks.
+//
+// Per algorithm a and protocol p (times in µs, bandwidths in GB/s):
+//   time(S)  = latency(a, p) + S / (1000 · algbw(a, p))
+//   ring     latency = base(a,p) + (nsteps − nInter)·hw_intra(a,p) + nInter·hw_net(a,p),
+//            nsteps = 2(n−1), nInter = 2(nodes−1)
+//   tree     latency = base(a,p) + 2·((ppn−1)·hw_intra + log2(nodes)·hw_net)
+//   nvls     latency = hw_intra(nvls, simple) (25 µs on NVLink); one node, NVSwitch gen 3+ (Hopper on)
+//   busbw    = channels · per-channel bandwidth, then the protocol's fraction and ceiling
+//            (LL: ×0.5 up to llMaxBw; LL128: ×0.92 up to channels·perChMaxRingLL128Bw; tree:
+//            ×0.92 up to channels·perChMaxTreeBw, LL ×1/3.8, LL128 ×7/9 in one node ×120/128 across);
+//   algbw    = busbw · n/nsteps (ring, nvls) or busbw / 2 (tree).
+// The per-channel bandwidth and channel count stand in for NCCL's topology search (search.cc):
+// one channel per NVLink of the generation's rate (topo.h: 18, 20, 20, 20.6, 40.1 GB/s for sm60 to
+// sm100) up to 16, over the node's fabric bandwidth × efficiency; PCIe 12 GB/s, one channel.
+#include <string>
+#include <vector>
+
+#include "trainsim/plan/collective_options.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace trainsim::plan {
+
+/// What NCCL's tuner sees of a communicator (derived from the platform by nccl_topology).
+struct NcclTopology {
+  int ranks = 1;              ///< ≥ 1
+  int nodes = 1;              ///< nodes the ranks span, ≥ 1
+  int compute_capability = 80;  ///< 60 P100, 70 V100, 75 T4, 80 A100, 90 H100/H200, 100 B200
+  bool nvlink = true;         ///< NVLink or NVSwitch inside the node (else PCIe)
+  bool nvls = false;          ///< NVSwitch with in-switch reduction (NVLink SHARP: NVSwitch gen 3, Hopper and later)
+  int channels = 1;           ///< NCCL's channels of the ring and tree graphs
+  double bw_intra_GBps = 0;   ///< per channel, inside a node
+  double bw_inter_GBps = 0;   ///< per channel, between nodes (= bw_intra_GBps in one node)
+};
+
+/// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
+NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks);
+
+/// One candidate of the tuner: its predicted time and the costs the engine charges for it.
+struct NcclChoice {
+  Algorithm algorithm = Algorithm::ring;  ///< ring, tree or nvls
+  Protocol protocol = Protocol::simple;
+  int channels = 1;             ///< channels NCCL launches for this size (enqueue.cc drops some for small sizes)
+  double latency_s = 0;         ///< the model's latency: launch plus per-step latencies
+  double bus_bandwidth_Bps = 0; ///< the model's busbw
+  double predicted_s = 0;       ///< the model's time for the size asked
+};
+
+/// Every (algorithm, protocol) NCCL would consider for an all-reduce of `bytes` on `topo`, with
+/// the model's time; those NCCL disables (NVLS outside one NVSwitch node, LL128 before Volta) are
+/// left out. bytes ≥ 0.
+std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes);
+/// The fastest candidate (NCCL's pick); ties go to the earlier of ring, tree, nvls and LL, LL128, Simple.
+NcclChoice nccl_choose(const NcclTopology& topo, double bytes);
+/// The fastest candidate of `algorithm` (NCCL_ALGO set to it, protocol still chosen); nvls where
+/// unsupported falls back to ring.
+NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorithm);
+
+/// What running protocol `p` costs the simulated flows (see the engine), beyond the platform:
+struct ProtocolCosts {
+  /// Bytes the flows carry per data byte. At least the protocol's wire overhead (LL 2: a 4-byte
+  /// flag per 4 data bytes; LL128 128/120), raised to raw busbw / the protocol's busbw where its
+  /// ceiling binds first (NCCL's llMaxBw, per-channel LL128 ceilings, NVLS efficiency): SimGrid
+  /// 3.32 cannot cap a host-to-host flow's rate (Comm::set_rate aborts), so a protocol that moves
+  /// data at a fraction of the fabric's rate is represented by proportionally more bytes.
+  double wire_factor = 1;
+  double launch_s = 0;          ///< slept once before the collective: NCCL's base latency of (a, p)
+  /// Added to every step on a fabric whose latency was cut by fabric_latency_cut_s:
+  /// hw_intra(a, p) − hw_intra(ring, LL), so that a Simple ring step costs the preset's latency again.
+  double step_overhead_s = 0;
+};
+/// The costs of `choice` on `topo` (see ProtocolCosts).
+ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice);
+/// Platform fabric latencies are NCCL's Simple per-step ring latency (presets: 3.4 µs NVLink,
+/// 5.7 µs PCIe); a protocol-aware run takes hw_intra(ring, Simple) − hw_intra(ring, LL) off them
+/// (2.8 µs NVLink, 4.7 µs PCIe) and adds each protocol's step_overhead_s back.
+double fabric_latency_cut_s(const NcclTopology& topo);
+
+}  // namespace trainsim::plan

@@ -1,0 +1,190 @@
+#include "trainsim/plan/nccl_tuner.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace trainsim::plan {
+
+namespace {
+
+// Constants of NVIDIA/nccl src/graph/tuning.cc (ncclTunerConstantsDefaults) and topo.h, commit
+// 5067397 (2026). Indices: protocol LL, LL128, Simple.
+using PerProtocol = std::array<double, 3>;
+constexpr PerProtocol kBaseTree{6.8, 14.0, 8.4}, kBaseRing{6.6, 14.0, 8.4};  // µs
+// hwLatencies: per-step latency by link type, µs.
+constexpr PerProtocol kNvlinkTree{0.6, 1.25, 4.0}, kNvlinkRing{0.6, 1.9, 3.4}, kNvlinkNvls{0, 0, 25};
+constexpr PerProtocol kPciTree{1.0, 1.9, 4.0}, kPciRing{1.0, 2.5, 5.7};
+constexpr PerProtocol kNetTree{5.0, 8.5, 14}, kNetRing{2.7, 4.0, 14.0};
+// llMaxBws [GPU generation for one node / CPU for several][nodes 1, 2, more], GB/s (Intel CPUs assumed).
+constexpr std::array<double, 3> kLlMaxVolta{39.0, 39.0, 20.4}, kLlMaxAmpere{87.7, 22.5, 19.0},
+    kLlMaxHopper{141.0, 45.0, 35.0}, kLlMaxBlackwell{282.0, 90.0, 70.0};
+// Per-channel ceilings [generation][nodes 1, 2, more], GB/s.
+constexpr std::array<std::array<double, 3>, 4> kPerChRingLl128{{{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}}};
+constexpr std::array<std::array<double, 3>, 4> kPerChTreeLl128{
+    {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
+constexpr std::array<std::array<double, 3>, 4> kPerChTree{
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
+constexpr std::array<double, 4> kNvlsEfficiency{0, 0, 0.85, 0.74};
+constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
+
+int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
+
+int compute_capability(const std::string& gpu) {
+  auto starts = [&](const char* prefix) { return gpu.rfind(prefix, 0) == 0; };
+  if (starts("B200") || starts("GB200")) return 100;
+  if (starts("H100") || starts("H200") || starts("H800") || starts("GH200")) return 90;
+  if (starts("A100") || starts("A800")) return 80;
+  if (starts("T4")) return 75;
+  if (starts("V100")) return 70;
+  if (starts("P100")) return 60;
+  return 37;  // K80 and anything older
+}
+
+double nvlink_GBps(int cc) { return cc >= 100 ? 40.1 : cc >= 90 ? 20.6 : cc >= 70 ? 20.0 : 18.0; }
+
+int index_of(Protocol p) { return p == Protocol::ll ? 0 : p == Protocol::ll128 ? 1 : 2; }
+
+}  // namespace
+
+NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
+  NcclTopology t;
+  t.ranks = std::max(1, ranks);
+  const int g = std::max(1, spec.gpus_per_node);
+  t.nodes = std::max(1, (t.ranks + g - 1) / g);
+  t.compute_capability = compute_capability(spec.gpu.name);
+  const auto& in = spec.intra_node;
+  t.nvlink = in.kind != platforms::IntraNodeKind::pcie;
+  t.nvls = in.kind == platforms::IntraNodeKind::nvswitch && t.compute_capability >= 90;
+  const double GBps = 1e9;
+  if (t.nvlink) {
+    // The GPU's NVLink bandwidth toward the ring: an NVSwitch port, or on the cube-mesh the
+    // links of the node's ring channels (one NVLink each).
+    const double link = nvlink_GBps(t.compute_capability);
+    const double total = in.kind == platforms::IntraNodeKind::nvswitch
+                             ? in.bandwidth_Bps * in.efficiency / GBps
+                             : double(platforms::ring_channels_within_node(spec).size()) * link;
+    t.channels = std::clamp(int(std::floor(total / link + 1e-9)), 1, kMaxRingChannels);
+    t.bw_intra_GBps = total / t.channels;
+  } else {
+    t.channels = 1;
+    t.bw_intra_GBps = std::min(12.0, in.pcie_bandwidth_Bps * in.efficiency / GBps);
+  }
+  t.bw_inter_GBps = t.bw_intra_GBps;
+  if (t.nodes > 1) {
+    const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
+    t.channels = std::max(t.channels, spec.network.nics_per_node);
+    t.bw_inter_GBps = nic_total / t.channels;
+  }
+  return t;
+}
+
+std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) {
+  std::vector<NcclChoice> out;
+  const int n = topo.ranks, nodes = topo.nodes, gen = generation_index(topo.compute_capability);
+  if (n < 2) return out;
+  const int index2 = nodes <= 2 ? nodes - 1 : 2;
+  const double ppn = double(n) / nodes;
+  const auto& ll_max = nodes == 1 ? (gen == 3   ? kLlMaxBlackwell
+                                     : gen == 2 ? kLlMaxHopper
+                                     : gen == 1 ? kLlMaxAmpere
+                                                : kLlMaxVolta)
+                                  : kLlMaxVolta;  // several nodes: index by CPU, Intel's row
+  const double llMaxBw = ll_max[std::size_t(index2)];
+  const int nsteps = 2 * (n - 1), nInter = nodes == 1 ? 0 : 2 * (nodes - 1);
+  const double log2_nodes = std::floor(std::log2(double(nodes)));
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls}) {
+    if (a == Algorithm::nvls && (!topo.nvls || nodes > 1 || topo.channels < 2)) continue;
+    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      if (a == Algorithm::nvls && p != Protocol::simple) continue;
+      if (p == Protocol::ll128 && (topo.compute_capability < 70 || !topo.nvlink)) continue;  // LL128 needs NVLink-class paths
+      const int pi = index_of(p);
+      const double bw = nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps;
+      double busBw = topo.channels * bw;
+      if (a == Algorithm::nvls) {
+        const double intra = topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(gen)] * (topo.channels - 1) /
+                             topo.channels * 2.0;
+        busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
+      }
+      if (a == Algorithm::ring && p == Protocol::ll) busBw = std::min(llMaxBw, busBw * 0.5);
+      if (a == Algorithm::ring && p == Protocol::ll128)
+        busBw = std::min(busBw * 0.92, topo.channels * kPerChRingLl128[std::size_t(gen)][std::size_t(index2)]);
+      if (a == Algorithm::tree) busBw = std::min(busBw * 0.92, topo.channels * kPerChTree[std::size_t(gen)][std::size_t(index2)]);
+      if (a == Algorithm::tree && p == Protocol::ll) busBw = std::min(busBw / 3.8, llMaxBw);
+      if (a == Algorithm::tree && p == Protocol::ll128)
+        busBw = std::min(busBw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                         topo.channels * kPerChTreeLl128[std::size_t(gen)][std::size_t(index2)]);
+      const double algBw = a == Algorithm::tree ? busBw * 0.5 : busBw * n / nsteps;
+      const PerProtocol& intra_hw = a == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
+                                    : a == Algorithm::nvls ? kNvlinkNvls
+                                    : topo.nvlink          ? kNvlinkRing
+                                                           : kPciRing;
+      const double intraLat = intra_hw[std::size_t(pi)];
+      const double interLat = (ppn == 1 ? kNetTree : a == Algorithm::tree ? kNetTree : kNetRing)[std::size_t(pi)];
+      double lat = (a == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(pi)];
+      if (a == Algorithm::ring) lat += (nsteps - nInter) * intraLat + nInter * interLat;
+      if (a == Algorithm::tree) lat += 2 * ((ppn - 1) * intraLat + log2_nodes * interLat);
+      if (a == Algorithm::nvls) lat = intraLat;
+      NcclChoice c;
+      c.algorithm = a;
+      c.protocol = p;
+      // enqueue.cc: ring and tree drop channels while each would get fewer than threads ×
+      // threshold bytes (512 threads LL and Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple,
+      // the ring's LL threshold times the ranks); NVLS keeps its channels.
+      c.channels = topo.channels;
+      if (a != Algorithm::nvls) {
+        const double threads = p == Protocol::ll128 ? 640 : 512;
+        const double threshold =
+            (p == Protocol::simple ? 64.0 : 8.0) * (a == Algorithm::ring && p == Protocol::ll ? n : 1);
+        while (c.channels >= 2 && bytes < c.channels * threads * threshold) --c.channels;
+      }
+      c.latency_s = lat * 1e-6;
+      c.bus_bandwidth_Bps = busBw * 1e9;
+      c.predicted_s = c.latency_s + bytes / (algBw * 1e9);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+NcclChoice nccl_choose(const NcclTopology& topo, double bytes) {
+  const std::vector<NcclChoice> all = nccl_candidates(topo, bytes);
+  if (all.empty()) return NcclChoice{};
+  return *std::min_element(all.begin(), all.end(),
+                           [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
+}
+
+NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorithm) {
+  std::vector<NcclChoice> all = nccl_candidates(topo, bytes);
+  std::erase_if(all, [&](const NcclChoice& c) { return c.algorithm != algorithm; });
+  if (all.empty()) return algorithm == Algorithm::ring ? NcclChoice{} : nccl_choose(topo, bytes, Algorithm::ring);
+  return *std::min_element(all.begin(), all.end(),
+                           [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
+}
+
+ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice) {
+  ProtocolCosts c;
+  const int pi = index_of(choice.protocol);
+  const double raw_busbw = topo.channels * (topo.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps) * 1e9;
+  if (choice.algorithm == Algorithm::nvls) {
+    c.launch_s = kNvlinkNvls[2] * 1e-6;
+    c.wire_factor = 1.0 / kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];
+    return c;
+  }
+  const double overhead = choice.protocol == Protocol::ll ? 2.0 : choice.protocol == Protocol::ll128 ? 128.0 / 120.0 : 1.0;
+  c.wire_factor = overhead;
+  if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
+    c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
+  c.launch_s = (choice.algorithm == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(pi)] * 1e-6;
+  const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
+                                                              : (topo.nvlink ? kNvlinkRing : kPciRing);
+  c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
+  return c;
+}
+
+double fabric_latency_cut_s(const NcclTopology& topo) {
+  const PerProtocol& hw = topo.nvlink ? kNvlinkRing : kPciRing;
+  return (hw[2] - hw[0]) * 1e-6;
+}
+
+}  // namespace trainsim::plan

@@ -1,0 +1,125 @@
+// NCCL's tuner without SimGrid: the topology it reads off presets, its choices per size against
+// the crossovers of NCCL's published cost model, and the costs the engine charges per protocol.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "trainsim/plan/nccl_tuner.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
+
+namespace plan = trainsim::plan;
+namespace tp = trainsim::platforms;
+
+namespace {
+
+constexpr double KiB = 1024.0, MiB = KiB * KiB, GiB = KiB * MiB;
+
+tp::PlatformSpec preset(const std::string& name, int nodes = 1) {
+  return tp::with_nodes(tp::load_platform(name), nodes, "test");
+}
+
+plan::NcclTopology topology(const std::string& name, int nodes = 1) {
+  const tp::PlatformSpec spec = preset(name, nodes);
+  return plan::nccl_topology(spec, spec.total_gpus());
+}
+
+}  // namespace
+
+TEST(NcclTopology, ReadsGenerationChannelsAndNvlsFromThePlatform) {
+  const plan::NcclTopology a100 = topology("dgx-a100");
+  EXPECT_EQ(a100.compute_capability, 80);
+  EXPECT_FALSE(a100.nvls);
+  // 300 GB/s × 0.8 over NVLink 3's 20 GB/s per link (NCCL topo.h): 12 channels of 20 GB/s.
+  EXPECT_EQ(a100.channels, 12);
+  EXPECT_NEAR(a100.bw_intra_GBps, 20.0, 1e-9);
+  const plan::NcclTopology h200 = topology("dgx-h200");
+  EXPECT_EQ(h200.compute_capability, 90);
+  EXPECT_TRUE(h200.nvls);
+  EXPECT_EQ(h200.channels, 16);  // capped at NCCL's 16 per graph
+  EXPECT_NEAR(h200.channels * h200.bw_intra_GBps, 450 * 0.824, 1e-9);
+  // Across 4 DGX H100 nodes: as many channels as NICs at least, the NICs' 8 × 50 GB/s shared.
+  const plan::NcclTopology h100x4 = topology("dgx-h100", 4);
+  EXPECT_EQ(h100x4.nodes, 4);
+  EXPECT_GE(h100x4.channels, 8);
+  EXPECT_NEAR(h100x4.channels * h100x4.bw_inter_GBps, 8 * 50.0, 1e-9);
+  const plan::NcclTopology pcie = topology("cluster-25gbe");
+  EXPECT_FALSE(pcie.nvlink);
+  EXPECT_EQ(pcie.channels, 1);
+}
+
+TEST(NcclTuner, OneH200NodePicksLlForSmallSizesAndNvlsForLargeOnes) {
+  const plan::NcclTopology t = topology("dgx-h200");
+  const plan::NcclChoice small = plan::nccl_choose(t, 64 * KiB);
+  EXPECT_EQ(small.algorithm, plan::Algorithm::ring);
+  EXPECT_EQ(small.protocol, plan::Protocol::ll);
+  // LL ring: 6.6 µs base + 14 steps × 0.6 µs (tuning.cc).
+  EXPECT_NEAR(small.latency_s, (6.6 + 14 * 0.6) * 1e-6, 1e-12);
+  // enqueue.cc: an LL ring keeps a channel per 512 threads × 8 bytes × 8 ranks = 32 KiB.
+  EXPECT_EQ(small.channels, 2);
+  EXPECT_EQ(plan::nccl_choose(t, 256 * KiB).channels, 8);
+  const plan::NcclChoice large = plan::nccl_choose(t, 1 * GiB);
+  EXPECT_EQ(large.channels, 16);
+  EXPECT_EQ(large.algorithm, plan::Algorithm::nvls);
+  EXPECT_EQ(large.protocol, plan::Protocol::simple);
+  EXPECT_NEAR(large.latency_s, 25e-6, 1e-12);
+  // The crossover lies where NCCL's own logs put it on Hopper, between 1 and 4 MiB.
+  EXPECT_EQ(plan::nccl_choose(t, 1 * MiB).algorithm, plan::Algorithm::ring);
+  EXPECT_EQ(plan::nccl_choose(t, 4 * MiB).algorithm, plan::Algorithm::nvls);
+}
+
+TEST(NcclTuner, OneA100NodeHasNoNvlsAndMovesFromLlToSimpleAsSizesGrow) {
+  const plan::NcclTopology t = topology("dgx-a100");
+  for (const plan::NcclChoice& c : plan::nccl_candidates(t, 1 * MiB)) EXPECT_NE(c.algorithm, plan::Algorithm::nvls);
+  EXPECT_EQ(plan::nccl_choose(t, 8 * KiB).protocol, plan::Protocol::ll);
+  const plan::NcclChoice big = plan::nccl_choose(t, 4 * GiB);
+  EXPECT_EQ(big.algorithm, plan::Algorithm::ring);
+  EXPECT_EQ(big.protocol, plan::Protocol::simple);
+  EXPECT_NEAR(big.bus_bandwidth_Bps, 240e9, 1e3);  // 12 channels × 20 GB/s
+  // Every prediction is latency + S / algbw, algbw = busbw · n / 2(n−1) for the ring.
+  EXPECT_NEAR(big.predicted_s, big.latency_s + 4 * GiB / (240e9 * 8 / 14), 1e-9);
+}
+
+TEST(NcclTuner, ManyNodesPreferTheTreeForMediumSizesAndTheRingForLargeOnes) {
+  // 64 DGX A100 nodes: the ring pays 2(n−1) = 1022 steps, the tree 2·log2(64) network hops.
+  const plan::NcclTopology t = topology("dgx-a100", 64);
+  EXPECT_EQ(plan::nccl_choose(t, 1 * MiB).algorithm, plan::Algorithm::tree);
+  // On 8 nodes the ring's 126 steps cost less than its 9% bandwidth edge over the tree saves.
+  EXPECT_EQ(plan::nccl_choose(topology("dgx-a100", 8), 4 * GiB).algorithm, plan::Algorithm::ring);
+  // A fixed algorithm still gets its best protocol.
+  EXPECT_EQ(plan::nccl_choose(t, 1 * MiB, plan::Algorithm::ring).algorithm, plan::Algorithm::ring);
+  // NVLS is single-node only here (multi-node NVLS needs CollNet, not modelled): falls back to ring.
+  EXPECT_EQ(plan::nccl_choose(topology("dgx-h100", 2), 1 * GiB, plan::Algorithm::nvls).algorithm,
+            plan::Algorithm::ring);
+}
+
+TEST(NcclTuner, PcieNodesGetNoLl128) {
+  for (const plan::NcclChoice& c : plan::nccl_candidates(topology("cluster-25gbe"), 1 * MiB))
+    EXPECT_NE(c.protocol, plan::Protocol::ll128);
+}
+
+TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
+  const plan::NcclTopology t = topology("dgx-a100");
+  auto pick = [&](plan::Protocol p) {
+    for (const plan::NcclChoice& c : plan::nccl_candidates(t, 1 * MiB))
+      if (c.algorithm == plan::Algorithm::ring && c.protocol == p) return c;
+    ADD_FAILURE() << "no ring candidate for " << plan::to_string(p);
+    return plan::NcclChoice{};
+  };
+  const plan::ProtocolCosts ll = plan::protocol_costs(t, pick(plan::Protocol::ll));
+  // LL: busbw min(llMaxBw 87.7, 240 × 0.5) = 87.7 GB/s, so the flows carry 240 / 87.7 bytes per byte.
+  EXPECT_NEAR(ll.wire_factor, 240.0 / 87.7, 1e-9);
+  EXPECT_NEAR(ll.launch_s, 6.6e-6, 1e-15);
+  EXPECT_NEAR(ll.step_overhead_s, 0, 1e-15);
+  const plan::ProtocolCosts ll128 = plan::protocol_costs(t, pick(plan::Protocol::ll128));
+  EXPECT_NEAR(ll128.wire_factor, 1 / 0.92, 1e-9);
+  EXPECT_NEAR(ll128.step_overhead_s, 1.3e-6, 1e-12);
+  const plan::ProtocolCosts simple = plan::protocol_costs(t, pick(plan::Protocol::simple));
+  EXPECT_DOUBLE_EQ(simple.wire_factor, 1.0);
+  EXPECT_NEAR(simple.launch_s, 8.4e-6, 1e-15);
+  // A Simple step costs the preset's 3.4 µs again: the cut fabric latency plus Simple's overhead.
+  EXPECT_NEAR(plan::fabric_latency_cut_s(t) + 0.6e-6, 3.4e-6, 1e-12);
+  EXPECT_NEAR(simple.step_overhead_s, 2.8e-6, 1e-12);
+  const plan::NcclChoice nvls = plan::nccl_choose(topology("dgx-h200"), 1 * GiB);
+  EXPECT_NEAR(plan::protocol_costs(topology("dgx-h200"), nvls).wire_factor, 1 / 0.85, 1e-9);
+}
