@@ -60,6 +60,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadScenario{"strong_without_global_batch.json", "/workload", "missing required key 'global_batch'"},
                       BadScenario{"global_batch_too_small.json", "/workload/global_batch", "smaller than the 8 GPUs"},
                       BadScenario{"straggler_gpu_out_of_range.json", "/heterogeneity/gpu_speed", "GPU 8 does not exist"},
+                      BadScenario{"unknown_placement.json", "/strategy/placement", "did you mean 'round_robin'?"},
+                      BadScenario{"zero_partition.json", "/strategy/partition_MB", "must be > 0, got 0"},
+                      BadScenario{"too_many_colocated_servers.json", "/strategy/servers", "5 colocated parameter servers on 4 GPUs"},
                       BadScenario{"malformed.json", "line 3, column 12", "invalid JSON"}),
     [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
 
