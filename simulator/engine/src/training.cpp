@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include <simgrid/s4u.hpp>
@@ -143,6 +144,11 @@ void server_communicator_actor(Run& run) {
   const TrainingPlan& plan = run.plan;
   ParameterServerOptions ps;
   ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
+  std::optional<ServerSoftware> software;
+  if (plan.server_throughput_Bps > 0) {
+    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
+    ps.software = &*software;
+  }
   if (!plan.overlap)
     for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
   std::vector<sg4::ActorPtr> actors;
@@ -161,7 +167,7 @@ void server_communicator_actor(Run& run) {
         if (op->kind == CommKind::push)
           push_to_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
         else
-          pull_from_servers(run.sim, ranks, run.servers, op->bytes_per_server);
+          pull_from_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
         timing.end_s = sg4::Engine::get_clock();
         timing.exposed = run.backward_finished == run.plan.gpus;
       }

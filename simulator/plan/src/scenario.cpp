@@ -99,7 +99,7 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
-                   "partition_MB", "representation"});
+                   "partition_MB", "server_throughput_GBps", "representation"});
   StrategyConfig s;
   s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
   const auto kinds = possible_kinds(s.kind, root);
@@ -133,6 +133,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
                                                : VariablePlacement::round_robin;
   }
   if (auto v = only_for_ps("partition_MB")) s.partition_bytes = bucket_mb_to_bytes(v->positive_number());
+  if (auto v = only_for_ps("server_throughput_GBps")) s.server_throughput_Bps = gBps_to_bytes_per_s(v->positive_number());
   if (auto v = node.find("representation")) {
     if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
     s.representation = v->one_of(representation_names());

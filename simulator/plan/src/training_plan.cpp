@@ -272,6 +272,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.overlap = scenario.strategy.overlap;
   plan.representation = scenario.strategy.representation;
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
+  plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.memory = memory_per_gpu(scenario, workload);
 
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
@@ -416,7 +417,10 @@ Json TrainingPlan::to_json() const {
     one["variables"] = owned;
     servers_json.push_back(one);
   }
-  if (!servers.empty()) j["placement"] = variable_placement;
+  if (!servers.empty()) {
+    j["placement"] = variable_placement;
+    j["server_throughput_Bps"] = server_throughput_Bps;
+  }
   j["servers"] = servers_json;
   Json ops_json = Json::array();
   for (const auto& op : ops) {

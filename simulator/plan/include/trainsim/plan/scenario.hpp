@@ -48,6 +48,9 @@ struct StrategyConfig {
   /// `placement`: which server owns which variable (round_robin, TensorFlow's default).
   VariablePlacement variable_placement = VariablePlacement::round_robin;
   double partition_bytes = 0;          ///< `partition_MB` (MiB): split variables above it; 0 = never
+  /// `server_throughput_GBps`: bytes per second one server receives, processes and serves (RPC,
+  /// deserialisation, accumulation), shared by all its connections; 0 = no limit beyond links and CPU.
+  double server_throughput_Bps = 0;
   std::string representation = "auto";  ///< collectives: auto, coarse, lockstep or step
 };
 

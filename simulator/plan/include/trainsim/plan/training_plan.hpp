@@ -137,6 +137,7 @@ struct TrainingPlan {
   double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
   double calibration_factor = 1;        ///< κ applied to every task
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
+  double server_throughput_Bps = 0;     ///< parameter servers: per-server software rate; 0 = unlimited
   MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
   ModelVariables variables;             ///< what the fitting models read (copied into the result)
 
