@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -277,8 +278,30 @@ TEST(Simulate, SimgridXmlPlatformIsUsedAsIs) {
   EXPECT_NE(bad.err.find("/heterogeneity/gpu_speed: GPU 5 does not exist: the platform has 2 GPUs"), std::string::npos) << bad.err;
 }
 
+TEST(Simulate, PlacementScenarioShowsFc6OnOneServerUnlessSharded) {
+  std::map<std::string, nlohmann::json> by_placement;
+  for (const char* placement : {"round_robin", "greedy", "sharded"}) {
+    const auto r = run_trainsim({"simulate", scenario("vgg16_parameter_server_placement.json"), "--set",
+                                 std::string("strategy.placement=") + placement, "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    by_placement[placement] = nlohmann::json::parse(r.out);
+    EXPECT_EQ(by_placement[placement]["placement"], placement);
+    EXPECT_EQ(by_placement[placement]["servers"].size(), 4u);
+  }
+  // fc6 (392 MiB of 528 MiB) is one variable: round robin and greedy give it to one server.
+  EXPECT_GT(by_placement["round_robin"]["most_loaded_server"]["share"].get<double>(), 0.7);
+  EXPECT_GT(by_placement["greedy"]["most_loaded_server"]["share"].get<double>(), 0.7);
+  EXPECT_NEAR(by_placement["sharded"]["most_loaded_server"]["share"].get<double>(), 0.25, 1e-9);
+  EXPECT_GT(by_placement["round_robin"]["iteration_time_s"].get<double>(), 2 * by_placement["sharded"]["iteration_time_s"].get<double>());
+  // The text summary names the most loaded server.
+  const auto text = run_trainsim({"simulate", scenario("vgg16_parameter_server_placement.json")});
+  EXPECT_NE(text.out.find("\n  parameter servers     4 (round_robin placement): most loaded server 1 receives "), std::string::npos)
+      << text.out;
+}
+
 TEST(Simulate, ScenariosRun) {
-  for (const char* file : {"quickstart.json", "resnet50_dgx1_ring_vs_ps.json", "vgg16_25gbe.json", "bert_large_dgx_a100_fat_tree.json"}) {
+  for (const char* file : {"quickstart.json", "resnet50_dgx1_ring_vs_ps.json", "vgg16_25gbe.json", "bert_large_dgx_a100_fat_tree.json",
+                           "vgg16_parameter_server_placement.json"}) {
     const auto r = run_trainsim({"simulate", scenario(file), "--json", "-"});
     EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
   }
