@@ -182,7 +182,8 @@ void server_communicator_actor(Run& run) {
   for (const plan::CommOp& op : plan.ops)
     if (run.op_timings[static_cast<std::size_t>(op.id)].exposed) exposed.push_back(&op);
   auto timing_of = [&run](const plan::CommOp* op) -> const OpTiming& { return run.op_timings[static_cast<std::size_t>(op->id)]; };
-  std::stable_sort(exposed.begin(), exposed.end(), [&](const plan::CommOp* a, const plan::CommOp* b) { return timing_of(a).start_s < timing_of(b).start_s; });
+  std::stable_sort(exposed.begin(), exposed.end(),
+                   [&](const plan::CommOp* a, const plan::CommOp* b) { return timing_of(a).start_s < timing_of(b).start_s; });
   for (std::size_t i = 0; i < exposed.size();) {
     OpTraffic span{timing_of(exposed[i]).start_s, timing_of(exposed[i]).end_s, {}};
     std::unordered_map<const sg4::Link*, std::size_t> index;
