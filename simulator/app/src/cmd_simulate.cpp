@@ -59,6 +59,17 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
                      format_bytes(m.activations), format_bytes(m.framework));
   out << fmt::format("  network traffic       {} in {} bucket{}\n", format_bytes(r.network_bytes), r.buckets.size(),
                      r.buckets.size() == 1 ? "" : "s");
+  if (const auto* top = r.most_loaded_server()) {
+    // Per-server bytes: what each server receives from all workers (it sends as much back).
+    double total = 0, least = top->bytes;
+    for (const auto& sv : r.servers) {
+      total += sv.bytes;
+      least = std::min(least, sv.bytes);
+    }
+    out << fmt::format("  parameter servers     {} ({} placement): most loaded server {} receives {} ({:.1f} % of {}), least loaded {}\n",
+                       r.servers.size(), r.variable_placement, top->id, format_bytes(top->bytes),
+                       total > 0 ? 100 * top->bytes / total : 0.0, format_bytes(total), format_bytes(least));
+  }
   if (!r.busiest_links.empty()) {
     // busy: the link's busy time over the iteration; limits: the part of the iteration in which
     // every GPU waited for communication while the link was busy.

@@ -4,6 +4,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 
 #include "collective_runner.hpp"
@@ -79,6 +80,38 @@ CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double
                       plan::chain_broadcast(n, bytes, options), options);
 }
 
+ServerSoftware::ServerSoftware(std::size_t servers, double throughput_Bps)
+    : free_at_s_(servers, 0.0), throughput_Bps_(throughput_Bps) {
+  TRAINSIM_CHECK(throughput_Bps > 0, "a server software rate must be > 0");
+}
+
+double ServerSoftware::reserve(std::size_t server, double bytes, double now_s) {
+  double& free_at = free_at_s_.at(server);
+  free_at = std::max(free_at, now_s) + bytes / throughput_Bps_;
+  return free_at;
+}
+
+namespace {
+
+// Reserves every server's share of an operation on its software; returns when the last ends
+// (now when there is no software limit).
+double reserve_software(const std::vector<int>& workers, const std::vector<double>& bytes_per_server,
+                        const ParameterServerOptions& options) {
+  const double now = sg4::Engine::get_clock();
+  double end = now;
+  if (options.software)
+    for (std::size_t i = 0; i < bytes_per_server.size(); ++i)
+      if (bytes_per_server[i] != 0) end = std::max(end, options.software->reserve(i, double(workers.size()) * bytes_per_server[i], now));
+  return end;
+}
+
+void wait_until(double end_s) {
+  const double now = sg4::Engine::get_clock();
+  if (end_s > now) sg4::this_actor::sleep_for(end_s - now);
+}
+
+}  // namespace
+
 CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
                                 const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                 const ParameterServerOptions& options) {
@@ -90,7 +123,9 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
     for (std::size_t i = 0; i < servers.size(); ++i)
       if (bytes_per_server[i] != 0) comms.push_back(sim.start_flow(sim.gpu(w), servers[i], bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
+  const double software_end = reserve_software(workers, bytes_per_server, options);
   for (auto& c : comms) c->wait();
+  wait_until(software_end);
   // Every server adds up the shards it received, all servers in parallel.
   std::vector<sg4::ExecPtr> execs;
   for (std::size_t i = 0; i < servers.size(); ++i) {
@@ -102,7 +137,8 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
 }
 
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
-                                  const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server) {
+                                  const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
+                                  const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "pull_from_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "pull_from_servers needs one byte count per server");
   CollectiveStats stats;
@@ -111,7 +147,9 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& worke
     if (bytes_per_server[i] != 0)
       for (int w : workers) comms.push_back(sim.start_flow(servers[i], sim.gpu(w), bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
+  const double software_end = reserve_software(workers, bytes_per_server, options);
   for (auto& c : comms) c->wait();
+  wait_until(software_end);
   return stats;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
+#include <unordered_map>
 
 #include <simgrid/s4u.hpp>
 
@@ -28,6 +30,7 @@ using plan::TrainingPlan;
 struct OpTiming {
   double start_s = 0;
   double end_s = 0;
+  bool exposed = false;  // ended after every GPU finished backward
 };
 
 // Shared state of the actors of one run. SimGrid runs actors one at a time in one OS thread, so
@@ -112,6 +115,91 @@ void communicator_actor(Run& run) {
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
 
+// The bytes a push or pull puts on each link, from the routes of its flows (parameter-server
+// operations run concurrently, so Simulation::take_recent_bytes cannot tell them apart).
+std::vector<LinkBytes> server_op_bytes(Run& run, const plan::CommOp& op) {
+  std::vector<LinkBytes> out;
+  std::unordered_map<const sg4::Link*, std::size_t> index;
+  for (std::size_t i = 0; i < run.servers.size(); ++i) {
+    const double bytes = op.bytes_per_server.at(i);
+    if (bytes == 0) continue;
+    for (int w = op.first_rank; w < op.first_rank + op.ranks; ++w) {
+      sg4::Host* gpu = run.sim.gpu(w);
+      const RouteInfo& route = op.kind == CommKind::push ? run.sim.route(gpu, run.servers[i]) : run.sim.route(run.servers[i], gpu);
+      for (const sg4::Link* l : route.links) {
+        auto [it, added] = index.try_emplace(l, out.size());
+        if (added) out.push_back({l, 0});
+        out[it->second].bytes += bytes;
+      }
+    }
+  }
+  return out;
+}
+
+// Parameter servers: each bucket's push and then its pull run in an actor of their own,
+// concurrently with the other buckets' (TensorFlow sends every variable's gradient as its own
+// RPC as soon as it is computed), so the servers receive at once and share their NICs and CPUs
+// max-min fairly; a server that owns more bytes finishes later.
+void server_communicator_actor(Run& run) {
+  const TrainingPlan& plan = run.plan;
+  ParameterServerOptions ps;
+  ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
+  std::optional<ServerSoftware> software;
+  if (plan.server_throughput_Bps > 0) {
+    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
+    ps.software = &*software;
+  }
+  if (!plan.overlap)
+    for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
+  std::vector<sg4::ActorPtr> actors;
+  for (const plan::CommOp& push : plan.ops) {
+    if (push.kind != CommKind::push) continue;
+    const plan::CommOp& pull = plan.ops.at(static_cast<std::size_t>(push.id) + 1);
+    TRAINSIM_CHECK(pull.kind == CommKind::pull && pull.after_op == push.id, "a push is followed by its pull");
+    auto body = [&run, &push, &pull, ps] {
+      if (push.trigger == CommTrigger::bucket_ready)
+        for (int i = 0; i < push.ranks; ++i) run.bucket_ready[push.bucket]->acquire();
+      std::vector<int> ranks(static_cast<std::size_t>(push.ranks));
+      std::iota(ranks.begin(), ranks.end(), push.first_rank);
+      for (const plan::CommOp* op : {&push, &pull}) {
+        OpTiming& timing = run.op_timings[static_cast<std::size_t>(op->id)];
+        timing.start_s = sg4::Engine::get_clock();
+        if (op->kind == CommKind::push)
+          push_to_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
+        else
+          pull_from_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
+        timing.end_s = sg4::Engine::get_clock();
+        timing.exposed = run.backward_finished == run.plan.gpus;
+      }
+    };
+    actors.push_back(sg4::Actor::create("bucket-" + std::to_string(push.bucket), run.sim.gpu(push.first_rank), body));
+  }
+  for (auto& a : actors) a->join();
+  // The link analysis spreads an operation's bytes evenly over its span; operations that overlap
+  // share links, so overlapping ones are merged into one span carrying all their bytes.
+  run.sim.take_recent_bytes();  // attributed from the routes below instead
+  std::vector<const plan::CommOp*> exposed;
+  for (const plan::CommOp& op : plan.ops)
+    if (run.op_timings[static_cast<std::size_t>(op.id)].exposed) exposed.push_back(&op);
+  auto timing_of = [&run](const plan::CommOp* op) -> const OpTiming& { return run.op_timings[static_cast<std::size_t>(op->id)]; };
+  std::stable_sort(exposed.begin(), exposed.end(),
+                   [&](const plan::CommOp* a, const plan::CommOp* b) { return timing_of(a).start_s < timing_of(b).start_s; });
+  for (std::size_t i = 0; i < exposed.size();) {
+    OpTraffic span{timing_of(exposed[i]).start_s, timing_of(exposed[i]).end_s, {}};
+    std::unordered_map<const sg4::Link*, std::size_t> index;
+    for (; i < exposed.size() && (span.bytes.empty() || timing_of(exposed[i]).start_s < span.end_s); ++i) {
+      span.end_s = std::max(span.end_s, timing_of(exposed[i]).end_s);
+      for (const LinkBytes& lb : server_op_bytes(run, *exposed[i])) {
+        auto [it, added] = index.try_emplace(lb.link, span.bytes.size());
+        if (added) span.bytes.push_back({lb.link, 0});
+        span.bytes[it->second].bytes += lb.bytes;
+      }
+    }
+    run.exposed.ops.push_back(std::move(span));
+  }
+  for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
+}
+
 sg4::Host* server_host(const Simulation& sim, const plan::PlannedServer& server) {
   switch (server.host) {
     case plan::ServerHost::node_cpu: return sim.node_cpus().at(static_cast<std::size_t>(server.index));
@@ -133,6 +221,28 @@ std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::ve
     out[op.bucket].end_s = ops[i].end_s;
   }
   return out;
+}
+
+// Time some bucket's communication was in progress: the length of the union of the buckets'
+// intervals. Intervals that only touch are summed apart, so that operations run one after
+// another (all-reduces) give exactly the sum of their durations.
+double communication_time(std::vector<BucketTiming> buckets) {
+  std::sort(buckets.begin(), buckets.end(), [](const BucketTiming& a, const BucketTiming& b) { return a.start_s < b.start_s; });
+  double total = 0;
+  bool open = false;
+  double begin = 0, end = 0;
+  for (const auto& t : buckets) {
+    if (open && t.start_s < end) {
+      end = std::max(end, t.end_s);
+      continue;
+    }
+    if (open) total += end - begin;
+    begin = t.start_s;
+    end = t.end_s;
+    open = true;
+  }
+  if (open) total += end - begin;
+  return total;
 }
 
 void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<BucketTiming>& buckets, const std::string& path) {
@@ -207,7 +317,10 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   run.communication_done = sg4::Semaphore::create(0);
 
   for (int r = 0; r < plan.gpus; ++r) sg4::Actor::create("gpu-" + std::to_string(r), sim.gpu(r), [&run, r] { gpu_actor(run, r); });
-  if (!plan.ops.empty()) sg4::Actor::create("communicator", sim.gpu(0), [&run] { communicator_actor(run); });
+  if (!plan.ops.empty() && !plan.servers.empty())
+    sg4::Actor::create("communicator", sim.gpu(0), [&run] { server_communicator_actor(run); });
+  else if (!plan.ops.empty())
+    sg4::Actor::create("communicator", sim.gpu(0), [&run] { communicator_actor(run); });
   sim.run();
 
   IterationResult result;
@@ -229,14 +342,19 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_compute);
   result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
   result.buckets = bucket_timings(plan, run.op_timings);
-  for (const auto& t : result.buckets) result.breakdown.communication_s += t.end_s - t.start_s;
+  result.breakdown.communication_s = communication_time(result.buckets);
+  const std::vector<double> server_bytes = plan.server_bytes();
+  for (const auto& server : plan.servers)
+    result.servers.push_back(plan::ServerLoad{server.id, std::string(plan::to_string(server.host)), server.node,
+                                              server_bytes[static_cast<std::size_t>(server.id)]});
+  result.variable_placement = plan.variable_placement;
   result.memory = plan.memory;
   result.strategy = plan.strategy;
   result.network_model = plan.network_model;
   result.calibration_factor = plan.calibration_factor;
   result.variables = plan.variables;
   for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
-  run.exposed.end_s = run.op_timings.empty() ? 0.0 : run.op_timings.back().end_s;
+  for (const OpTiming& t : run.op_timings) run.exposed.end_s = std::max(run.exposed.end_s, t.end_s);  // PS ops end in any order
   LinkFindings links =
       analyse_links(sim, plan, run.servers, run.exposed, result.iteration_time_s, options.busiest_links);
   result.network_bytes = links.network_bytes;

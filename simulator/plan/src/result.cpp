@@ -83,6 +83,13 @@ ModelVariables ModelVariables::from_json(const JsonNode& node) {
   return v;
 }
 
+const ServerLoad* IterationResult::most_loaded_server() const {
+  const ServerLoad* top = nullptr;
+  for (const auto& sv : servers)
+    if (!top || sv.bytes > top->bytes) top = &sv;
+  return top;
+}
+
 Json IterationResult::to_json() const {
   Json j;
   j["name"] = name;
@@ -120,6 +127,21 @@ Json IterationResult::to_json() const {
   Json b = Json::array();
   for (const auto& t : buckets) b.push_back(Json{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}});
   j["buckets"] = b;
+  if (!servers.empty()) {  // all-reduce results keep their keys
+    double total = 0;
+    Json list = Json::array();
+    for (const auto& sv : servers) {
+      Json one{{"id", sv.id}, {"host", sv.host}};
+      one["node"] = sv.node >= 0 ? Json(sv.node) : Json(nullptr);
+      one["bytes"] = sv.bytes;
+      list.push_back(one);
+      total += sv.bytes;
+    }
+    j["placement"] = variable_placement;
+    j["servers"] = list;
+    const ServerLoad* top = most_loaded_server();
+    j["most_loaded_server"] = Json{{"id", top->id}, {"bytes", top->bytes}, {"share", total > 0 ? top->bytes / total : 0.0}};
+  }
   j["variables"] = variables.to_json();
   j["epoch_time_s"] = epoch_time_s();
   j["sim_wall_s"] = sim_wall_s;
@@ -190,6 +212,17 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     for (const auto& t : buckets->elements())
       r.buckets.push_back(BucketTiming{t.at("bytes").as_number(), t.at("ready_s").as_number(), t.at("start_s").as_number(),
                                        t.at("end_s").as_number()});
+  if (auto v = node.find("placement")) r.variable_placement = v->as_string();
+  if (auto list = node.find("servers"))
+    for (const auto& x : list->elements()) {
+      x.allow_only({"id", "host", "node", "bytes"});
+      ServerLoad sv;
+      sv.id = static_cast<int>(x.at("id").int_at_least(0));
+      sv.host = x.at("host").as_string();
+      sv.node = x.at("node").is_null() ? -1 : static_cast<int>(x.at("node").int_at_least(0));
+      sv.bytes = x.at("bytes").as_number();
+      r.servers.push_back(sv);
+    }
   // Lines written before the model's variables were recorded read back without them.
   if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
   r.sim_wall_s = node.at("sim_wall_s").as_number();

@@ -98,7 +98,8 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 }
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
-  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "representation"});
+  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
+                   "partition_MB", "server_throughput_GBps", "representation"});
   StrategyConfig s;
   s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
   const auto kinds = possible_kinds(s.kind, root);
@@ -125,6 +126,14 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
     if (s.aggregation == Aggregation::gpu && s.placement == ServerPlacement::dedicated)
       throw v->error("dedicated parameter servers are CPU nodes: aggregation \"gpu\" needs server_placement \"colocated\"");
   }
+  if (auto v = only_for_ps("placement")) {
+    const std::string name = v->one_of(variable_placement_names());
+    s.variable_placement = name == "greedy"    ? VariablePlacement::greedy
+                           : name == "sharded" ? VariablePlacement::sharded
+                                               : VariablePlacement::round_robin;
+  }
+  if (auto v = only_for_ps("partition_MB")) s.partition_bytes = bucket_mb_to_bytes(v->positive_number());
+  if (auto v = only_for_ps("server_throughput_GBps")) s.server_throughput_Bps = gBps_to_bytes_per_s(v->positive_number());
   if (auto v = node.find("representation")) {
     if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
     s.representation = v->one_of(representation_names());
@@ -261,6 +270,16 @@ Scenario read_scenario(Json document, const std::string& source) {
 
 namespace {
 void check_against_platform(const Scenario& s, const JsonNode& root) {
+  // A colocated server runs beside a worker GPU; more of them than GPUs would stack servers on
+  // one GPU's share of a node, which no framework launches.
+  if (s.strategy.kind == StrategyKind::parameter_server && s.strategy.placement == ServerPlacement::colocated &&
+      s.strategy.servers > s.gpus()) {
+    const auto servers = root.at("strategy").find("servers");
+    throw (servers ? *servers : root.at("strategy"))
+        .error(std::to_string(s.strategy.servers) + " colocated parameter servers on " + std::to_string(s.gpus()) +
+               " GPUs (" + std::to_string(s.platform.nodes) + " nodes × " + std::to_string(s.platform.gpus_per_node) +
+               "): at most one server per GPU; use fewer servers or server_placement \"dedicated\"");
+  }
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
                                                        " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");

@@ -273,6 +273,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.overlap = scenario.strategy.overlap;
   plan.representation = scenario.strategy.representation;
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
+  plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.memory = memory_per_gpu(scenario, workload);
 
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
@@ -305,7 +306,14 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   }
 
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
-  if (ps) plan.servers = place_servers(scenario);
+  if (ps) {
+    plan.servers = place_servers(scenario);
+    plan.variable_placement = std::string(to_string(scenario.strategy.variable_placement));
+    std::vector<Variable> variables;  // creation order = forward order
+    for (const auto& layer : workload.layers) variables.push_back({layer.name, layer.weight_bytes(scenario.workload.precision)});
+    plan.placed_variables = place_variables(variables, scenario.strategy.servers, scenario.strategy.variable_placement,
+                                            scenario.strategy.partition_bytes);
+  }
   if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
@@ -320,14 +328,22 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       plan.ops.push_back(std::move(o));
     };
     if (ps) {
-      // Every server owns an equal shard of every bucket.
-      const double servers = static_cast<double>(plan.servers.size());
-      op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
+      // Sharded: every server owns an equal shard of every bucket. Otherwise the bucket's
+      // variables go to their owners: one server per variable, several per multi-layer bucket.
+      const int servers = static_cast<int>(plan.servers.size());
+      if (scenario.strategy.variable_placement == VariablePlacement::sharded)
+        op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
+      else
+        op.bytes_per_server = bytes_per_server(plan.placed_variables, plan.buckets[b].layers, servers);
       op.kind = CommKind::push;
-      add(op);
+      op.id = static_cast<int>(plan.ops.size());
+      op.after_op = -1;
+      plan.ops.push_back(op);
       op.kind = CommKind::pull;
       op.trigger = CommTrigger::previous_op;
-      add(op);
+      op.after_op = op.id;
+      op.id = static_cast<int>(plan.ops.size());
+      plan.ops.push_back(op);
     } else {
       op.kind = CommKind::all_reduce;
       op.algorithm = algorithm_of(scenario.strategy.kind);
@@ -340,6 +356,14 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     plan.all_reduce_bytes_per_byte = all_reduce_link_bytes(algorithm_of(scenario.strategy.kind), ranks, scenario.platform);
   }
   return plan;
+}
+
+std::vector<double> TrainingPlan::server_bytes() const {
+  std::vector<double> out(servers.size(), 0.0);
+  for (const auto& op : ops)
+    if (op.kind == CommKind::push)
+      for (std::size_t i = 0; i < servers.size(); ++i) out[i] += op.ranks * op.bytes_per_server.at(i);
+  return out;
 }
 
 Json TrainingPlan::to_json() const {
@@ -379,6 +403,7 @@ Json TrainingPlan::to_json() const {
   }
   j["buckets"] = buckets_json;
   Json servers_json = Json::array();
+  const std::vector<double> received = server_bytes();
   for (const auto& s : servers) {
     double per_worker = 0;
     for (const auto& op : ops)
@@ -386,7 +411,16 @@ Json TrainingPlan::to_json() const {
     Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
     one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
     one["push_bytes_per_worker"] = per_worker;
+    one["bytes"] = received[static_cast<std::size_t>(s.id)];
+    Json owned = Json::array();
+    for (const auto& v : placed_variables)
+      if (v.server == s.id) owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]" : v.layer);
+    one["variables"] = owned;
     servers_json.push_back(one);
+  }
+  if (!servers.empty()) {
+    j["placement"] = variable_placement;
+    j["server_throughput_Bps"] = server_throughput_Bps;
   }
   j["servers"] = servers_json;
   Json ops_json = Json::array();

@@ -121,6 +121,37 @@ TEST(TrainingOracle, OneParameterServerLosesThroughputWithMoreWorkersAsTheIncast
   EXPECT_NEAR(communication[2] / communication[1], 2.0, 0.1);
 }
 
+TEST(TrainingOracle, ServerSoftwareBelowLineRateBoundsTheExchange) {
+  // One dedicated server on a 100 Gb/s link whose software handles 0.5 GB/s: every worker's push
+  // and pull of the whole gradient S go through it, so communication ≈ 2·n·S / throughput.
+  const int n = 4;
+  Json doc = scenario_json(cluster(n, 1, 100, 1), "parameter_server", false);
+  doc["strategy"]["servers"] = 1;
+  doc["strategy"]["server_placement"] = "dedicated";
+  const IterationResult line_rate = simulate(doc);
+  doc["strategy"]["server_throughput_GBps"] = 0.5;
+  const IterationResult limited = simulate(doc);
+  const double s_bytes = limited.variables.model_bytes;
+  EXPECT_NEAR(limited.breakdown.communication_s, 2.0 * n * s_bytes / 0.5e9, 0.01 * 2.0 * n * s_bytes / 0.5e9);
+  EXPECT_LT(line_rate.breakdown.communication_s, 0.5 * limited.breakdown.communication_s);
+}
+
+TEST(TrainingOracle, RoundRobinServersFinishWithTheMostLoadedOne) {
+  // Two dedicated servers, whole variables: the iteration waits for the server with more bytes,
+  // so the even split (sharded) is never slower, and per-server bytes add up to n·S.
+  Json doc = scenario_json(cluster(4, 1, 10, 1), "parameter_server", false, "vgg16");
+  doc["strategy"]["servers"] = 2;
+  doc["strategy"]["server_placement"] = "dedicated";
+  const IterationResult rr = simulate(doc);
+  doc["strategy"]["placement"] = "sharded";
+  const IterationResult sharded = simulate(doc);
+  EXPECT_GT(rr.iteration_time_s, sharded.iteration_time_s);
+  ASSERT_EQ(rr.servers.size(), 2u);
+  EXPECT_NEAR(rr.servers[0].bytes + rr.servers[1].bytes, 4 * rr.variables.model_bytes, 1e-6 * rr.variables.model_bytes);
+  EXPECT_DOUBLE_EQ(sharded.servers[0].bytes, sharded.servers[1].bytes);
+  EXPECT_EQ(rr.most_loaded_server()->id, rr.servers[0].bytes >= rr.servers[1].bytes ? 0 : 1);
+}
+
 TEST(TrainingOracle, ParameterServerPushesLayerByLayerUnlessBucketsAreGiven) {
   Json doc = scenario_json(cluster(2, 1), "parameter_server", true);
   doc["strategy"].erase("bucket_MB");

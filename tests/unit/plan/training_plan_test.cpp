@@ -2,6 +2,7 @@
 // calibration and per-GPU profiles follow from the scenario in closed form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -79,7 +80,7 @@ TEST(TrainingPlan, ParameterServerPushesEveryLayerByDefault) {
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const CommOp& op = p.ops[i];
     EXPECT_EQ(op.id, static_cast<int>(i));
-    EXPECT_EQ(op.after_op, static_cast<int>(i) - 1);
+    EXPECT_EQ(op.after_op, i % 2 == 0 ? -1 : static_cast<int>(i) - 1);  // pushes run concurrently, a pull after its push
     EXPECT_EQ(op.kind, i % 2 == 0 ? CommKind::push : CommKind::pull);
     EXPECT_EQ(op.trigger, i % 2 == 0 ? CommTrigger::bucket_ready : CommTrigger::previous_op);
     EXPECT_EQ(op.bucket, i / 2);
@@ -107,8 +108,9 @@ TEST(TrainingPlan, ColocatedServersWrapAroundTheNodesOnTheirCpusOrGpus) {
   }
 }
 
-TEST(TrainingPlan, EveryServerOwnsAnEqualShareOfEveryBucket) {
-  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 3}, {"bucket_MB", 25}}));
+TEST(TrainingPlan, ShardedServersOwnAnEqualShareOfEveryBucket) {
+  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 3}, {"bucket_MB", 25}, {"placement", "sharded"}}));
+  EXPECT_TRUE(p.placed_variables.empty());
   for (const auto& op : p.ops) {
     ASSERT_EQ(op.bytes_per_server.size(), 3u);
     for (double b : op.bytes_per_server) EXPECT_DOUBLE_EQ(b, op.bytes / 3);
@@ -171,7 +173,7 @@ TEST(TrainingPlan, HalvingDoublingAndTreeBytesPerLinkClass) {
 
 TEST(TrainingPlan, ParameterServerBytesPerLinkClass) {
   // One CPU server per node: a worker's share for its own node's server stays inside the node.
-  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}}));
+  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "sharded"}}));
   for (const auto& op : p.ops) {
     const auto bytes = p.link_class_bytes(op);
     ASSERT_TRUE(bytes);
@@ -260,6 +262,82 @@ TEST(TrainingPlan, JsonListsEveryPart) {
   EXPECT_EQ(j["servers"][1]["node"], 1);
   EXPECT_EQ(j["ops"][0]["kind"], "push");
   EXPECT_EQ(j["ops"][1]["after_op"], 0);
+  EXPECT_EQ(j["placement"], "round_robin");
+  EXPECT_EQ(j["servers"][0]["variables"][0], "conv1");  // the first variable created goes to ps task 0
+}
+
+// Whole variables on their owners (TensorFlow's replica_device_setter): closed forms on small cases.
+TEST(ServerPlacement, RoundRobinCyclesInCreationOrderAndGreedyTakesTheLeastLoaded) {
+  const std::vector<Variable> vars{{"a", 4}, {"b", 1}, {"empty", 0}, {"c", 1}, {"d", 3}};
+  const auto rr = place_variables(vars, 2, VariablePlacement::round_robin, 0);
+  ASSERT_EQ(rr.size(), 4u);  // a layer without parameters is no variable
+  EXPECT_EQ((std::vector<int>{rr[0].server, rr[1].server, rr[2].server, rr[3].server}), (std::vector<int>{0, 1, 0, 1}));
+  const auto greedy = place_variables(vars, 2, VariablePlacement::greedy, 0);
+  // loads: a→0 (4,0); b→1 (4,1); c→1 (4,2); d→1 (4,5)
+  EXPECT_EQ((std::vector<int>{greedy[0].server, greedy[1].server, greedy[2].server, greedy[3].server}), (std::vector<int>{0, 1, 1, 1}));
+  // Equal loads: greedy is round robin (TensorFlow's testUniformLoadEqualsRoundRobin).
+  const std::vector<Variable> equal{{"u", 2}, {"v", 2}, {"w", 2}, {"x", 2}};
+  const auto g = place_variables(equal, 2, VariablePlacement::greedy, 0);
+  const auto r = place_variables(equal, 2, VariablePlacement::round_robin, 0);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(g[i].server, r[i].server);
+  EXPECT_TRUE(place_variables(vars, 2, VariablePlacement::sharded, 0).empty());
+}
+
+TEST(ServerPlacement, PartitionsAreEqualSlicesPlacedLikeVariables) {
+  const auto placed = place_variables({{"big", 10}, {"small", 3}}, 3, VariablePlacement::round_robin, 4);
+  ASSERT_EQ(placed.size(), 4u);  // ⌈10/4⌉ = 3 slices, then the small one whole
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(placed[i].layer, "big");
+    EXPECT_EQ(placed[i].part, i);
+    EXPECT_EQ(placed[i].parts, 3);
+    EXPECT_DOUBLE_EQ(placed[i].bytes, 10.0 / 3);
+    EXPECT_EQ(placed[i].server, i);
+  }
+  EXPECT_EQ(placed[3].server, 0);
+  EXPECT_EQ(bytes_per_server(placed, {"big"}, 3), (std::vector<double>{10.0 / 3, 10.0 / 3, 10.0 / 3}));
+  EXPECT_EQ(bytes_per_server(placed, {"small", "big"}, 3), (std::vector<double>{10.0 / 3 + 3, 10.0 / 3, 10.0 / 3}));
+}
+
+TEST(TrainingPlan, RoundRobinServersOwnWholeLayersInForwardOrder) {
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 3}}));
+  std::vector<const workloads::LayerCost*> with_params;
+  for (const auto& layer : resnet50().layers)
+    if (layer.params > 0) with_params.push_back(&layer);
+  ASSERT_EQ(p.placed_variables.size(), with_params.size());
+  for (std::size_t i = 0; i < with_params.size(); ++i) {
+    EXPECT_EQ(p.placed_variables[i].layer, with_params[i]->name);
+    EXPECT_EQ(p.placed_variables[i].server, static_cast<int>(i % 3));
+  }
+  // One bucket per layer: each push goes whole to its layer's owner.
+  std::vector<double> expected(3, 0.0);
+  for (const auto& op : p.ops) {
+    if (op.kind != CommKind::push) continue;
+    const std::string& layer = p.buckets[op.bucket].layers.at(0);
+    std::size_t i = 0;
+    while (with_params[i]->name != layer) ++i;
+    for (int server = 0; server < 3; ++server)
+      EXPECT_EQ(op.bytes_per_server[server], server == static_cast<int>(i % 3) ? with_params[i]->weight_bytes(Precision::fp32) : 0.0);
+    expected[i % 3] += 16 * with_params[i]->weight_bytes(Precision::fp32);
+  }
+  const std::vector<double> loads = p.server_bytes();
+  for (int server = 0; server < 3; ++server) EXPECT_DOUBLE_EQ(loads[server], expected[server]);
+}
+
+TEST(TrainingPlan, AFusedBucketMapsToSeveralServersWithUnevenBytes) {
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "greedy"}}));
+  double total = 0;
+  bool uneven = false;
+  for (const auto& op : p.ops) {
+    const double sum = std::accumulate(op.bytes_per_server.begin(), op.bytes_per_server.end(), 0.0);
+    EXPECT_NEAR(sum, op.bytes, 1e-6 * op.bytes);
+    const auto [lo, hi] = std::minmax_element(op.bytes_per_server.begin(), op.bytes_per_server.end());
+    uneven = uneven || *hi > *lo;
+    if (op.kind == CommKind::push) total += sum;
+  }
+  EXPECT_TRUE(uneven);
+  EXPECT_DOUBLE_EQ(total, 25'557'032.0 * 4);
+  const std::vector<double> loads = p.server_bytes();
+  EXPECT_NEAR(std::accumulate(loads.begin(), loads.end(), 0.0), 16 * 25'557'032.0 * 4, 1e-3);
 }
 
 }  // namespace

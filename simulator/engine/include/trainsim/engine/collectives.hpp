@@ -66,6 +66,24 @@ CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double
 struct ParameterServerOptions {
   /// FLOPs a server spends per byte it receives to aggregate it (one add per fp32 element = 0.25).
   double aggregate_flops_per_byte = 0.25;
+  /// The servers' software rate (null = unlimited): shared by every operation on a server.
+  class ServerSoftware* software = nullptr;
+};
+
+/// Each parameter server's software (RPC receive or send, deserialisation, accumulation) as one
+/// FIFO worker of `throughput_Bps`: the bytes an operation moves through server i are processed
+/// from max(its start, the end of the work reserved before it) on, overlapping the operation's
+/// flows; the operation ends when both its flows and its processing are done. So all of a
+/// server's connections share its rate, in the order their operations started.
+class ServerSoftware {
+public:
+  ServerSoftware(std::size_t servers, double throughput_Bps);
+  /// Reserves `bytes` on server i from `now_s`; returns when that processing ends, seconds.
+  double reserve(std::size_t server, double bytes, double now_s);
+
+private:
+  std::vector<double> free_at_s_;
+  double throughput_Bps_;
 };
 /// Push: every worker sends bytes_per_server[i] to servers[i] (all at once: the incast is the
 /// point), then every server aggregates what it received (time from its speed). servers
@@ -77,6 +95,6 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
 /// Pull: servers[i] sends bytes_per_server[i] back to every worker (zero entries: no flow).
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
                                   const std::vector<simgrid::s4u::Host*>& servers,
-                                  const std::vector<double>& bytes_per_server);
+                                  const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
 
 }  // namespace trainsim::engine

@@ -114,6 +114,14 @@ struct ModelVariables {
 };
 
 /// The result object of SPEC.md plus detail.
+/// What one parameter server carries in an iteration.
+struct ServerLoad {
+  int id = 0;
+  std::string host;   ///< node_cpu, gpu or server_node (PlannedServer::host)
+  int node = -1;      ///< worker node it shares a NIC with; −1 for a dedicated server node
+  double bytes = 0;   ///< received from all workers (it sends as many back)
+};
+
 struct IterationResult {
   std::string name;
   Json point = Json::object();   ///< sweep coordinates (empty for a single run)
@@ -134,9 +142,13 @@ struct IterationResult {
   std::string network_model;
   double calibration_factor = 1;
   std::vector<BucketTiming> buckets;
+  std::string variable_placement;   ///< parameter servers: round_robin, greedy or sharded
+  std::vector<ServerLoad> servers;  ///< parameter servers (empty for all-reduce strategies)
   ModelVariables variables;
   double sim_wall_s = 0;
 
+  /// The server that receives the most bytes (the first on ties); nullptr without servers.
+  const ServerLoad* most_loaded_server() const;
   /// dataset_samples / samples_per_s: one epoch at this throughput.
   double epoch_time_s() const { return variables.dataset_samples / samples_per_s; }
   /// The result object; key order is fixed (deterministic output).

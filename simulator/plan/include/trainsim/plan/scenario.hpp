@@ -10,6 +10,7 @@
 
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/server_placement.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
@@ -44,6 +45,12 @@ struct StrategyConfig {
   int servers = 1;                     ///< parameter server: shards
   ServerPlacement placement = ServerPlacement::colocated;
   Aggregation aggregation = Aggregation::cpu;  ///< where servers add gradients
+  /// `placement`: which server owns which variable (round_robin, TensorFlow's default).
+  VariablePlacement variable_placement = VariablePlacement::round_robin;
+  double partition_bytes = 0;          ///< `partition_MB` (MiB): split variables above it; 0 = never
+  /// `server_throughput_GBps`: bytes per second one server receives, processes and serves (RPC,
+  /// deserialisation, accumulation), shared by all its connections; 0 = no limit beyond links and CPU.
+  double server_throughput_Bps = 0;
   std::string representation = "auto";  ///< collectives: auto, coarse, lockstep or step
 };
 

@@ -25,6 +25,7 @@
 #include "trainsim/plan/collective_options.hpp"
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
+#include "trainsim/plan/server_placement.hpp"
 #include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::plan {
@@ -97,14 +98,16 @@ enum class CommTrigger {
 };
 std::string_view to_string(CommTrigger trigger);
 
-/// One communication operation. Operations run one at a time in `ops` order on one communicator
-/// (NCCL's stream, DDP's reducer): op i starts when op i−1 is done and its trigger holds.
+/// One communication operation. All-reduces run one at a time in `ops` order on one communicator
+/// (NCCL's stream, DDP's reducer): op i starts when op i−1 (its after_op) is done and its trigger
+/// holds. Parameter-server operations are per-variable RPCs that run concurrently, as TensorFlow's
+/// send/recv ops do: a push waits only for its trigger (after_op −1), a pull for its push.
 struct CommOp {
   int id = 0;
   CommKind kind = CommKind::all_reduce;
   std::size_t bucket = 0;
   CommTrigger trigger = CommTrigger::bucket_ready;
-  int after_op = -1;                        ///< the previous operation; −1 for the first
+  int after_op = -1;                        ///< the operation it waits for; −1 for none
   int first_rank = 0;                       ///< participants: GPU ranks first_rank … first_rank+ranks−1
   int ranks = 0;
   double bytes = 0;                         ///< bucket bytes per participant
@@ -134,6 +137,7 @@ struct TrainingPlan {
   double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
   double calibration_factor = 1;        ///< κ applied to every task
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
+  double server_throughput_Bps = 0;     ///< parameter servers: per-server software rate; 0 = unlimited
   MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
   ModelVariables variables;             ///< what the fitting models read (copied into the result)
 
@@ -141,6 +145,8 @@ struct TrainingPlan {
   std::vector<GpuPlan> gpu_plans;       ///< one per GPU, by rank
   std::vector<PlannedBucket> buckets;   ///< in the order they become ready
   std::vector<PlannedServer> servers;   ///< parameter servers (empty for all-reduce strategies)
+  std::string variable_placement;       ///< parameter servers: round_robin, greedy or sharded
+  std::vector<PlacedVariable> placed_variables;  ///< owner of every variable (empty when sharded)
   std::vector<CommOp> ops;              ///< in execution order
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
@@ -153,6 +159,9 @@ struct TrainingPlan {
   /// The all-reduce's bytes per link class for one byte of buffer over all GPUs (unset without
   /// all-reduce operations).
   std::optional<LinkClassBytes> all_reduce_bytes_per_byte;
+
+  /// Per server: bytes it receives from all workers in one iteration (= bytes it sends back).
+  std::vector<double> server_bytes() const;
 
   /// The plan as JSON (deterministic key order).
   Json to_json() const;
