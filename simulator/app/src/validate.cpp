@@ -240,10 +240,11 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
   return groups;
 }
 
-// nccl-tests measurements (shared/validation/nccl_allreduce.csv) time one collective, not a training
-// iteration: `trainsim collective` is their validation (README, Accuracy against nccl-tests).
+// nccl-tests measurements (shared/validation/nccl_allreduce.csv, tests/data/validation/
+// nccl_allreduce_multinode.csv) time one collective of a size, not a training iteration: `trainsim
+// collective` is their validation (README, Accuracy against nccl-tests).
 bool is_collective_benchmark(const CsvTable& table) {
-  for (const char* column : {"collective", "size_bytes", "time_us"})
+  for (const char* column : {"collective", "size_bytes"})
     if (!table.find_column(column)) return false;
   return true;
 }
