@@ -179,6 +179,7 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
 }  // namespace
 
 IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
+  if (input.cpu) return simulate_cpu_iteration(input, options);
   const auto wall_start = std::chrono::steady_clock::now();
   const workloads::Workload workload = plan::load_scenario_workload(input);
 

@@ -113,6 +113,34 @@ struct ModelVariables {
   static ModelVariables from_json(const JsonNode& node);
 };
 
+/// One op of a CPU iteration as it ran: its threads and when.
+struct CpuOpUse {
+  std::string name;
+  int threads = 1;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+/// How a CPU iteration used the node (CPU scenarios only; absent from GPU results).
+struct CpuReport {
+  std::string cpu;                 ///< catalog name
+  int sockets = 0;
+  int physical_cores = 0;
+  int logical_cores = 0;
+  int inter_op_pools = 0;
+  int intra_op_threads = 0;        ///< per pool, resolved
+  std::string mode;                ///< training or inference
+  double average_width = 0;        ///< Wang et al.'s graph width (heavy ops / longest heavy chain)
+  double core_utilisation = 0;     ///< core-seconds of work / (physical cores × iteration time), 0..1
+  double mean_concurrent_ops = 0;  ///< op-seconds / iteration time
+  double mean_threads_per_op = 0;  ///< op-seconds weighted
+  double memory_busy_fraction = 0; ///< the memory link's busy time / iteration time
+  std::vector<CpuOpUse> ops;       ///< in graph order
+
+  Json to_json() const;
+  static CpuReport from_json(const JsonNode& node);
+};
+
 /// The result object of SPEC.md plus detail.
 struct IterationResult {
   std::string name;
@@ -135,6 +163,7 @@ struct IterationResult {
   double calibration_factor = 1;
   std::vector<BucketTiming> buckets;
   ModelVariables variables;
+  std::optional<CpuReport> cpu;   ///< CPU scenarios: thread use and core utilisation
   double sim_wall_s = 0;
 
   /// dataset_samples / samples_per_s: one epoch at this throughput.
