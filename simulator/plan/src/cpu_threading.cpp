@@ -178,20 +178,32 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
   const double core_peak = plan.platform.cpu.core_peak_flops(plan.precision);
   const int physical = plan.platform.physical_cores();
   const int k_setting = plan.threads_per_pool;
-  // An op split over more threads than cores waits at its join for the threads that share a
-  // core: the fork-join cost grows with the oversubscription. (Ops of different pools that
-  // together oversubscribe the cores share them in SimGrid.)
-  const double oversubscription = std::max(1.0, static_cast<double>(k_setting) / physical);
   const bool spans_sockets = k_setting > plan.platform.cpu.cores;
-
   const auto work = op_work(workload, plan.batch, plan.precision, o.mode, s.workload.optimizer);
+
+  // Threads that may be live at once: k per running op, and no more ops run than there are pools
+  // or than the op graph's widest level holds. Past the physical cores an op's join waits for
+  // threads the OS has descheduled, so the fork-join cost grows with the oversubscription; the
+  // cores themselves are shared in SimGrid.
+  std::vector<int> level(work.size(), 0);
+  std::map<int, int> ops_at_level;
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    for (int d : work[i].deps) level[i] = std::max(level[i], level[static_cast<std::size_t>(d)] + 1);
+    ++ops_at_level[level[i]];
+  }
+  int widest = 1;
+  for (const auto& [l, count] : ops_at_level) widest = std::max(widest, count);
+  const double live_threads = static_cast<double>(std::min(plan.pools, widest)) * k_setting;
+  const double oversubscription = std::max(1.0, live_threads / physical);
   // Calibration: κ scales the hardware-rate terms (compute, memory) so that one thread running
   // the ops one after the other takes the measured time; the framework's overheads stay fixed.
   double rate_terms_1 = 0, fixed_1 = 0;
+  // One thread: dispatch + κ·(serial share + max(rest of the compute, memory)), linear in κ.
   for (const auto& w : work) {
     const double compute = w.flops / (core_peak * efficiency(w.op_class, o));
     const double memory = w.bytes / std::min(o.core_bandwidth_Bps, plan.platform.memory_bandwidth_Bps());
-    rate_terms_1 += std::max(compute, memory);
+    const double serial_share = is_heavy(w.op_class) ? o.serial_fraction : 0.0;
+    rate_terms_1 += serial_share * compute + std::max((1 - serial_share) * compute, memory);
     fixed_1 += o.dispatch_s;
   }
   if (s.single_thread_iteration_s) {
@@ -210,7 +222,10 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
     op.threads = static_cast<int>(std::min<double>(k_setting, w.items));
     const double compute_1 = kappa * w.flops / (core_peak * efficiency(w.op_class, o));
     const double serial_share = is_heavy(w.op_class) ? o.serial_fraction : 0.0;
-    const double fork_join = op.threads > 1 ? o.fork_join_s * op.threads * oversubscription * (spans_sockets ? o.cross_socket_factor : 1.0) : 0.0;
+    // Libraries fork and join through a tree (Intel OpenMP's hyper barrier, Eigen's recursive
+    // task split): one step per level, log2 of the threads.
+    const double levels = std::ceil(std::log2(static_cast<double>(op.threads)));
+    const double fork_join = o.fork_join_s * levels * oversubscription * (spans_sockets ? o.cross_socket_factor : 1.0);
     op.serial_s = o.dispatch_s + serial_share * compute_1 + fork_join;
     op.parallel_s = (1 - serial_share) * compute_1;
     op.bytes = kappa * w.bytes;

@@ -6,7 +6,7 @@
 //   layer graph ─▶ ops (forward per layer; training adds backward in reverse and an update per
 //                  weighted layer), each with its dependencies and, for `intra_op_threads` = k:
 //
-//     op time = serial part  (dispatch + Amdahl share of the compute + fork-join of k threads)
+//     op time = serial part  (dispatch + Amdahl share of the compute + fork-join over log2 k levels)
 //             + max(parallel compute / k threads,  bytes / min(k · core bandwidth, socket share))
 //
 //   `inter_op_pools` pools take ready ops in graph order; the engine runs each pool as an actor on
@@ -32,7 +32,7 @@ struct ThreadingOptions {
   int intra_op_threads = 0;      ///< threads one op is split over; 0 = physical cores / pools (at least 1)
   CpuMode mode = CpuMode::training;
   double dispatch_s = 5e-6;      ///< per op: the framework schedules it and the library picks a kernel (serial)
-  double fork_join_s = 1e-6;     ///< per thread an op is split over: waking it and joining it (serial)
+  double fork_join_s = 1e-6;     ///< per level of the fork-join tree over an op's threads (log2 of them; serial)
   double serial_fraction = 0.03; ///< of a convolution's or matrix product's compute: packing, reorders (Amdahl)
   double conv_efficiency = 0.7;  ///< fraction of a core's peak reached by convolutions
   double matmul_efficiency = 0.8;  ///< by matrix products and embeddings
