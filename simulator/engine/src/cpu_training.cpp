@@ -5,9 +5,9 @@
 //   host "dram" ── link "memory" (the node's memory bandwidth, max-min shared) ── host "cpu"
 //
 //   pool actor p (one per inter-op pool): take the first ready op in graph order ─ serial part on
-//   one thread ─ then at once: the parallel part on `threads` threads and the op's bytes as a flow
-//   over the memory link capped at threads × core bandwidth ─ the op ends when both have ─ its
-//   successors become ready.
+//   one thread ─ then at once: the parallel part on `threads` threads, and the op's bytes as a flow
+//   over the memory link lasting at least bytes / (threads × core bandwidth) ─ the op ends when
+//   both have ─ its successors become ready.
 //
 // The plan fixes every op's work; contention for cores and for memory bandwidth between ops that
 // run at the same time is what SimGrid adds.
@@ -58,10 +58,12 @@ void run_op(const plan::CpuOp& op, CpuRun& run) {
     compute->start();
   }
   if (op.bytes >= 1) {
-    // SimGrid 3.32 refuses set_rate() on a comm whose hosts are already set: rate first.
-    memory = sg4::Comm::sendto_init()->set_rate(op.bandwidth_cap_Bps)->set_source(run.dram)->set_destination(run.cpu)
-                 ->set_payload_size(static_cast<std::uint64_t>(op.bytes));
+    memory = sg4::Comm::sendto_init(run.dram, run.cpu)->set_payload_size(static_cast<std::uint64_t>(op.bytes));
     memory->start();
+    // The op's threads cannot draw more than their cores' bandwidth. SimGrid 3.32 ignores
+    // set_rate() on host-to-host comms (sendto), so the cap is a lower bound on the op's memory
+    // time instead: it waits at least bytes / cap, while its flow competes for the shared link.
+    sg4::this_actor::sleep_for(op.bytes / op.bandwidth_cap_Bps);
   }
   if (compute) compute->wait();
   if (memory) memory->wait();
