@@ -73,6 +73,10 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
                          100 * l.busy_fraction, 100 * l.limit_share);
   }
   if (!r.bound.sentence.empty()) out << "  " << r.bound.sentence << "\n";
+  if (const auto& in = r.input_pipeline)
+    out << fmt::format("  input pipeline        {} loader thread{} per GPU ({:g} cores each) load a batch in {}; {}\n", in->loader_threads,
+                       in->loader_threads == 1 ? "" : "s", in->cores_per_gpu, format_seconds(in->load_s),
+                       in->bound() ? "the GPUs wait " + format_seconds(in->wait_s) + " per iteration for data" : std::string("hidden behind the iteration"));
   out << fmt::format("  simulated in {:.3f} s\n", r.sim_wall_s);
   return out.str();
 }

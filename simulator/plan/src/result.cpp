@@ -24,6 +24,7 @@ std::string_view to_string(BoundKind kind) {
     case BoundKind::latency: return "latency";
     case BoundKind::link: return "link";
     case BoundKind::incast: return "incast";
+    case BoundKind::input: return "input";
   }
   return "unknown";
 }
@@ -31,9 +32,9 @@ std::string_view to_string(BoundKind kind) {
 namespace {
 
 BoundKind read_bound_kind(const JsonNode& node) {
-  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast"});
+  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast", "input"});
   for (BoundKind k :
-       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast})
+       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast, BoundKind::input})
     if (to_string(k) == name) return k;
   return BoundKind::unknown;
 }
@@ -168,6 +169,7 @@ Json IterationResult::to_json() const {
   j["variables"] = variables.to_json();
   j["epoch_time_s"] = epoch_time_s();
   if (cpu) j["cpu"] = cpu->to_json();
+  if (input_pipeline) j["input_pipeline"] = input_pipeline->to_json();
   j["sim_wall_s"] = sim_wall_s;
   return j;
 }
@@ -239,6 +241,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   // Lines written before the model's variables were recorded read back without them.
   if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
   if (auto v = node.find("cpu")) r.cpu = CpuReport::from_json(*v);
+  if (auto v = node.find("input_pipeline")) r.input_pipeline = InputPipelineTiming::from_json(*v);
   r.sim_wall_s = node.at("sim_wall_s").as_number();
   return r;
 }

@@ -59,7 +59,8 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples"});
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples",
+                   "input_pipeline"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -80,6 +81,7 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   if (auto v = node.find("image_size")) w.input.image_size = v->int_at_least(1);
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
+  if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
   if (auto o = node.find("optimizer")) {
     const std::string name = o->one_of(workloads::optimizer_names());
     w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
@@ -160,6 +162,8 @@ HeterogeneityConfig read_heterogeneity(const JsonNode& node) {
 // A CPU node: the platform, the precisions its cores have, the threading settings.
 void read_cpu_parts(Scenario& s, const JsonNode& root) {
   s.cpu = platforms::read_cpu_platform(root.at("platform"));
+  if (auto p = root.at("workload").find("input_pipeline"))
+    throw p->error("'input_pipeline' feeds GPUs from the host CPU; a CPU scenario's loaders are not modelled");
   if (!s.cpu->cpu.supports(s.workload.precision))
     throw root.at("workload").at("precision").error("precision \"" + std::string(to_string(s.workload.precision)) + "\" is a GPU format: " +
                                                     s.cpu->cpu.name + " computes in " + s.cpu->cpu.supported_precisions());

@@ -155,3 +155,33 @@ TEST(CpuFindings, GuidelineGainOverTheVendorSettings) {
 }
 
 }  // namespace
+
+namespace {
+
+// Input pipeline of a GPU job (workload.input_pipeline): slow loaders make the iteration last the
+// batch's load time, and simulate says so; fast ones change nothing.
+TEST(InputPipeline, SlowLoadersBoundTheIteration) {
+  const std::string quickstart = trainsim_test::source_dir() + "/scenarios/quickstart.json";
+  const auto plain = run_trainsim({"simulate", quickstart, "--json", "-", "--reproducible"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const double compute_s = Json::parse(plain.out).at("iteration_time_s").get<double>();
+  // 256 samples per GPU × 8 ms on 4 threads = 512 ms, longer than the iteration.
+  const auto slow = run_trainsim({"simulate", quickstart, "--json", "-", "--set",
+                                  "workload.input_pipeline={\"decode_ms_per_sample\": 8, \"loader_threads\": 4}"});
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  const Json j = Json::parse(slow.out);
+  EXPECT_NEAR(j.at("iteration_time_s").get<double>(), 0.512, 1e-9);
+  EXPECT_NEAR(j.at("input_pipeline").at("wait_s").get<double>(), 0.512 - compute_s, 1e-9);
+  EXPECT_EQ(j.at("bound").at("kind"), "input");
+  EXPECT_EQ(j.at("warnings").back().at("kind"), "input_bound");
+  const auto human = run_trainsim({"simulate", quickstart, "--set", "workload.input_pipeline={\"decode_ms_per_sample\": 8, \"loader_threads\": 4}"});
+  EXPECT_NE(human.out.find("the GPUs wait"), std::string::npos) << human.out;
+  EXPECT_NE(human.err.find("warning: the GPUs wait"), std::string::npos) << human.err;
+  // Fast loaders: the same iteration as without a pipeline.
+  const auto fast = run_trainsim({"simulate", quickstart, "--json", "-", "--reproducible", "--set",
+                                  "workload.input_pipeline={\"decode_ms_per_sample\": 1, \"loader_threads\": 6}"});
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_EQ(Json::parse(fast.out).at("iteration_time_s").get<double>(), compute_s);
+}
+
+}  // namespace

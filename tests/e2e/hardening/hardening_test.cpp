@@ -89,6 +89,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"cpu_zero_pools", {"simulate", "{data}/cpu_zero_pools.json"}, 2, {"cpu_zero_pools.json: /threading/inter_op_pools: must be ≥ 1, got 0"}},
         Case{"cpu_gpu_precision", {"simulate", "{data}/cpu_gpu_precision.json"}, 2,
              {"cpu_gpu_precision.json: /workload/precision: precision \"tf32\" is a GPU format: Xeon-Platinum-8160 computes in fp32"}},
+        Case{"input_pipeline_zero_loaders", {"simulate", quickstart, "--set", "workload.input_pipeline={\"decode_ms_per_sample\": 4, \"loader_threads\": 0}"}, 2,
+             {"quickstart.json: /workload/input_pipeline/loader_threads: must be ≥ 1, got 0"}},
         Case{"recommend_threads_gpu_scenario", {"recommend-threads", quickstart}, 2, {"quickstart.json: /platform: recommend-threads needs a CPU platform"}},
         Case{"recommend_threads_unknown_model", {"recommend-threads", "{scenarios}/cpu_threading_inception_vs_resnet.json", "--models", "resnet51"}, 2,
              {"--models: resnet51: unknown zoo model 'resnet51'; did you mean 'resnet50'?"}},

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/input_pipeline.hpp"
 
 namespace trainsim::plan {
 
@@ -62,6 +63,7 @@ enum class BoundKind {
   latency,     ///< communication is exposed but no link is busy through half of it: latency, overheads, aggregation
   link,        ///< one link, or several equally limiting ones, busy through most of the exposed communication
   incast,      ///< as link, and the link carries many workers' traffic into a parameter server's node
+  input,       ///< the GPUs wait for their loaders (workload.input_pipeline)
 };
 std::string_view to_string(BoundKind kind);
 
@@ -164,6 +166,9 @@ struct IterationResult {
   std::vector<BucketTiming> buckets;
   ModelVariables variables;
   std::optional<CpuReport> cpu;   ///< CPU scenarios: thread use and core utilisation
+  /// With workload.input_pipeline: the loaders' time per batch and how long GPUs waited for it
+  /// (already in iteration_time_s and breakdown_s.idle).
+  std::optional<InputPipelineTiming> input_pipeline;
   double sim_wall_s = 0;
 
   /// dataset_samples / samples_per_s: one epoch at this throughput.

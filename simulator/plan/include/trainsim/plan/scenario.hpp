@@ -11,6 +11,7 @@
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
+#include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
@@ -36,6 +37,8 @@ struct WorkloadConfig {
   workloads::InputSize input;  ///< `sequence_length` / `image_size`: the model's inputs resized
   /// `dataset_samples`: samples in one epoch (default ImageNet-1k's 1,281,167 training images).
   double dataset_samples = 1'281'167;
+  /// `input_pipeline`: loader threads decoding samples on the host CPU (GPU scenarios).
+  std::optional<InputPipelineConfig> input_pipeline;
 };
 
 struct StrategyConfig {
