@@ -84,6 +84,34 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
                          100 * l.busy_fraction, 100 * l.limit_share);
   }
   if (!r.bound.sentence.empty()) out << "  " << r.bound.sentence << "\n";
+  if (const auto& in = r.input_pipeline)
+    out << fmt::format("  input pipeline        {} loader thread{} per GPU ({:g} cores each) load a batch in {}; {}\n", in->loader_threads,
+                       in->loader_threads == 1 ? "" : "s", in->cores_per_gpu, format_seconds(in->load_s),
+                       in->bound() ? "the GPUs wait " + format_seconds(in->wait_s) + " per iteration for data" : std::string("hidden behind the iteration"));
+  out << fmt::format("  simulated in {:.3f} s\n", r.sim_wall_s);
+  return out.str();
+}
+
+// A CPU scenario: the node, the threading, and how the ops used the cores.
+std::string cpu_summary(const plan::Scenario& s, const engine::IterationResult& r, std::size_t top_ops) {
+  const plan::CpuReport& c = *r.cpu;
+  std::ostringstream out;
+  out << s.name << "\n";
+  out << fmt::format("  {} ({} mode), {} inter-op pool{} x {} intra-op thread{}\n", s.cpu->describe(), c.mode, c.inter_op_pools,
+                     c.inter_op_pools == 1 ? "" : "s", c.intra_op_threads, c.intra_op_threads == 1 ? "" : "s");
+  out << fmt::format("  batch {:g}, {}, graph width {:.2f}\n", r.global_batch, to_string(s.workload.precision), c.average_width);
+  out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
+  out << fmt::format("  throughput            {:.1f} samples/s{}\n", r.samples_per_s, s.single_thread_iteration_s ? " (calibrated)" : "");
+  out << fmt::format("  core utilisation      {:.1f} % of {} physical cores\n", 100 * c.core_utilisation, c.physical_cores);
+  out << fmt::format("  ops at once           {:.2f} on average, {:.1f} threads each\n", c.mean_concurrent_ops, c.mean_threads_per_op);
+  out << fmt::format("  memory bandwidth      {:.1f} % busy\n", 100 * c.memory_busy_fraction);
+  std::vector<const plan::CpuOpUse*> ops;
+  for (const auto& op : c.ops) ops.push_back(&op);
+  std::stable_sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->end_s - a->start_s > b->end_s - b->start_s; });
+  if (ops.size() > top_ops) ops.resize(top_ops);
+  if (!ops.empty()) out << "  longest ops (threads, time)\n";
+  for (const auto* op : ops) out << fmt::format("    {:<40} {:>3}  {}\n", op->name, op->threads, format_seconds(op->end_s - op->start_s));
+  out << "  " << r.bound.sentence << "\n";
   out << fmt::format("  simulated in {:.3f} s\n", r.sim_wall_s);
   return out.str();
 }
@@ -99,7 +127,7 @@ void add_simulate(CLI::App& app, Action& action) {
                   "Write the training plan (per-GPU task times, buckets, communication operations, servers) as JSON to FILE ('-' = stdout, nothing else printed)");
   cmd->add_option("--csv", args->csv,
                   "Write the result as a one-row CSV in the schema of a sweep's results.csv (what fit and compare read) to FILE ('-' = stdout)");
-  cmd->add_option("--links", args->links, "How many of the busiest links to report")
+  cmd->add_option("--links", args->links, "How many of the busiest links (CPU scenarios: longest ops) to report")
       ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
@@ -114,8 +142,10 @@ void add_simulate(CLI::App& app, Action& action) {
       engine::SimulateOptions options;
       options.trace_path = args->trace;
       options.busiest_links = args->links;
-      if (!args->dump_plan.empty())
+      if (!args->dump_plan.empty()) {
         options.on_plan = [args](const plan::TrainingPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
+        options.on_cpu_plan = [args](const plan::CpuPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
+      }
       notice_large_platform(scenario.platform.nodes);
       engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
@@ -127,7 +157,7 @@ void add_simulate(CLI::App& app, Action& action) {
         write_output(args->csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
       }
       const bool stdout_taken = to_stdout > 0;
-      if (!stdout_taken) std::cout << summary(scenario, result);
+      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(scenario, result, args->links) : summary(scenario, result));
       if (!result.memory.fits() && !stdout_taken)
         std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",
                                  format_bytes(result.memory.total), scenario.platform.gpu.name, format_bytes(result.memory.available));

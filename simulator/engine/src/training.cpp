@@ -6,12 +6,14 @@
 #include <optional>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
 #include "link_analysis.hpp"
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
 #include "trainsim/engine/collectives.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/trace.hpp"
@@ -289,6 +291,7 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
 }  // namespace
 
 IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
+  if (input.cpu) return simulate_cpu_iteration(input, options);
   const auto wall_start = std::chrono::steady_clock::now();
   const workloads::Workload workload = plan::load_scenario_workload(input);
 
@@ -362,6 +365,28 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.bound = plan::find_bound(result, std::move(links.connections));
   result.warnings = plan::plan_warnings(plan, scenario.platform);
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
+  if (const auto& pipeline = scenario.workload.input_pipeline) {
+    // Steady state with prefetching: the next batch loads during this iteration; loaders slower
+    // than the iteration make every GPU wait (as idle time) for the difference.
+    // Rank 0 has the largest batch (strong scaling gives the remainder to the first ranks).
+    result.input_pipeline = plan::input_pipeline_timing(*pipeline, scenario.batch_of(0), plan.gpus_per_node, result.iteration_time_s);
+    const double wait_s = result.input_pipeline->wait_s;
+    if (wait_s > 0) {
+      result.iteration_time_s += wait_s;
+      result.breakdown.idle_s += wait_s;
+      result.samples_per_s = result.global_batch / result.iteration_time_s;
+      result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
+      result.bound = plan::IterationBound{plan::BoundKind::input, "input pipeline", "", 0, wait_s / result.iteration_time_s,
+                                          fmt::format("The iteration is bound by the input pipeline: the GPUs wait for data {:.1f} % of it.",
+                                                      100 * wait_s / result.iteration_time_s)};
+      result.warnings.push_back(plan::Warning{
+          "input_bound", fmt::format("the GPUs wait {} per iteration for data: {} loader thread{} per GPU decode a batch in {} against an "
+                                     "iteration of {}; more loader threads (up to the host's cores), cheaper augmentation or "
+                                     "preprocessed data would remove the wait",
+                                     format_seconds(wait_s), pipeline->loader_threads, pipeline->loader_threads == 1 ? "" : "s",
+                                     format_seconds(result.input_pipeline->load_s), format_seconds(result.input_pipeline->compute_iteration_s))});
+    }
+  }
 
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

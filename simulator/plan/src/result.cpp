@@ -24,6 +24,7 @@ std::string_view to_string(BoundKind kind) {
     case BoundKind::latency: return "latency";
     case BoundKind::link: return "link";
     case BoundKind::incast: return "incast";
+    case BoundKind::input: return "input";
   }
   return "unknown";
 }
@@ -31,9 +32,9 @@ std::string_view to_string(BoundKind kind) {
 namespace {
 
 BoundKind read_bound_kind(const JsonNode& node) {
-  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast"});
+  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast", "input"});
   for (BoundKind k :
-       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast})
+       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast, BoundKind::input})
     if (to_string(k) == name) return k;
   return BoundKind::unknown;
 }
@@ -90,6 +91,51 @@ const ServerLoad* IterationResult::most_loaded_server() const {
   return top;
 }
 
+Json CpuReport::to_json() const {
+  Json op_list = Json::array();
+  for (const auto& op : ops)
+    op_list.push_back(Json{{"name", op.name}, {"threads", op.threads}, {"start_s", op.start_s}, {"end_s", op.end_s}});
+  Json j;
+  j["cpu"] = cpu;
+  j["sockets"] = sockets;
+  j["physical_cores"] = physical_cores;
+  j["logical_cores"] = logical_cores;
+  j["inter_op_pools"] = inter_op_pools;
+  j["intra_op_threads"] = intra_op_threads;
+  j["mode"] = mode;
+  j["average_width"] = average_width;
+  j["core_utilisation"] = core_utilisation;
+  j["mean_concurrent_ops"] = mean_concurrent_ops;
+  j["mean_threads_per_op"] = mean_threads_per_op;
+  j["memory_busy_fraction"] = memory_busy_fraction;
+  j["ops"] = op_list;
+  return j;
+}
+
+CpuReport CpuReport::from_json(const JsonNode& node) {
+  node.allow_only({"cpu", "sockets", "physical_cores", "logical_cores", "inter_op_pools", "intra_op_threads", "mode", "average_width",
+                   "core_utilisation", "mean_concurrent_ops", "mean_threads_per_op", "memory_busy_fraction", "ops"});
+  CpuReport r;
+  r.cpu = node.at("cpu").as_string();
+  r.sockets = static_cast<int>(node.at("sockets").int_at_least(1));
+  r.physical_cores = static_cast<int>(node.at("physical_cores").int_at_least(1));
+  r.logical_cores = static_cast<int>(node.at("logical_cores").int_at_least(1));
+  r.inter_op_pools = static_cast<int>(node.at("inter_op_pools").int_at_least(1));
+  r.intra_op_threads = static_cast<int>(node.at("intra_op_threads").int_at_least(1));
+  r.mode = node.at("mode").one_of({"training", "inference"});
+  r.average_width = node.at("average_width").as_number();
+  r.core_utilisation = node.at("core_utilisation").as_number();
+  r.mean_concurrent_ops = node.at("mean_concurrent_ops").as_number();
+  r.mean_threads_per_op = node.at("mean_threads_per_op").as_number();
+  r.memory_busy_fraction = node.at("memory_busy_fraction").as_number();
+  for (const auto& op : node.at("ops").elements()) {
+    op.allow_only({"name", "threads", "start_s", "end_s"});
+    r.ops.push_back(CpuOpUse{op.at("name").as_string(), static_cast<int>(op.at("threads").int_at_least(1)), op.at("start_s").as_number(),
+                             op.at("end_s").as_number()});
+  }
+  return r;
+}
+
 Json IterationResult::to_json() const {
   Json j;
   j["name"] = name;
@@ -144,6 +190,8 @@ Json IterationResult::to_json() const {
   }
   j["variables"] = variables.to_json();
   j["epoch_time_s"] = epoch_time_s();
+  if (cpu) j["cpu"] = cpu->to_json();
+  if (input_pipeline) j["input_pipeline"] = input_pipeline->to_json();
   j["sim_wall_s"] = sim_wall_s;
   return j;
 }
@@ -225,6 +273,8 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     }
   // Lines written before the model's variables were recorded read back without them.
   if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
+  if (auto v = node.find("cpu")) r.cpu = CpuReport::from_json(*v);
+  if (auto v = node.find("input_pipeline")) r.input_pipeline = InputPipelineTiming::from_json(*v);
   r.sim_wall_s = node.at("sim_wall_s").as_number();
   return r;
 }

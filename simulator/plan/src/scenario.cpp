@@ -59,7 +59,8 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples"});
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples",
+                   "input_pipeline"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -80,6 +81,7 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   if (auto v = node.find("image_size")) w.input.image_size = v->int_at_least(1);
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
+  if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
   if (auto o = node.find("optimizer")) {
     const std::string name = o->one_of(workloads::optimizer_names());
     w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
@@ -166,6 +168,17 @@ HeterogeneityConfig read_heterogeneity(const JsonNode& node) {
   return h;
 }
 
+// A CPU node: the platform, the precisions its cores have, the threading settings.
+void read_cpu_parts(Scenario& s, const JsonNode& root) {
+  s.cpu = platforms::read_cpu_platform(root.at("platform"));
+  if (auto p = root.at("workload").find("input_pipeline"))
+    throw p->error("'input_pipeline' feeds GPUs from the host CPU; a CPU scenario's loaders are not modelled");
+  if (!s.cpu->cpu.supports(s.workload.precision))
+    throw root.at("workload").at("precision").error("precision \"" + std::string(to_string(s.workload.precision)) + "\" is a GPU format: " +
+                                                    s.cpu->cpu.name + " computes in " + s.cpu->cpu.supported_precisions());
+  if (auto t = root.find("threading")) s.threading = ThreadingOptions::read(*t, *s.cpu);
+}
+
 }  // namespace
 
 double Scenario::global_batch() const {
@@ -244,20 +257,34 @@ Scenario read_scenario(Json document, const std::string& source) {
   s.document = std::make_shared<const Json>(std::move(document));
   const JsonNode root = s.root();
   root.require_object();
-  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "sweep", "plan"});
+  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "threading",
+                   "sweep", "plan"});
   s.name = root.find("name") ? root.at("name").as_string() : std::filesystem::path(source).stem().string();
   if (auto d = root.find("description")) s.description = d->as_string();
   s.workload = read_workload(root.at("workload"), source);
-  s.platform = platforms::read_platform_spec(root.at("platform"));
-  s.strategy = read_strategy(root.at("strategy"), root);
+  if (platforms::is_cpu_platform(root.at("platform"))) {
+    read_cpu_parts(s, root);
+  } else {
+    s.platform = platforms::read_platform_spec(root.at("platform"));
+    if (auto t = root.find("threading")) throw t->error("'threading' applies to CPU platforms (platform.device \"cpu\" or a cpu-* preset)");
+  }
+  // A CPU node trains alone: a strategy is optional there and changes nothing.
+  if (!s.cpu || root.find("strategy")) s.strategy = read_strategy(root.at("strategy"), root);
   if (auto c = root.find("calibration")) {
-    c->allow_only({"single_gpu_samples_per_s"});
-    if (auto v = c->find("single_gpu_samples_per_s")) s.single_gpu_samples_per_s = v->positive_number();
+    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s"});
+    if (auto v = c->find("single_gpu_samples_per_s")) {
+      if (s.cpu) throw v->error("a CPU scenario is calibrated with 'single_thread_iteration_s' (one pool, one thread)");
+      s.single_gpu_samples_per_s = v->positive_number();
+    }
+    if (auto v = c->find("single_thread_iteration_s")) {
+      if (!s.cpu) throw v->error("'single_thread_iteration_s' calibrates CPU scenarios; GPU scenarios use 'single_gpu_samples_per_s'");
+      s.single_thread_iteration_s = v->positive_number();
+    }
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
   // A SimGrid XML platform's size is known once it is built; simulate_iteration checks it then.
-  if (!s.platform.simgrid_xml) check_against_platform(s, root);
+  if (!s.platform.simgrid_xml && !s.cpu) check_against_platform(s, root);
   if (auto sweep = root.find("sweep")) {
     for (const auto& [path, values] : sweep->members()) {
       values.require_array();

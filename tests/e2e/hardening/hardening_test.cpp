@@ -83,6 +83,17 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"negative_link_count", {"simulate", quickstart, "--links", "-1"}, 2, {"--links: must be ≥ 0, got -1"}},
         Case{"short_range_message", {"collective", "--platform", "dgx-a100", "--bytes", "1M", "--gpus", "-1"}, 2, {"--gpus: must be > 0, got -1"}},
         Case{"gpus_per_node_capped", {"simulate", "{data}/huge_node.json"}, 2, {"huge_node.json: /platform/gpus_per_node: must be ≤ 1024, got 100000"}},
+        // CPU threading (issue 14): a thread count past 4 × the hardware threads, no pool, a GPU-only precision.
+        Case{"cpu_threads_capped", {"simulate", "{data}/cpu_too_many_threads.json"}, 2,
+             {"cpu_too_many_threads.json: /threading/intra_op_threads: must be ≤ 384 (4 × the 96 hardware threads", "got 48000"}},
+        Case{"cpu_zero_pools", {"simulate", "{data}/cpu_zero_pools.json"}, 2, {"cpu_zero_pools.json: /threading/inter_op_pools: must be ≥ 1, got 0"}},
+        Case{"cpu_gpu_precision", {"simulate", "{data}/cpu_gpu_precision.json"}, 2,
+             {"cpu_gpu_precision.json: /workload/precision: precision \"tf32\" is a GPU format: Xeon-Platinum-8160 computes in fp32"}},
+        Case{"input_pipeline_zero_loaders", {"simulate", quickstart, "--set", "workload.input_pipeline={\"decode_ms_per_sample\": 4, \"loader_threads\": 0}"}, 2,
+             {"quickstart.json: /workload/input_pipeline/loader_threads: must be ≥ 1, got 0"}},
+        Case{"recommend_threads_gpu_scenario", {"recommend-threads", quickstart}, 2, {"quickstart.json: /platform: recommend-threads needs a CPU platform"}},
+        Case{"recommend_threads_unknown_model", {"recommend-threads", "{scenarios}/cpu_threading_inception_vs_resnet.json", "--models", "resnet51"}, 2,
+             {"--models: resnet51: unknown zoo model 'resnet51'; did you mean 'resnet50'?"}},
         Case{"platform_size_capped", {"simulate", "{data}/huge_platform.json"}, 2,
              {"huge_platform.json: /platform/nodes: nodes × gpus_per_node = 100000 GPUs, more than the 65536"}},
         // What NCCL does not run (nccl_tuner.hpp).

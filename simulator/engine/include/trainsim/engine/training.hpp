@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/training_plan.hpp"
 
@@ -31,11 +32,18 @@ struct SimulateOptions {
   std::size_t busiest_links = 5; ///< how many links to report
   /// Called with the plan once it is built, before it is executed (e.g. to write it out).
   std::function<void(const plan::TrainingPlan&)> on_plan;
+  /// CPU scenarios: called with the CPU plan instead.
+  std::function<void(const plan::CpuPlan&)> on_cpu_plan;
 };
 
 /// Plans and simulates one iteration of `scenario`. Must be called at most once per process
 /// (SimGrid keeps global state): sweeps and tests call it in a child process. Throws InputError
 /// for a scenario that cannot be planned, RunError when the simulation fails.
+/// A CPU scenario (`scenario.cpu` set) runs simulate_cpu_iteration instead.
 IterationResult simulate_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
+
+/// Plans and simulates one iteration of a CPU scenario on a multi-core SimGrid host
+/// (plan/cpu_threading.hpp). Same contract as simulate_iteration: once per process.
+IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
 
 }  // namespace trainsim::engine

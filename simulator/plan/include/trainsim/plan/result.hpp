@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/input_pipeline.hpp"
 
 namespace trainsim::plan {
 
@@ -62,6 +63,7 @@ enum class BoundKind {
   latency,     ///< communication is exposed but no link is busy through half of it: latency, overheads, aggregation
   link,        ///< one link, or several equally limiting ones, busy through most of the exposed communication
   incast,      ///< as link, and the link carries many workers' traffic into a parameter server's node
+  input,       ///< the GPUs wait for their loaders (workload.input_pipeline)
 };
 std::string_view to_string(BoundKind kind);
 
@@ -113,6 +115,34 @@ struct ModelVariables {
   static ModelVariables from_json(const JsonNode& node);
 };
 
+/// One op of a CPU iteration as it ran: its threads and when.
+struct CpuOpUse {
+  std::string name;
+  int threads = 1;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+/// How a CPU iteration used the node (CPU scenarios only; absent from GPU results).
+struct CpuReport {
+  std::string cpu;                 ///< catalog name
+  int sockets = 0;
+  int physical_cores = 0;
+  int logical_cores = 0;
+  int inter_op_pools = 0;
+  int intra_op_threads = 0;        ///< per pool, resolved
+  std::string mode;                ///< training or inference
+  double average_width = 0;        ///< Wang et al.'s graph width (heavy ops / longest heavy chain)
+  double core_utilisation = 0;     ///< core-seconds of work / (physical cores × iteration time), 0..1
+  double mean_concurrent_ops = 0;  ///< op-seconds / iteration time
+  double mean_threads_per_op = 0;  ///< op-seconds weighted
+  double memory_busy_fraction = 0; ///< the memory link's busy time / iteration time
+  std::vector<CpuOpUse> ops;       ///< in graph order
+
+  Json to_json() const;
+  static CpuReport from_json(const JsonNode& node);
+};
+
 /// The result object of SPEC.md plus detail.
 /// What one parameter server carries in an iteration.
 struct ServerLoad {
@@ -145,6 +175,10 @@ struct IterationResult {
   std::string variable_placement;   ///< parameter servers: round_robin, greedy or sharded
   std::vector<ServerLoad> servers;  ///< parameter servers (empty for all-reduce strategies)
   ModelVariables variables;
+  std::optional<CpuReport> cpu;   ///< CPU scenarios: thread use and core utilisation
+  /// With workload.input_pipeline: the loaders' time per batch and how long GPUs waited for it
+  /// (already in iteration_time_s and breakdown_s.idle).
+  std::optional<InputPipelineTiming> input_pipeline;
   double sim_wall_s = 0;
 
   /// The server that receives the most bytes (the first on ties); nullptr without servers.

@@ -11,6 +11,9 @@
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/server_placement.hpp"
+#include "trainsim/plan/cpu_threading.hpp"
+#include "trainsim/plan/input_pipeline.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
@@ -35,6 +38,8 @@ struct WorkloadConfig {
   workloads::InputSize input;  ///< `sequence_length` / `image_size`: the model's inputs resized
   /// `dataset_samples`: samples in one epoch (default ImageNet-1k's 1,281,167 training images).
   double dataset_samples = 1'281'167;
+  /// `input_pipeline`: loader threads decoding samples on the host CPU (GPU scenarios).
+  std::optional<InputPipelineConfig> input_pipeline;
 };
 
 struct StrategyConfig {
@@ -70,14 +75,20 @@ struct Scenario {
   std::string source;   ///< file the scenario came from
   std::shared_ptr<const Json> document;  ///< the scenario JSON after --set overrides, as read
   WorkloadConfig workload;
-  platforms::PlatformSpec platform;
+  platforms::PlatformSpec platform;   ///< GPU platforms (empty for a CPU scenario)
+  /// Set when the platform is a CPU node (`platform.device: "cpu"` or a CPU preset): the
+  /// iteration runs on its cores under `threading` instead of on GPUs.
+  std::optional<platforms::CpuPlatformSpec> cpu;
+  ThreadingOptions threading;         ///< CPU scenarios: the `threading` object
+  std::optional<double> single_thread_iteration_s;  ///< CPU calibration: one pool, one thread
   StrategyConfig strategy;
   std::optional<double> single_gpu_samples_per_s;  ///< calibration
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
   std::vector<std::pair<std::string, std::vector<Json>>> sweep;  ///< dotted path → values, in file order
 
-  int gpus() const { return platform.total_gpus(); }
+  /// GPUs of the platform; a CPU scenario counts as one device.
+  int gpus() const { return cpu ? 1 : platform.total_gpus(); }
   /// Samples per iteration over all GPUs.
   double global_batch() const;
   /// Samples on GPU `rank` (strong scaling spreads the remainder over the first ranks).

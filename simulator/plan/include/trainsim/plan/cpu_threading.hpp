@@ -1,0 +1,97 @@
+#pragma once
+// CPU training and inference with framework threading (Wang et al., "Exploiting parallelism
+// opportunities with deep learning frameworks", ACM TACO 2021): what one iteration on a CPU node
+// runs, decided before SimGrid executes it. Pure data, no SimGrid.
+//
+//   layer graph ─▶ ops (forward per layer; training adds backward in reverse and an update per
+//                  weighted layer), each with its dependencies and, for `intra_op_threads` = k:
+//
+//     op time = serial part  (dispatch + Amdahl share of the compute + fork-join over log2 k levels)
+//             + max(parallel compute / k threads,  bytes / min(k · core bandwidth, socket share))
+//
+//   `inter_op_pools` pools take ready ops in graph order; the engine runs each pool as an actor on
+//   a SimGrid host with the node's physical cores (threads beyond them share cores) and streams
+//   every op's bytes over one memory link of the node's bandwidth (concurrent ops share it).
+#include <string>
+#include <vector>
+
+#include "trainsim/core/json_reader.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
+#include "trainsim/workloads/workload.hpp"
+
+namespace trainsim::plan {
+
+struct Scenario;
+
+enum class CpuMode { training, inference };
+
+/// The scenario's `threading` object: the framework's settings and the model's constants.
+/// Defaults and their sources: README, "CPU training and inference".
+struct ThreadingOptions {
+  int inter_op_pools = 1;        ///< ops that may run at once (TensorFlow's inter_op_parallelism_threads)
+  int intra_op_threads = 0;      ///< threads one op is split over; 0 = physical cores / pools (at least 1)
+  CpuMode mode = CpuMode::training;
+  double dispatch_s = 5e-6;      ///< per op: the framework schedules it and the library picks a kernel (serial)
+  double fork_join_s = 1e-6;     ///< per level of the fork-join tree over an op's threads (log2 of them; serial)
+  double serial_fraction = 0.03; ///< of a convolution's or matrix product's compute: packing, reorders (Amdahl)
+  double conv_efficiency = 0.7;  ///< fraction of a core's peak reached by convolutions
+  double matmul_efficiency = 0.8;  ///< by matrix products and embeddings
+  double other_efficiency = 0.1;   ///< FLOP-bound share of elementwise, normalisation, pooling, loss
+  double core_bandwidth_Bps = 12e9;  ///< streaming bandwidth one core can draw (line-fill buffers bound it)
+  double cross_socket_factor = 2;    ///< fork-join cost multiplier when an op's threads span sockets
+
+  /// Threads per pool after resolving 0 against the platform.
+  int threads_per_pool(const platforms::CpuPlatformSpec& platform) const;
+  /// Reads `threading` (keys: inter_op_pools, intra_op_threads, mode, dispatch_us, fork_join_us,
+  /// serial_fraction, conv_efficiency, matmul_efficiency, other_efficiency, core_bandwidth_GBps,
+  /// cross_socket_factor). Pools and threads are each ≥ 1 and ≤ 4 × the platform's hardware
+  /// threads. Throws InputError at the offending pointer.
+  static ThreadingOptions read(const JsonNode& node, const platforms::CpuPlatformSpec& platform);
+};
+
+/// One op of a CPU iteration.
+struct CpuOp {
+  std::string name;              ///< "conv1", "conv1 (backward)", "conv1 (update)"
+  std::string op_class;          ///< workloads::OpClass name
+  bool heavy = false;            ///< a forward convolution, matrix product or embedding (graph width)
+  std::vector<int> deps;         ///< ops that must finish first (indices into CpuPlan::ops)
+  int threads = 1;               ///< threads it is split over: min(intra_op_threads, parallel items)
+  double serial_s = 0;           ///< on one thread before the parallel part
+  double parallel_s = 0;         ///< the parallel part's compute on ONE thread (core-seconds); spread over `threads`
+  double bytes = 0;              ///< memory traffic, streamed during the parallel part
+  double bandwidth_cap_Bps = 0;  ///< threads × core bandwidth: the most it can draw
+
+  /// Alone on the machine: serial_s + max(parallel_s / threads, bytes / min(cap, node bandwidth)).
+  double alone_s(double node_bandwidth_Bps) const;
+};
+
+/// A CPU iteration, ready for the engine.
+struct CpuPlan {
+  platforms::CpuPlatformSpec platform;
+  ThreadingOptions threading;
+  Precision precision = Precision::fp32;
+  double batch = 0;
+  int pools = 1;
+  int threads_per_pool = 1;
+  std::vector<CpuOp> ops;        ///< in graph order (dependencies point backwards)
+  double calibration_factor = 1; ///< κ on compute and memory terms (calibration.single_thread_iteration_s)
+  int heavy_ops = 0;             ///< forward convolutions, matrix products, embeddings
+  int heavy_depth = 0;           ///< longest chain of heavy ops
+  /// heavy_ops / heavy_depth: Wang et al.'s average graph width.
+  double average_width() const { return heavy_depth > 0 ? static_cast<double>(heavy_ops) / heavy_depth : 1.0; }
+  /// pools × threads per pool.
+  int total_threads() const { return pools * threads_per_pool; }
+  Json to_json() const;
+};
+
+/// Builds the CPU iteration of a CPU scenario (`scenario.cpu` set). The calibration factor makes
+/// the one-pool, one-thread iteration, run alone op after op, last
+/// `calibration.single_thread_iteration_s`. Throws InputError when that time is shorter than the
+/// fixed overheads.
+CpuPlan build_cpu_plan(const Scenario& scenario, const workloads::Workload& workload);
+
+/// Wang et al.'s graph width of a model: heavy ops (forward convolutions, matrix products,
+/// embeddings), each linked to its nearest heavy ancestors; returns {heavy ops, longest chain}.
+std::pair<int, int> heavy_width(const workloads::Workload& workload);
+
+}  // namespace trainsim::plan
