@@ -15,15 +15,10 @@ using trainsim_test::test_data_dir;
 
 namespace {
 
+using trainsim_test::read_file;
+
 std::string good(const std::string& name) { return test_data_dir() + "/good/fitting/" + name; }
 std::string bad(const std::string& name) { return test_data_dir() + "/bad/fitting/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace
 
@@ -66,7 +61,7 @@ TEST(FitCli, JsonToAFile) {
   const auto r = run_trainsim({"fit", good("compare_measured.csv"), "--y", "iteration_time_s", "--expression",
                                "c0 + c1*log2(gpus)", "--bounds", "c0=0:2", "--bounds", "c1=0:1", "--json", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto json = nlohmann::json::parse(slurp(file));
+  const auto json = nlohmann::json::parse(read_file(file));
   EXPECT_EQ(json["constants"].size(), 2u);
   EXPECT_NE(r.out.find("R²"), std::string::npos);  // the human report still goes to stdout
 }
@@ -123,10 +118,10 @@ TEST(CompareCli, WritesDivergenceJsonAndSelfContainedHtml) {
                                good("compare_simulated.csv"), "--out", dir, "--bootstrap", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("from 32 GPUs on; term responsible: linear"), std::string::npos) << r.out;
-  const auto json = nlohmann::json::parse(slurp(dir + "/divergence.json"));
+  const auto json = nlohmann::json::parse(read_file(dir + "/divergence.json"));
   EXPECT_EQ(json["divergence_gpus"], 32.0);
   EXPECT_EQ(json["responsible_term"]["name"], "linear");
-  const std::string html = slurp(dir + "/report.html");
+  const std::string html = read_file(dir + "/report.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir + "/report.html"));

@@ -17,6 +17,8 @@
 
 namespace {
 
+using trainsim_test::read_file;
+
 struct GoldenCase {
   std::string name;
   std::string scenario;           // relative to the repository root
@@ -32,13 +34,6 @@ std::vector<GoldenCase> load_cases() {
   std::vector<GoldenCase> cases;
   for (const auto& c : manifest.at("cases")) cases.push_back({c.at("name"), c.at("scenario"), c.at("set")});
   return cases;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};

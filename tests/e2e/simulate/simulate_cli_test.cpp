@@ -15,15 +15,10 @@ using trainsim_test::run_trainsim;
 
 namespace {
 
+using trainsim_test::read_file;
+
 std::string bad(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/scenarios/" + name; }
 std::string scenario(const std::string& name) { return trainsim_test::source_dir() + "/scenarios/" + name; }
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct BadScenario {
   const char* file;

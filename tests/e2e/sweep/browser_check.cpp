@@ -8,6 +8,8 @@
 namespace trainsim_test {
 namespace {
 
+using trainsim_test::read_file;
+
 // Runs in the page after it has been laid out. Text boxes are compared in CSS pixels (getBoundingClientRect
 // includes the rotation of the y axis titles); 0.5 px of slack absorbs rounding.
 const char* const kLayoutCheck = R"(<script>
@@ -59,13 +61,6 @@ const char* const kLayoutCheck = R"(<script>
 })();
 </script>
 )";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The text of the <pre id="layout-check"> in a dumped DOM, entities as Chromium writes them.
 std::string layout_findings(const std::string& dom) {

@@ -23,6 +23,8 @@
 
 namespace {
 
+using trainsim_test::read_file;
+
 struct ReportCase {
   std::string name;
   std::string scenario;           // path
@@ -46,13 +48,6 @@ std::vector<ReportCase> report_cases() {
                    0});
   cases.push_back({"with_failed_points", trainsim_test::test_data_dir() + "/good/scenarios/sweep_with_failure.json", {}, 1});
   return cases;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class SweepReport : public ::testing::TestWithParam<ReportCase> {};

@@ -15,12 +15,7 @@
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using trainsim_test::read_file;
 
 // The verdict as Chromium's DOM dump writes it (it escapes only &, < and >).
 std::string as_dumped(std::string text) {
@@ -39,7 +34,7 @@ TEST(VerdictInBrowser, CompareReportShowsTheVerdictFirst) {
   const auto r = trainsim_test::run_trainsim({"compare", "--measured", data + "compare_measured.csv", "--simulated",
                                               data + "compare_simulated.csv", "--out", dir, "--bootstrap", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string verdict = nlohmann::json::parse(slurp(dir + "/divergence.json"))["verdict"];
+  const std::string verdict = nlohmann::json::parse(read_file(dir + "/divergence.json"))["verdict"];
   EXPECT_EQ(verdict.rfind("The linear term is ", 0), 0u) << verdict;
   EXPECT_NE(r.out.find("verdict: " + verdict), std::string::npos) << r.out;
 
@@ -64,7 +59,7 @@ TEST(VerdictInBrowser, ValidateReportListsEveryComparisonsVerdict) {
                                               dir, "--jobs", "2", "--bootstrap", "20"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string verdict =
-      nlohmann::json::parse(slurp(dir + "/compare/pytorch_ddp_benchmark-allreduce/divergence.json"))["verdict"];
+      nlohmann::json::parse(read_file(dir + "/compare/pytorch_ddp_benchmark-allreduce/divergence.json"))["verdict"];
   EXPECT_NE(r.out.find("pytorch_ddp_benchmark · allreduce: " + verdict), std::string::npos) << r.out;
 
   const auto check = trainsim_test::check_report_in_browser(browser, dir + "/report.html", dir);

@@ -19,14 +19,9 @@ using trainsim_test::run_trainsim;
 
 namespace {
 
-std::string good(const std::string& name) { return trainsim_test::test_data_dir() + "/good/validate/" + name; }
+using trainsim_test::read_file;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string good(const std::string& name) { return trainsim_test::test_data_dir() + "/good/validate/" + name; }
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -62,25 +57,25 @@ TEST(ValidateCli, WritesTheOutputsAndSkipsWhatItCannotCalibrate) {
   EXPECT_NE(r.out.find("2 groups validated, 2 skipped"), std::string::npos) << r.out;
 
   // simulated.csv: the measured columns first, one row per row of the simulated groups (one-GPU rows too).
-  const auto measured = lines(slurp(good("measured.csv")));
-  const auto simulated = lines(slurp(dir + "/simulated.csv"));
+  const auto measured = lines(read_file(good("measured.csv")));
+  const auto simulated = lines(read_file(dir + "/simulated.csv"));
   ASSERT_EQ(simulated.size(), 1u + 10u);
   EXPECT_EQ(simulated[0].rfind(measured[0] + ",", 0), 0u) << simulated[0];
   for (const char* column : {"iteration_time_s", "model_bytes", "intra_node_bandwidth_GBps", "network_latency_us",
                              "compute_s", "exposed_communication_s", "single_gpu_time_s"})
     EXPECT_NE(simulated[0].find(column), std::string::npos) << column;
 
-  EXPECT_EQ(lines(slurp(dir + "/errors.csv")).size(), 1u + 8u);  // multi-GPU points only
-  const std::string mape = slurp(dir + "/mape.csv");
+  EXPECT_EQ(lines(read_file(dir + "/errors.csv")).size(), 1u + 8u);  // multi-GPU points only
+  const std::string mape = read_file(dir + "/mape.csv");
   EXPECT_NE(mape.find("dataset,pytorch_ddp_benchmark,,8,"), std::string::npos) << mape;
   EXPECT_NE(mape.find("\nall,,,8,"), std::string::npos) << mape;
-  const std::string skipped = slurp(dir + "/skipped.csv");
+  const std::string skipped = read_file(dir + "/skipped.csv");
   EXPECT_EQ(lines(skipped).size(), 1u + 2u) << skipped;
 
   // compare ran on the pair: its files, and its sections in the report.
   for (const char* file : {"measured.csv", "simulated.csv", "divergence.json", "report.html"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/compare/pytorch_ddp_benchmark-allreduce/" + file)) << file;
-  const std::string html = slurp(dir + "/report.html");
+  const std::string html = read_file(dir + "/report.html");
   for (const char* part : {"Speed-up over one GPU: pytorch_ddp_benchmark", "Constants", "Skipped groups",
                            "no one-GPU row to calibrate on", "MAPE Paleo"})
     EXPECT_NE(html.find(part), std::string::npos) << part;
@@ -114,7 +109,7 @@ TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
   }
   for (const char* file : {"simulated.csv", "errors.csv", "mape.csv", "skipped.csv", "report.html",
                            "compare/pytorch_ddp_benchmark-allreduce/divergence.json"})
-    EXPECT_EQ(slurp(dirs[0] + "/" + file), slurp(dirs[1] + "/" + file)) << file;
+    EXPECT_EQ(read_file(dirs[0] + "/" + file), read_file(dirs[1] + "/" + file)) << file;
 }
 
 // The README's accuracy table, through the command the README shows: the shipped systems on the
@@ -128,7 +123,7 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
                                trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir, "--jobs",
                                "2", "--bootstrap", "20"});
   ASSERT_EQ(r.exit_code, 0) << r.err;  // every simulation succeeded
-  std::cout << slurp(dir + "/accuracy.md");
+  std::cout << read_file(dir + "/accuracy.md");
 
   // Every dataset of the published measurements is validated (nccl-tests timings excepted: `collective`).
   std::map<std::string, std::pair<double, double>> mape;  // dataset → (trainsim, Paleo)
@@ -188,8 +183,8 @@ TEST(ValidateCli, DatasetWithoutSystemMappingIsReportedAndSkipped) {
                              "gpu 'K80 (one GK210 die)' in " + good("systems.json");
   EXPECT_NE(r.out.find("skipped tf_benchmarks_2017_gce_k80 / GCE n1-standard-32-k80x8, parameter_server_cpu, resnet50, "
                        "batch 64: " + reason), std::string::npos) << r.out;
-  EXPECT_NE(slurp(dir + "/skipped.csv").find(reason), std::string::npos);
-  EXPECT_NE(slurp(dir + "/report.html").find("no system mapping for dataset"), std::string::npos);
+  EXPECT_NE(read_file(dir + "/skipped.csv").find(reason), std::string::npos);
+  EXPECT_NE(read_file(dir + "/report.html").find("no system mapping for dataset"), std::string::npos);
   EXPECT_NE(r.out.find("2 groups validated, 2 skipped"), std::string::npos) << r.out;  // and ResNeXt
 }
 

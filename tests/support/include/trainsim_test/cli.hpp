@@ -33,5 +33,7 @@ std::string test_data_dir();
 std::string source_dir();
 /// A fresh empty directory under the build tree's temporary area, unique per call.
 std::string make_temp_dir(const std::string& prefix);
+/// The whole content of a file; empty when it cannot be read.
+std::string read_file(const std::string& path);
 
 }  // namespace trainsim_test
