@@ -3,17 +3,11 @@
 // 64 GPUs with 16 servers (≤ 2 s), for each variable placement. Each point runs in a child process
 // (one SimGrid engine per process); the parent reports its wall time and peak resident memory.
 // An argument runs only the points whose label contains it (e.g. "vgg16").
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "trainsim/engine/training.hpp"
-#include "trainsim/plan/scenario.hpp"
+#include "measure_iteration.hpp"
 
 using trainsim::Json;
 
@@ -46,31 +40,9 @@ int main(int argc, char** argv) {
   std::printf("%-44s %10s %14s %14s %12s\n", "point", "wall_s", "peak_rss_MiB", "iteration_ms", "samples/s");
   for (const Point& p : points) {
     if (p.label.find(only) == std::string::npos) continue;
-    int channel[2];
-    if (::pipe(channel) != 0) return 1;
-    std::fflush(stdout);
-    const auto start = std::chrono::steady_clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(channel[0]);
-      const auto s = trainsim::plan::read_scenario(p.scenario, "bench");
-      const auto r = trainsim::engine::simulate_iteration(s, {});
-      const std::string line = std::to_string(r.iteration_time_s) + " " + std::to_string(r.samples_per_s);
-      if (::write(channel[1], line.data(), line.size()) < 0) _exit(1);
-      _exit(0);
-    }
-    ::close(channel[1]);
-    char buffer[128] = {};
-    const ssize_t n = ::read(channel[0], buffer, sizeof buffer - 1);
-    ::close(channel[0]);
-    int status = 0;
-    struct rusage usage {};
-    ::wait4(pid, &status, 0, &usage);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double iteration = 0, sps = 0;
-    if (n > 0) std::sscanf(buffer, "%lf %lf", &iteration, &sps);
-    std::printf("%-44s %10.3f %14.1f %14.3f %12.0f%s\n", p.label.c_str(), wall, usage.ru_maxrss / 1024.0, iteration * 1e3, sps,
-                WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "  (failed)");
+    const auto f = trainsim_bench::measure_iteration(p.scenario);
+    std::printf("%-44s %10.3f %14.1f %14.3f %12.0f%s\n", p.label.c_str(), f.wall_s, f.peak_rss_MiB, f.iteration_s * 1e3,
+                f.samples_per_s, f.ok ? "" : "  (failed)");
   }
   return 0;
 }

@@ -2,17 +2,11 @@
 // overlap, DGX-A100 nodes over a fat-tree; 1024 GPUs ≤ 5 s and ≤ 2 GB, 4096 GPUs ≤ 30 s).
 // Each size runs in a child process (one SimGrid engine per process); the parent reports the
 // child's wall time and peak resident memory (getrusage of the child).
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "trainsim/plan/scenario.hpp"
-#include "trainsim/engine/training.hpp"
+#include "measure_iteration.hpp"
 
 using trainsim::Json;
 
@@ -36,31 +30,9 @@ int main(int argc, char** argv) {
   std::printf("%-8s %-24s %12s %14s %14s %12s\n", "GPUs", "strategy", "wall_s", "peak_rss_MiB", "iteration_ms", "samples/s");
   for (const char* kind : {"ring_allreduce", "hierarchical_allreduce"}) {
     for (int nodes : node_counts) {
-      int channel[2];
-      if (::pipe(channel) != 0) return 1;
-      std::fflush(stdout);
-      const auto start = std::chrono::steady_clock::now();
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        ::close(channel[0]);
-        const auto s = trainsim::plan::read_scenario(scenario(nodes, kind), "bench");
-        const auto r = trainsim::engine::simulate_iteration(s, {});
-        const std::string line = std::to_string(r.iteration_time_s) + " " + std::to_string(r.samples_per_s);
-        if (::write(channel[1], line.data(), line.size()) < 0) _exit(1);
-        _exit(0);
-      }
-      ::close(channel[1]);
-      char buffer[128] = {};
-      const ssize_t n = ::read(channel[0], buffer, sizeof buffer - 1);
-      ::close(channel[0]);
-      int status = 0;
-      struct rusage usage {};
-      ::wait4(pid, &status, 0, &usage);
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      double iteration = 0, sps = 0;
-      if (n > 0) std::sscanf(buffer, "%lf %lf", &iteration, &sps);
-      std::printf("%-8d %-24s %12.3f %14.1f %14.3f %12.0f%s\n", nodes * 8, kind, wall, usage.ru_maxrss / 1024.0, iteration * 1e3, sps,
-                  WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "  (failed)");
+      const auto f = trainsim_bench::measure_iteration(scenario(nodes, kind));
+      std::printf("%-8d %-24s %12.3f %14.1f %14.3f %12.0f%s\n", nodes * 8, kind, f.wall_s, f.peak_rss_MiB, f.iteration_s * 1e3,
+                  f.samples_per_s, f.ok ? "" : "  (failed)");
     }
   }
   return 0;
