@@ -127,6 +127,16 @@ TEST(CpuPlan, GraphWidthOfWideAndSequentialModels) {
   EXPECT_LT(static_cast<double>(r_heavy) / r_depth, 1.1);
 }
 
+TEST(CpuScenario, ReadsTheOversubscriptionConstants) {
+  const CpuPlan defaults = plan_of(cpu_scenario("mlp", 1, Json::object()));
+  EXPECT_DOUBLE_EQ(defaults.threading.context_switch_s, 3.8e-6);
+  EXPECT_DOUBLE_EQ(defaults.threading.spin_wait_s, 0.2);
+  const CpuPlan set = plan_of(cpu_scenario("mlp", 1, Json{{"context_switch_us", 10}, {"spin_wait_ms", 0}}));
+  EXPECT_DOUBLE_EQ(set.threading.context_switch_s, 1e-5);
+  EXPECT_DOUBLE_EQ(set.threading.spin_wait_s, 0.0);
+  EXPECT_NE(error_of(cpu_scenario("mlp", 1, Json{{"spin_wait_ms", -1}})).find("/threading/spin_wait_ms"), std::string::npos);
+}
+
 TEST(CpuScenario, BadThreadingAndPrecisionNameThePointer) {
   EXPECT_NE(error_of(cpu_scenario("resnet50", 1, Json{{"inter_op_pools", 0}})).find("/threading/inter_op_pools: must be ≥ 1"),
             std::string::npos);
