@@ -96,12 +96,12 @@ TEST(Simulate, GpuAggregatingServerOnOneNode) {
   EXPECT_EQ(json["strategy"], "parameter_server");
 }
 
-// One parameter server for 16 workers on 25 GbE: node 0's NIC and its cable to the switch carry
-// every worker's push and pull, and the summary says so in one sentence.
+// One parameter server for 16 workers on 25 GbE (every GPU pushing on its own): node 0's NIC and
+// its cable to the switch carry every worker's push and pull, and the summary says so in one sentence.
 TEST(Simulate, SummaryNamesTheParameterServersIncast) {
   const auto r =
       run_trainsim({"simulate", scenario("strategies_by_network.json"), "--set", "strategy.kind=parameter_server",
-                    "--set", "strategy.servers=1", "--set", "platform.nodes=4"});
+                    "--set", "strategy.servers=1", "--set", "platform.nodes=4", "--set", "strategy.worker_aggregation=none"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(
                 "\n  The iteration is bound by the parameter server's incast into node 0: 2 fabric and NIC connections "
@@ -136,7 +136,7 @@ TEST(Simulate, SummarySaysWhenComputeBoundsTheIteration) {
 TEST(Simulate, JsonCarriesTheBoundTheWarningsAndLinksByBusyTime) {
   const auto r =
       run_trainsim({"simulate", scenario("resnet50_dgx1_ring_vs_ps.json"), "--set", "strategy.kind=parameter_server",
-                    "--set", "strategy.servers=1", "--links", "8", "--json", "-"});
+                    "--set", "strategy.servers=1", "--set", "strategy.worker_aggregation=none", "--links", "8", "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "") << "warnings stay in the JSON when it takes stdout";
   const auto j = nlohmann::json::parse(r.out);
@@ -207,10 +207,15 @@ TEST_P(DumpPlan, WritesThePlanTheEngineExecutes) {
   EXPECT_EQ(plan["gpu_plans"].size(), 16u);
   EXPECT_EQ(plan["buckets"].size(), result["buckets"].size());
   const bool ps = kind == "parameter_server";
-  EXPECT_EQ(plan["ops"].size(), (ps ? 2 : 1) * plan["buckets"].size());
+  // A parameter server on DGX-1 nodes aggregates per worker (the default with 8 GPUs per node):
+  // copies to the host, the host's sum, one push and one pull per node, copies back.
+  EXPECT_EQ(plan["ops"].size(), (ps ? 5 : 1) * plan["buckets"].size());
   EXPECT_EQ(plan["servers"].empty(), !ps);
   for (const auto& op : plan["ops"]) {
-    EXPECT_EQ(op["participants"]["ranks"], 16);
+    if (op["participants"].contains("nodes"))
+      EXPECT_EQ(op["participants"]["nodes"], 2);
+    else
+      EXPECT_EQ(op["participants"]["ranks"], 16);
     EXPECT_EQ(op["kind"] == "all_reduce", !ps);
   }
   EXPECT_DOUBLE_EQ(plan["calibration_factor"].get<double>(), result["calibration_factor"].get<double>());
@@ -298,7 +303,7 @@ TEST(Simulate, PlacementScenarioShowsFc6OnOneServerUnlessSharded) {
   EXPECT_GT(by_placement["round_robin"]["most_loaded_server"]["share"].get<double>(), 0.7);
   EXPECT_GT(by_placement["greedy"]["most_loaded_server"]["share"].get<double>(), 0.7);
   EXPECT_NEAR(by_placement["sharded"]["most_loaded_server"]["share"].get<double>(), 0.25, 1e-9);
-  EXPECT_GT(by_placement["round_robin"]["iteration_time_s"].get<double>(), 2 * by_placement["sharded"]["iteration_time_s"].get<double>());
+  EXPECT_GT(by_placement["round_robin"]["iteration_time_s"].get<double>(), 1.5 * by_placement["sharded"]["iteration_time_s"].get<double>());
   // The text summary names the most loaded server.
   const auto text = run_trainsim({"simulate", scenario("vgg16_parameter_server_placement.json")});
   EXPECT_NE(text.out.find("\n  parameter servers     4 (round_robin placement): most loaded server 1 receives "), std::string::npos)
