@@ -93,6 +93,16 @@ double ServerSoftware::reserve(std::size_t server, double bytes, double now_s) {
 
 namespace {
 
+// Starts `flops` of work on `host`. SimGrid 3.32's Host::exec_async runs the work on the calling
+// actor's host, not on `host` (measured: a node CPU's exec ran at the calling GPU's speed), so the
+// host is set explicitly.
+sg4::ExecPtr exec_on(sg4::Host* host, double flops) {
+  sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
+  exec->set_host(host);
+  exec->start();
+  return exec;
+}
+
 // Reserves every server's share of an operation on its software; returns when the last ends
 // (now when there is no software limit).
 double reserve_software(std::size_t workers, const std::vector<double>& bytes_per_server,
@@ -130,7 +140,7 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<sg4::Host*>& 
   std::vector<sg4::ExecPtr> execs;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const double flops = double(workers.size()) * bytes_per_server[i] * options.aggregate_flops_per_byte;
-    if (flops > 0) execs.push_back(servers[i]->exec_async(flops));
+    if (flops > 0) execs.push_back(exec_on(servers[i], flops));
   }
   for (auto& e : execs) e->wait();
   return stats;
@@ -172,7 +182,7 @@ sg4::Host* node_cpu(const Simulation& sim, int node) {
 void compute_seconds_on(const std::vector<sg4::Host*>& hosts, double seconds) {
   if (seconds <= 0) return;
   std::vector<sg4::ExecPtr> execs;
-  for (sg4::Host* h : hosts) execs.push_back(h->exec_async(seconds * h->get_speed()));
+  for (sg4::Host* h : hosts) execs.push_back(exec_on(h, seconds * h->get_speed()));
   for (auto& e : execs) e->wait();
 }
 
@@ -255,13 +265,13 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
     for (std::size_t k = 0; k < count; ++k) {
       // count == 1: the ring closes inside the node, all g hops are shared memory.
       const int shm_hops = count > 1 ? per_node[k] - 1 : per_node[k];
-      if (shm_hops > 0) copies.push_back(cpus[k]->exec_async(2.0 * shm_hops * chunk / host_memory_Bps * cpus[k]->get_speed()));
+      if (shm_hops > 0) copies.push_back(exec_on(cpus[k], 2.0 * shm_hops * chunk / host_memory_Bps * cpus[k]->get_speed()));
     }
     for (auto& c : comms) c->wait();
     for (auto& e : copies) e->wait();
     if (reduce) {
       std::vector<sg4::ExecPtr> sums;
-      for (std::size_t k = 0; k < count; ++k) sums.push_back(cpus[k]->exec_async(3.0 * per_node[k] * chunk / host_memory_Bps * cpus[k]->get_speed()));
+      for (std::size_t k = 0; k < count; ++k) sums.push_back(exec_on(cpus[k], 3.0 * per_node[k] * chunk / host_memory_Bps * cpus[k]->get_speed()));
       for (auto& e : sums) e->wait();
     }
   };

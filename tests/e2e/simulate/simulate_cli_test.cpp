@@ -60,6 +60,15 @@ INSTANTIATE_TEST_SUITE_P(
                       BadScenario{"zero_partition.json", "/strategy/partition_MB", "must be > 0, got 0"},
                       BadScenario{"zero_server_throughput.json", "/strategy/server_throughput_GBps", "must be > 0, got 0"},
                       BadScenario{"too_many_colocated_servers.json", "/strategy/servers", "5 colocated parameter servers on 4 GPUs"},
+                      BadScenario{"unknown_worker_aggregation.json", "/strategy/worker_aggregation", "did you mean 'host'?"},
+                      BadScenario{"worker_aggregation_wrong_type.json", "/strategy/worker_aggregation", "expected a string"},
+                      BadScenario{"worker_aggregation_not_applicable.json", "/strategy/worker_aggregation",
+                                  "applies to kind \"parameter_server\" only"},
+                      BadScenario{"worker_aggregation_on_xml.json", "/strategy/worker_aggregation", "no node CPUs to aggregate on"},
+                      BadScenario{"unknown_transport.json", "/strategy/transport", "did you mean 'host'?"},
+                      BadScenario{"transport_wrong_type.json", "/strategy/transport", "expected a string"},
+                      BadScenario{"host_transport_not_ring.json", "/strategy/transport", "modelled for kind \"ring_allreduce\" only"},
+                      BadScenario{"host_transport_on_xml.json", "/strategy/transport", "no node CPUs to stage through"},
                       BadScenario{"malformed.json", "line 3, column 12", "invalid JSON"}),
     [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
 
