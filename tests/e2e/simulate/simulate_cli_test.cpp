@@ -319,9 +319,33 @@ TEST(Simulate, PlacementScenarioShowsFc6OnOneServerUnlessSharded) {
       << text.out;
 }
 
+// Horovod without GPU operations on 100 GbE: every bucket crosses PCIe twice and is reduced by the
+// CPUs, so the host-staged ring is slower than NCCL's, and the plan shows the copies around it.
+TEST(Simulate, HostStagedScenarioIsSlowerThanTheGpuRingAndShowsItsCopies) {
+  std::map<std::string, nlohmann::json> by_transport;
+  for (const char* transport : {"gpu", "host"}) {
+    const auto r = run_trainsim({"simulate", scenario("horovod_host_staged_vs_nccl.json"), "--set", "platform.nodes=8", "--set",
+                                 std::string("strategy.transport=") + transport, "--json", "-"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    by_transport[transport] = nlohmann::json::parse(r.out);
+  }
+  EXPECT_GT(by_transport["host"]["iteration_time_s"].get<double>(), 1.05 * by_transport["gpu"]["iteration_time_s"].get<double>());
+  EXPECT_GT(by_transport["host"]["breakdown_s"]["communication"].get<double>(),
+            2 * by_transport["gpu"]["breakdown_s"]["communication"].get<double>());
+  const auto dump = run_trainsim({"simulate", scenario("horovod_host_staged_vs_nccl.json"), "--dump-plan", "-"});
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  const auto plan = nlohmann::json::parse(dump.out);
+  EXPECT_EQ(plan["transport"], "host");
+  ASSERT_EQ(plan["ops"].size(), 3 * plan["buckets"].size());
+  EXPECT_EQ(plan["ops"][0]["kind"], "device_to_host");
+  EXPECT_EQ(plan["ops"][1]["kind"], "all_reduce");
+  EXPECT_EQ(plan["ops"][1]["transport"], "host");
+  EXPECT_EQ(plan["ops"][2]["kind"], "host_to_device");
+}
+
 TEST(Simulate, ScenariosRun) {
   for (const char* file : {"quickstart.json", "resnet50_dgx1_ring_vs_ps.json", "vgg16_25gbe.json", "bert_large_dgx_a100_fat_tree.json",
-                           "vgg16_parameter_server_placement.json"}) {
+                           "vgg16_parameter_server_placement.json", "horovod_host_staged_vs_nccl.json"}) {
     const auto r = run_trainsim({"simulate", scenario(file), "--json", "-"});
     EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
   }
