@@ -12,6 +12,11 @@
 //   GPU r:  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd segment K−1 ─▶ bucket K−1 ready ─ bwd tail ─ (wait) ─ update
 //   comm:   op 0 (after its bucket is ready on every participant, or after backward without overlap) ─ op 1 ─ … ─ release GPUs
 //
+// Parameter servers: one chain per bucket, concurrent with the other buckets' chains: push ─ pull,
+// or with worker_aggregation "host" device_to_host ─ host_sum ─ push ─ pull ─ host_to_device (push
+// and pull from the nodes' CPUs). transport "host" (ring_allreduce): device_to_host ─ all_reduce on
+// the CPUs ─ host_to_device per bucket, in the communicator's order.
+//
 // Task times are stored once per distinct local batch (a ComputeProfile: one, or two when strong
 // scaling spreads a remainder) and each GPU scales its profile by its own slowdown: task i of GPU r
 // lasts profiles[gpus[r].profile].backward[i].seconds × gpus[r].slowdown. This keeps the plan of a
