@@ -93,15 +93,25 @@ double ServerSoftware::reserve(std::size_t server, double bytes, double now_s) {
 
 namespace {
 
+// Starts `flops` of work on `host`. SimGrid 3.32's Host::exec_async runs the work on the calling
+// actor's host, not on `host` (measured: a node CPU's exec ran at the calling GPU's speed), so the
+// host is set explicitly.
+sg4::ExecPtr exec_on(sg4::Host* host, double flops) {
+  sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
+  exec->set_host(host);
+  exec->start();
+  return exec;
+}
+
 // Reserves every server's share of an operation on its software; returns when the last ends
 // (now when there is no software limit).
-double reserve_software(const std::vector<int>& workers, const std::vector<double>& bytes_per_server,
+double reserve_software(std::size_t workers, const std::vector<double>& bytes_per_server,
                         const ParameterServerOptions& options) {
   const double now = sg4::Engine::get_clock();
   double end = now;
   if (options.software)
     for (std::size_t i = 0; i < bytes_per_server.size(); ++i)
-      if (bytes_per_server[i] != 0) end = std::max(end, options.software->reserve(i, double(workers.size()) * bytes_per_server[i], now));
+      if (bytes_per_server[i] != 0) end = std::max(end, options.software->reserve(i, double(workers) * bytes_per_server[i], now));
   return end;
 }
 
@@ -112,31 +122,31 @@ void wait_until(double end_s) {
 
 }  // namespace
 
-CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
+CollectiveStats push_to_servers(Simulation& sim, const std::vector<sg4::Host*>& workers,
                                 const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                 const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "push_to_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "push_to_servers needs one byte count per server");
   CollectiveStats stats;
   std::vector<sg4::CommPtr> comms;
-  for (int w : workers)
+  for (sg4::Host* w : workers)
     for (std::size_t i = 0; i < servers.size(); ++i)
-      if (bytes_per_server[i] != 0) comms.push_back(sim.start_flow(sim.gpu(w), servers[i], bytes_per_server[i]));
+      if (bytes_per_server[i] != 0 && w != servers[i]) comms.push_back(sim.start_flow(w, servers[i], bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
-  const double software_end = reserve_software(workers, bytes_per_server, options);
+  const double software_end = reserve_software(workers.size(), bytes_per_server, options);
   for (auto& c : comms) c->wait();
   wait_until(software_end);
   // Every server adds up the shards it received, all servers in parallel.
   std::vector<sg4::ExecPtr> execs;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const double flops = double(workers.size()) * bytes_per_server[i] * options.aggregate_flops_per_byte;
-    if (flops > 0) execs.push_back(servers[i]->exec_async(flops));
+    if (flops > 0) execs.push_back(exec_on(servers[i], flops));
   }
   for (auto& e : execs) e->wait();
   return stats;
 }
 
-CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
+CollectiveStats pull_from_servers(Simulation& sim, const std::vector<sg4::Host*>& workers,
                                   const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                   const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "pull_from_servers needs at least one server");
@@ -145,11 +155,133 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& worke
   std::vector<sg4::CommPtr> comms;
   for (std::size_t i = 0; i < servers.size(); ++i)
     if (bytes_per_server[i] != 0)
-      for (int w : workers) comms.push_back(sim.start_flow(servers[i], sim.gpu(w), bytes_per_server[i]));
+      for (sg4::Host* w : workers)
+        if (w != servers[i]) comms.push_back(sim.start_flow(servers[i], w, bytes_per_server[i]));
   stats.flows = static_cast<long long>(comms.size());
-  const double software_end = reserve_software(workers, bytes_per_server, options);
+  const double software_end = reserve_software(workers.size(), bytes_per_server, options);
   for (auto& c : comms) c->wait();
   wait_until(software_end);
+  return stats;
+}
+
+namespace {
+
+std::vector<sg4::Host*> gpu_hosts(const Simulation& sim, const std::vector<int>& ranks) {
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(ranks.size());
+  for (int r : ranks) hosts.push_back(sim.gpu(r));
+  return hosts;
+}
+
+sg4::Host* node_cpu(const Simulation& sim, int node) {
+  TRAINSIM_CHECK(static_cast<std::size_t>(node) < sim.node_cpus().size(), "host staging needs the node CPUs of a described platform");
+  return sim.node_cpus()[static_cast<std::size_t>(node)];
+}
+
+// Runs `seconds` of work on each of `hosts` at once and waits for all.
+void compute_seconds_on(const std::vector<sg4::Host*>& hosts, double seconds) {
+  if (seconds <= 0) return;
+  std::vector<sg4::ExecPtr> execs;
+  for (sg4::Host* h : hosts) execs.push_back(exec_on(h, seconds * h->get_speed()));
+  for (auto& e : execs) e->wait();
+}
+
+}  // namespace
+
+CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
+                                const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
+                                const ParameterServerOptions& options) {
+  return push_to_servers(sim, gpu_hosts(sim, workers), servers, bytes_per_server, options);
+}
+
+CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
+                                  const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
+                                  const ParameterServerOptions& options) {
+  return pull_from_servers(sim, gpu_hosts(sim, workers), servers, bytes_per_server, options);
+}
+
+CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes) {
+  CollectiveStats stats;
+  if (bytes <= 0) return stats;
+  std::vector<sg4::CommPtr> comms;
+  for (int r : ranks) comms.push_back(sim.start_flow(sim.gpu(r), node_cpu(sim, sim.node_of(r)), bytes));
+  stats.flows = static_cast<long long>(comms.size());
+  for (auto& c : comms) c->wait();
+  return stats;
+}
+
+CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes) {
+  CollectiveStats stats;
+  if (bytes <= 0) return stats;
+  std::vector<sg4::CommPtr> comms;
+  for (int r : ranks) comms.push_back(sim.start_flow(node_cpu(sim, sim.node_of(r)), sim.gpu(r), bytes));
+  stats.flows = static_cast<long long>(comms.size());
+  for (auto& c : comms) c->wait();
+  return stats;
+}
+
+void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double seconds) {
+  std::vector<sg4::Host*> hosts;
+  for (int node : nodes) hosts.push_back(node_cpu(sim, node));
+  compute_seconds_on(hosts, seconds);
+}
+
+CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, double host_memory_Bps) {
+  TRAINSIM_CHECK(host_memory_Bps > 0, "a host-staged all-reduce needs the host memory bandwidth");
+  CollectiveStats stats;
+  stats.used = Representation::lockstep;
+  const int n = static_cast<int>(ranks.size());
+  if (n < 2 || bytes <= 0) return stats;
+  // The nodes in ring order (ranks are node-major) and the ranks each holds.
+  std::vector<int> nodes;
+  std::vector<int> per_node;
+  for (int r : ranks) {
+    const int node = sim.node_of(r);
+    if (nodes.empty() || nodes.back() != node) {
+      nodes.push_back(node);
+      per_node.push_back(0);
+    }
+    ++per_node.back();
+  }
+  std::vector<sg4::Host*> cpus;
+  for (int node : nodes) cpus.push_back(node_cpu(sim, node));
+  const double chunk = bytes / n;
+  const std::size_t count = nodes.size();
+  // One step: the node-to-node hops as flows and each node's shared-memory hops as memory work,
+  // concurrently; then, when reducing, each node's ranks add the received chunks.
+  auto step = [&](bool reduce, bool simulate) {
+    std::vector<sg4::CommPtr> comms;
+    if (count > 1)
+      for (std::size_t k = 0; k < count; ++k) {
+        sg4::Host* to = cpus[(k + 1) % count];
+        if (simulate)
+          comms.push_back(sim.start_flow(cpus[k], to, chunk));
+        else
+          sim.account_flow(cpus[k], to, chunk);
+      }
+    if (!simulate) return;
+    stats.flows += static_cast<long long>(comms.size());
+    std::vector<sg4::ExecPtr> copies;
+    for (std::size_t k = 0; k < count; ++k) {
+      // count == 1: the ring closes inside the node, all g hops are shared memory.
+      const int shm_hops = count > 1 ? per_node[k] - 1 : per_node[k];
+      if (shm_hops > 0) copies.push_back(exec_on(cpus[k], 2.0 * shm_hops * chunk / host_memory_Bps * cpus[k]->get_speed()));
+    }
+    for (auto& c : comms) c->wait();
+    for (auto& e : copies) e->wait();
+    if (reduce) {
+      std::vector<sg4::ExecPtr> sums;
+      for (std::size_t k = 0; k < count; ++k) sums.push_back(exec_on(cpus[k], 3.0 * per_node[k] * chunk / host_memory_Bps * cpus[k]->get_speed()));
+      for (auto& e : sums) e->wait();
+    }
+  };
+  for (bool reduce : {true, false}) {  // reduce-scatter, then all-gather: n−1 steps each
+    const double start = sim.now();
+    step(reduce, true);
+    const double duration = sim.now() - start;
+    for (int s = 1; s < n - 1; ++s) step(reduce, false);
+    if (n > 2) sg4::this_actor::sleep_for(duration * (n - 2));
+  }
   return stats;
 }
 

@@ -30,8 +30,10 @@ IncastLinks incast_links(Simulation& sim, const plan::TrainingPlan& plan, const 
   std::vector<const sg4::Link*> path;
   for (std::size_t i = 0; i < plan.servers.size(); ++i) {
     std::unordered_map<const sg4::Link*, int> workers;
-    for (int w = 0; w < plan.gpus; ++w) {
-      sg4::Host* gpu = sim.gpu(w);
+    // Under worker aggregation the nodes' CPUs push and pull, else every GPU.
+    const bool hosts = plan.worker_aggregation == "host";
+    for (int w = 0; w < (hosts ? plan.nodes : plan.gpus); ++w) {
+      sg4::Host* gpu = hosts ? sim.node_cpus().at(static_cast<std::size_t>(w)) : sim.gpu(w);
       if (gpu == servers[i]) continue;
       path.assign(sim.route(gpu, servers[i]).links.begin(), sim.route(gpu, servers[i]).links.end());
       const auto& back = sim.route(servers[i], gpu).links;

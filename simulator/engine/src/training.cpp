@@ -56,6 +56,33 @@ void execute_seconds(double seconds) {
   sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
 }
 
+// The participants' hosts of a push or pull: GPUs, or the nodes' CPUs under worker aggregation.
+std::vector<sg4::Host*> worker_hosts(const Run& run, const plan::CommOp& op) {
+  std::vector<sg4::Host*> hosts;
+  for (int w = op.first_rank; w < op.first_rank + op.ranks; ++w)
+    hosts.push_back(op.endpoints == plan::CommEndpoints::node_hosts ? run.sim.node_cpus().at(static_cast<std::size_t>(w)) : run.sim.gpu(w));
+  return hosts;
+}
+
+// Executes one operation of the plan (blocking, inside an actor).
+void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, const CollectiveOptions& options) {
+  std::vector<int> ranks(static_cast<std::size_t>(op.ranks));
+  std::iota(ranks.begin(), ranks.end(), op.first_rank);
+  switch (op.kind) {
+    case CommKind::all_reduce:
+      if (op.transport == plan::Transport::host)
+        host_ring_all_reduce(run.sim, ranks, op.bytes, run.plan.host_memory_bandwidth_Bps);
+      else
+        all_reduce(run.sim, ranks, op.bytes, op.algorithm, options);
+      break;
+    case CommKind::push: push_to_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
+    case CommKind::pull: pull_from_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
+    case CommKind::device_to_host: copy_to_hosts(run.sim, ranks, op.bytes); break;
+    case CommKind::host_sum: compute_on_hosts(run.sim, ranks, op.host_seconds); break;
+    case CommKind::host_to_device: copy_from_hosts(run.sim, ranks, op.bytes); break;
+  }
+}
+
 void gpu_actor(Run& run, int rank) {
   const plan::GpuPlan& gpu = run.plan.gpu_plans[static_cast<std::size_t>(rank)];
   const plan::ComputeProfile& profile = run.plan.profiles[gpu.profile];
@@ -99,15 +126,9 @@ void communicator_actor(Run& run) {
         break;
       case CommTrigger::previous_op: break;
     }
-    std::vector<int> ranks(static_cast<std::size_t>(op.ranks));
-    std::iota(ranks.begin(), ranks.end(), op.first_rank);
     OpTiming& timing = run.op_timings[static_cast<std::size_t>(op.id)];
     timing.start_s = sg4::Engine::get_clock();
-    switch (op.kind) {
-      case CommKind::all_reduce: all_reduce(run.sim, ranks, op.bytes, op.algorithm, options); break;
-      case CommKind::push: push_to_servers(run.sim, ranks, run.servers, op.bytes_per_server, ps); break;
-      case CommKind::pull: pull_from_servers(run.sim, ranks, run.servers, op.bytes_per_server); break;
-    }
+    run_op(run, op, ps, options);
     timing.end_s = sg4::Engine::get_clock();
     // An operation that ended while some GPU was still in backward lies wholly before the exposed
     // window (which opens when the last GPU's backward ends): only its total bytes matter.
@@ -117,23 +138,44 @@ void communicator_actor(Run& run) {
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
 
-// The bytes a push or pull puts on each link, from the routes of its flows (parameter-server
-// operations run concurrently, so Simulation::take_recent_bytes cannot tell them apart).
+// The bytes a push, pull or host copy puts on each link, from the routes of its flows
+// (parameter-server chains run concurrently, so Simulation::take_recent_bytes cannot tell them apart).
 std::vector<LinkBytes> server_op_bytes(Run& run, const plan::CommOp& op) {
   std::vector<LinkBytes> out;
   std::unordered_map<const sg4::Link*, std::size_t> index;
-  for (std::size_t i = 0; i < run.servers.size(); ++i) {
-    const double bytes = op.bytes_per_server.at(i);
-    if (bytes == 0) continue;
-    for (int w = op.first_rank; w < op.first_rank + op.ranks; ++w) {
-      sg4::Host* gpu = run.sim.gpu(w);
-      const RouteInfo& route = op.kind == CommKind::push ? run.sim.route(gpu, run.servers[i]) : run.sim.route(run.servers[i], gpu);
-      for (const sg4::Link* l : route.links) {
-        auto [it, added] = index.try_emplace(l, out.size());
-        if (added) out.push_back({l, 0});
-        out[it->second].bytes += bytes;
-      }
+  auto add_route = [&](sg4::Host* from, sg4::Host* to, double bytes) {
+    if (bytes == 0 || from == to) return;
+    for (const sg4::Link* l : run.sim.route(from, to).links) {
+      auto [it, added] = index.try_emplace(l, out.size());
+      if (added) out.push_back({l, 0});
+      out[it->second].bytes += bytes;
     }
+  };
+  switch (op.kind) {
+    case CommKind::push:
+    case CommKind::pull: {
+      const std::vector<sg4::Host*> workers = worker_hosts(run, op);
+      for (std::size_t i = 0; i < run.servers.size(); ++i)
+        for (sg4::Host* w : workers)
+          if (op.kind == CommKind::push)
+            add_route(w, run.servers[i], op.bytes_per_server.at(i));
+          else
+            add_route(run.servers[i], w, op.bytes_per_server.at(i));
+      break;
+    }
+    case CommKind::device_to_host:
+    case CommKind::host_to_device:
+      for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
+        sg4::Host* gpu = run.sim.gpu(r);
+        sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
+        if (op.kind == CommKind::device_to_host)
+          add_route(gpu, cpu, op.bytes);
+        else
+          add_route(cpu, gpu, op.bytes);
+      }
+      break;
+    case CommKind::host_sum:
+    case CommKind::all_reduce: break;
   }
   return out;
 }
@@ -153,28 +195,32 @@ void server_communicator_actor(Run& run) {
   }
   if (!plan.overlap)
     for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
+  // A bucket's chain: its first operation (waiting for its trigger) and the ones after it.
   std::vector<sg4::ActorPtr> actors;
-  for (const plan::CommOp& push : plan.ops) {
-    if (push.kind != CommKind::push) continue;
-    const plan::CommOp& pull = plan.ops.at(static_cast<std::size_t>(push.id) + 1);
-    TRAINSIM_CHECK(pull.kind == CommKind::pull && pull.after_op == push.id, "a push is followed by its pull");
-    auto body = [&run, &push, &pull, ps] {
-      if (push.trigger == CommTrigger::bucket_ready)
-        for (int i = 0; i < push.ranks; ++i) run.bucket_ready[push.bucket]->acquire();
-      std::vector<int> ranks(static_cast<std::size_t>(push.ranks));
-      std::iota(ranks.begin(), ranks.end(), push.first_rank);
-      for (const plan::CommOp* op : {&push, &pull}) {
-        OpTiming& timing = run.op_timings[static_cast<std::size_t>(op->id)];
+  const CollectiveOptions options;
+  for (std::size_t first = 0; first < plan.ops.size();) {
+    std::size_t last = first + 1;
+    while (last < plan.ops.size() && plan.ops[last].trigger == CommTrigger::previous_op) {
+      TRAINSIM_CHECK(plan.ops[last].after_op == static_cast<int>(last) - 1, "a chained operation follows the one before it");
+      ++last;
+    }
+    const plan::CommOp& head = plan.ops[first];
+    TRAINSIM_CHECK(head.trigger != CommTrigger::previous_op, "a parameter-server chain starts with its trigger");
+    auto body = [&run, &plan, first, last, ps, &options] {
+      const plan::CommOp& trigger = plan.ops[first];
+      if (trigger.trigger == CommTrigger::bucket_ready)
+        for (int i = 0; i < run.plan.gpus; ++i) run.bucket_ready[trigger.bucket]->acquire();
+      for (std::size_t i = first; i < last; ++i) {
+        const plan::CommOp& op = plan.ops[i];
+        OpTiming& timing = run.op_timings[i];
         timing.start_s = sg4::Engine::get_clock();
-        if (op->kind == CommKind::push)
-          push_to_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
-        else
-          pull_from_servers(run.sim, ranks, run.servers, op->bytes_per_server, ps);
+        run_op(run, op, ps, options);
         timing.end_s = sg4::Engine::get_clock();
         timing.exposed = run.backward_finished == run.plan.gpus;
       }
     };
-    actors.push_back(sg4::Actor::create("bucket-" + std::to_string(push.bucket), run.sim.gpu(push.first_rank), body));
+    actors.push_back(sg4::Actor::create("bucket-" + std::to_string(head.bucket), run.sim.gpu(0), body));
+    first = last;
   }
   for (auto& a : actors) a->join();
   // The link analysis spreads an operation's bytes evenly over its span; operations that overlap

@@ -142,7 +142,10 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
   const double n = op.ranks;
   switch (op.kind) {
     case CommKind::push:
-    case CommKind::pull: return 1;
+    case CommKind::pull:
+    case CommKind::device_to_host:
+    case CommKind::host_to_device: return 1;
+    case CommKind::host_sum: return 0;
     case CommKind::all_reduce: break;
   }
   switch (op.algorithm) {
@@ -162,7 +165,8 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
 
 std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::PlatformSpec& platform) {
   std::vector<Warning> out;
-  const int workers = plan.gpus;
+  // Under worker aggregation each node's host pushes and pulls once for its GPUs.
+  const int workers = plan.worker_aggregation == "host" ? plan.nodes : plan.gpus;
   const auto servers = static_cast<int>(plan.servers.size());
   if (servers == 1 && workers >= 8)
     out.push_back({"single_server",

@@ -19,6 +19,12 @@ std::string_view to_string(StrategyKind kind) {
   return "ring_allreduce";
 }
 
+std::string_view to_string(WorkerAggregation aggregation) {
+  return aggregation == WorkerAggregation::host ? "host" : "none";
+}
+
+std::string_view to_string(Transport transport) { return transport == Transport::host ? "host" : "gpu"; }
+
 std::vector<std::string> strategy_kind_names() {
   return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server"};
 }
@@ -101,7 +107,7 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
-                   "partition_MB", "server_throughput_GBps", "representation"});
+                   "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport"});
   StrategyConfig s;
   s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
   const auto kinds = possible_kinds(s.kind, root);
@@ -139,6 +145,15 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = node.find("representation")) {
     if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
     s.representation = v->one_of(representation_names());
+  }
+  if (auto v = only_for_ps("worker_aggregation"))
+    s.worker_aggregation = v->one_of({"host", "none"}) == "host" ? WorkerAggregation::host : WorkerAggregation::none;
+  if (auto v = node.find("transport")) {
+    const bool may_be_ring = std::find(kinds.begin(), kinds.end(), StrategyKind::ring_allreduce) != kinds.end();
+    s.transport = v->one_of({"gpu", "host"}) == "host" ? Transport::host : Transport::gpu;
+    if (s.transport == Transport::host && !may_be_ring)
+      throw v->error("transport \"host\" (host-staged MPI all-reduce) is modelled for kind \"ring_allreduce\" only, and this "
+                     "scenario uses \"" + std::string(to_string(s.kind)) + "\"");
   }
   return s;
 }
@@ -270,6 +285,14 @@ Scenario read_scenario(Json document, const std::string& source) {
   }
   // A CPU node trains alone: a strategy is optional there and changes nothing.
   if (!s.cpu || root.find("strategy")) s.strategy = read_strategy(root.at("strategy"), root);
+  // Host staging needs the nodes' CPUs, which a SimGrid XML platform does not describe.
+  if (s.platform.simgrid_xml) {
+    const JsonNode strategy = root.at("strategy");
+    if (s.strategy.worker_aggregation == WorkerAggregation::host)
+      throw strategy.at("worker_aggregation").error("a SimGrid XML platform has no node CPUs to aggregate on: use \"none\"");
+    if (s.strategy.transport == Transport::host)
+      throw strategy.at("transport").error("a SimGrid XML platform has no node CPUs to stage through: use \"gpu\"");
+  }
   if (auto c = root.find("calibration")) {
     c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s"});
     if (auto v = c->find("single_gpu_samples_per_s")) {

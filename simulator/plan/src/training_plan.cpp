@@ -26,9 +26,14 @@ std::string_view to_string(CommKind kind) {
     case CommKind::all_reduce: return "all_reduce";
     case CommKind::push: return "push";
     case CommKind::pull: return "pull";
+    case CommKind::device_to_host: return "device_to_host";
+    case CommKind::host_sum: return "host_sum";
+    case CommKind::host_to_device: return "host_to_device";
   }
   return "all_reduce";
 }
+
+std::string_view to_string(CommEndpoints endpoints) { return endpoints == CommEndpoints::node_hosts ? "node_hosts" : "gpus"; }
 
 std::string_view to_string(CommTrigger trigger) {
   switch (trigger) {
@@ -223,18 +228,35 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
   switch (op.kind) {
     case CommKind::all_reduce:
       if (op.ranks <= 1) return out;
+      if (op.transport == Transport::host) {
+        // One rank per GPU in a node-major ring: per step, one hop per node crosses the network and
+        // the node's other g−1 hops are shared-memory copies (counted as intra-node); 2(n−1) steps of S/n.
+        const double g = std::min(gpus_per_node, op.ranks), node_count = std::ceil(op.ranks / g);
+        const double chunk = op.bytes / op.ranks, steps = 2.0 * (op.ranks - 1);
+        out.inter_node = node_count > 1 ? steps * node_count * chunk : 0;
+        out.intra_node = steps * (op.ranks - (node_count > 1 ? node_count : 1)) * chunk;
+        return out;
+      }
       if (!all_reduce_bytes_per_byte || op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
       out.intra_node = all_reduce_bytes_per_byte->intra_node * op.bytes;
       out.inter_node = all_reduce_bytes_per_byte->inter_node * op.bytes;
       return out;
     case CommKind::push:
     case CommKind::pull:
-      for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r)
+      for (int w = op.first_rank; w < op.first_rank + op.ranks; ++w) {
+        const bool host = op.endpoints == CommEndpoints::node_hosts;
+        const int node = host ? w : w / gpus_per_node;
         for (const auto& server : servers) {
+          // A node's host exchanging with a server on that same CPU moves nothing over a link.
+          if (host && server.host == ServerHost::node_cpu && server.index == node) continue;
           const double bytes = op.bytes_per_server.at(static_cast<std::size_t>(server.id));
-          (server.node == r / gpus_per_node ? out.intra_node : out.inter_node) += bytes;
+          (server.node == node ? out.intra_node : out.inter_node) += bytes;
         }
+      }
       return out;
+    case CommKind::device_to_host:
+    case CommKind::host_to_device: out.intra_node = op.ranks * op.bytes; return out;
+    case CommKind::host_sum: return out;
   }
   return std::nullopt;
 }
@@ -274,6 +296,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.representation = scenario.strategy.representation;
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
   plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
+  plan.host_memory_bandwidth_Bps = scenario.platform.cpu.memory_bandwidth_Bps;
   plan.memory = memory_per_gpu(scenario, workload);
 
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
@@ -306,6 +329,17 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   }
 
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
+  const int g = scenario.platform.gpus_per_node;
+  // tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and
+  // caches the variables there (README, Parameter servers): the default wherever a node has
+  // several GPUs, servers aggregate on CPUs and the platform has node CPUs.
+  const WorkerAggregation worker_aggregation = scenario.strategy.worker_aggregation.value_or(
+      ps && g > 1 && scenario.strategy.aggregation == Aggregation::cpu && !scenario.platform.simgrid_xml ? WorkerAggregation::host
+                                                                                                          : WorkerAggregation::none);
+  const bool per_node = ps && worker_aggregation == WorkerAggregation::host;
+  const bool host_ring = !ps && scenario.strategy.kind == StrategyKind::ring_allreduce && scenario.strategy.transport == Transport::host;
+  if (ps) plan.worker_aggregation = std::string(to_string(worker_aggregation));
+  if (host_ring) plan.transport = "host";
   if (ps) {
     plan.servers = place_servers(scenario);
     plan.variable_placement = std::string(to_string(scenario.strategy.variable_placement));
@@ -327,6 +361,14 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       o.after_op = o.id - 1;
       plan.ops.push_back(std::move(o));
     };
+    // A chain of operations after the trigger: each waits for the one before it.
+    auto then = [&plan](CommOp o, CommKind kind) {
+      o.kind = kind;
+      o.trigger = CommTrigger::previous_op;
+      o.after_op = static_cast<int>(plan.ops.size()) - 1;
+      o.id = static_cast<int>(plan.ops.size());
+      plan.ops.push_back(std::move(o));
+    };
     if (ps) {
       // Sharded: every server owns an equal shard of every bucket. Otherwise the bucket's
       // variables go to their owners: one server per variable, several per multi-layer bucket.
@@ -335,22 +377,45 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
         op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
       else
         op.bytes_per_server = bytes_per_server(plan.placed_variables, plan.buckets[b].layers, servers);
-      op.kind = CommKind::push;
+      // Pushes of different buckets run concurrently: a bucket's first operation waits only for its trigger.
       op.id = static_cast<int>(plan.ops.size());
       op.after_op = -1;
-      plan.ops.push_back(op);
-      op.kind = CommKind::pull;
-      op.trigger = CommTrigger::previous_op;
-      op.after_op = op.id;
-      op.id = static_cast<int>(plan.ops.size());
-      plan.ops.push_back(op);
+      if (per_node) {
+        // GPUs → host copies, the host's sum (reads g copies, writes one), one push and one pull
+        // per node, host → GPU copies of the updated variables.
+        CommOp nodes_op = op;
+        nodes_op.endpoints = CommEndpoints::node_hosts;
+        nodes_op.ranks = n / g;
+        nodes_op.host_seconds = (g + 1) * op.bytes / plan.host_memory_bandwidth_Bps;
+        op.kind = CommKind::device_to_host;
+        plan.ops.push_back(op);
+        if (g > 1) then(nodes_op, CommKind::host_sum);
+        then(nodes_op, CommKind::push);
+        then(nodes_op, CommKind::pull);
+        then(op, CommKind::host_to_device);
+      } else {
+        op.kind = CommKind::push;
+        plan.ops.push_back(op);
+        then(op, CommKind::pull);
+      }
     } else {
       op.kind = CommKind::all_reduce;
       op.algorithm = algorithm_of(scenario.strategy.kind);
-      add(op);
+      if (host_ring) {
+        // Horovod's MPI all-reduce without GPU operations: copy to the host, MPI_Allreduce among
+        // the GPUs' processes on host buffers, copy back; one communicator, one operation at a time.
+        op.kind = CommKind::device_to_host;
+        add(op);
+        CommOp ring = op;
+        ring.transport = Transport::host;
+        then(ring, CommKind::all_reduce);
+        then(op, CommKind::host_to_device);
+      } else {
+        add(op);
+      }
     }
   }
-  if (!ps && !plan.ops.empty()) {
+  if (!ps && !host_ring && !plan.ops.empty()) {
     std::vector<int> ranks(static_cast<std::size_t>(n));
     std::iota(ranks.begin(), ranks.end(), 0);
     plan.all_reduce_bytes_per_byte = all_reduce_link_bytes(algorithm_of(scenario.strategy.kind), ranks, scenario.platform);
@@ -421,19 +486,29 @@ Json TrainingPlan::to_json() const {
   if (!servers.empty()) {
     j["placement"] = variable_placement;
     j["server_throughput_Bps"] = server_throughput_Bps;
+    j["worker_aggregation"] = worker_aggregation;
   }
+  if (transport != "gpu") j["transport"] = transport;
+  if (worker_aggregation == "host" || transport == "host") j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
   j["servers"] = servers_json;
   Json ops_json = Json::array();
   for (const auto& op : ops) {
     Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
            {"trigger", std::string(to_string(op.trigger))}};
     o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
-    o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
-    o["bytes"] = op.bytes;
-    if (op.kind == CommKind::all_reduce)
-      o["algorithm"] = to_string(op.algorithm);
+    if (op.endpoints == CommEndpoints::node_hosts)
+      o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
     else
+      o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
+    o["bytes"] = op.bytes;
+    if (op.kind == CommKind::all_reduce) {
+      o["algorithm"] = to_string(op.algorithm);
+      if (op.transport == Transport::host) o["transport"] = "host";
+    } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
       o["bytes_per_server"] = op.bytes_per_server;
+    } else if (op.kind == CommKind::host_sum) {
+      o["host_seconds"] = op.host_seconds;
+    }
     if (const auto bytes = link_class_bytes(op))
       o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
     else

@@ -175,3 +175,61 @@ TEST(TrainingOracle, StragglerSlowsTheWholeSynchronousIteration) {
   EXPECT_GT(slow.iteration_time_s, 1.8 * nominal);
   EXPECT_GT(slow.breakdown.idle_s, 0.0);
 }
+
+// Horovod's MPI all-reduce on host buffers (transport "host"): one bucket, no overlap, on a fast
+// network. Its communication is the copy to the host, a ring of 2(n−1) steps among the GPUs'
+// processes on the CPUs, the copy back, each in closed form from the built platform's routes:
+//   copy = α(GPU→CPU) + S/β(GPU→CPU)    (every GPU on its own PCIe link)
+//   step = max(α(CPU→CPU) + c/β(CPU→CPU), 2(g−1)·c/M) [+ 3g·c/M in the reduce-scatter], c = S/n
+// and it is slower than NCCL's GPU ring on the same platform.
+TEST(TrainingOracle, HostStagedRingIsCopiesPlusACpuRingAndSlowerThanTheGpuRing) {
+  const int nodes = 2, g = 4, n = nodes * g;
+  Json doc = scenario_json(cluster(nodes, g, 100, 5), "ring_allreduce", false);
+  doc["strategy"]["bucket_MB"] = 1000;  // one bucket
+  const IterationResult gpu = simulate(doc);
+  doc["strategy"]["transport"] = "host";
+  const IterationResult host = simulate(doc);
+  const Json routes = Json::parse(run_forked([&] {
+    const Scenario s = read_scenario(doc, "oracle.json");
+    Simulation sim(s.platform, SimulationOptions{});
+    auto measure = [](simgrid::s4u::Host* a, simgrid::s4u::Host* b) {
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      a->route_to(b, links, &latency);
+      double bandwidth = 1e300;
+      for (auto* l : links) bandwidth = std::min(bandwidth, l->get_bandwidth());
+      return Json{{"latency", latency}, {"bandwidth", bandwidth}};
+    };
+    return Json{{"copy", measure(sim.gpu(0), sim.node_cpus()[0])},
+                {"net", measure(sim.node_cpus()[0], sim.node_cpus()[1])},
+                {"memory", s.platform.cpu.memory_bandwidth_Bps}}
+        .dump();
+  }));
+  ASSERT_EQ(host.buckets.size(), 1u);
+  const double s_bytes = host.buckets[0].bytes, c = s_bytes / n, m = routes["memory"].get<double>();
+  const double copy = routes["copy"]["latency"].get<double>() + s_bytes / routes["copy"]["bandwidth"].get<double>();
+  const double net = routes["net"]["latency"].get<double>() + c / routes["net"]["bandwidth"].get<double>();
+  const double gather_step = std::max(net, 2.0 * (g - 1) * c / m);
+  const double ring = (n - 1) * (gather_step + 3.0 * g * c / m) + (n - 1) * gather_step;
+  const double expected = 2 * copy + ring;
+  EXPECT_NEAR(host.breakdown.communication_s, expected, 0.01 * expected);
+  EXPECT_GT(host.breakdown.communication_s, 1.5 * gpu.breakdown.communication_s);
+  EXPECT_GT(host.iteration_time_s, gpu.iteration_time_s);
+  EXPECT_EQ(host.strategy, "ring_allreduce");
+}
+
+// Per-worker aggregation moves a g-th of the network bytes of GPUs pushing on their own.
+TEST(TrainingOracle, PerWorkerAggregationPushesOncePerNode) {
+  Json doc = scenario_json(cluster(4, 4, 10, 5), "parameter_server", false);
+  doc["strategy"]["servers"] = 1;
+  doc["strategy"]["server_placement"] = "dedicated";
+  doc["strategy"]["worker_aggregation"] = "none";
+  const IterationResult each_gpu = simulate(doc);
+  doc["strategy"]["worker_aggregation"] = "host";
+  const IterationResult per_node = simulate(doc);
+  const double s_bytes = per_node.variables.model_bytes;
+  ASSERT_EQ(per_node.servers.size(), 1u);
+  EXPECT_NEAR(per_node.servers[0].bytes, 4 * s_bytes, 1e-6 * s_bytes);
+  EXPECT_NEAR(each_gpu.servers[0].bytes, 16 * s_bytes, 1e-6 * s_bytes);
+  EXPECT_LT(per_node.breakdown.communication_s, 0.5 * each_gpu.breakdown.communication_s);
+}

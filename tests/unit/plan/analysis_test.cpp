@@ -215,24 +215,36 @@ std::vector<std::string> warning_kinds(const char* preset, int nodes, const Json
 using Kinds = std::vector<std::string>;
 
 TEST(PlanWarnings, OneServerForManyWorkersIsAnIncast) {
-  const TrainingPlan plan = plan_of("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 1}});
+  const TrainingPlan plan = plan_of("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 1}, {"worker_aggregation", "none"}});
   const std::vector<Warning> w = plan_warnings(plan, platforms::preset_by_name("dgx1-v100"));
   ASSERT_EQ(kinds(w), Kinds{"single_server"});
   EXPECT_EQ(w[0].message.rfind("one parameter server for 32 workers: ", 0), 0u) << w[0].message;
   EXPECT_NE(w[0].message.find("through node 0's NIC"), std::string::npos) << w[0].message;
   // On a dedicated node, its NICs; with four workers, no warning.
   const TrainingPlan dedicated =
-      plan_of("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 1}, {"server_placement", "dedicated"}});
+      plan_of("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 1}, {"server_placement", "dedicated"}, {"worker_aggregation", "none"}});
   EXPECT_NE(
       plan_warnings(dedicated, platforms::preset_by_name("dgx1-v100"))[0].message.find("through server node 0's NICs"),
       std::string::npos);
   EXPECT_EQ(warning_kinds("cluster-100gbe", 1, Json{{"kind", "parameter_server"}, {"servers", 1}}), Kinds{});
+  // Aggregated per worker (the default on multi-GPU nodes) the nodes are the workers: 4 push, 16 are an incast.
+  EXPECT_EQ(warning_kinds("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 1}}), Kinds{});
+  const TrainingPlan per_node = plan_of("dgx1-v100", 16, Json{{"kind", "parameter_server"}, {"servers", 1}});
+  const std::vector<Warning> nodes = plan_warnings(per_node, platforms::preset_by_name("dgx1-v100"));
+  ASSERT_EQ(kinds(nodes), Kinds{"single_server"});
+  EXPECT_EQ(nodes[0].message.rfind("one parameter server for 16 workers: ", 0), 0u) << nodes[0].message;
 }
 
 TEST(PlanWarnings, ServersForSixteenWorkersOrMoreEachAreAnIncast) {
-  EXPECT_EQ(warning_kinds("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 2}}), Kinds{"few_servers"});
-  EXPECT_EQ(warning_kinds("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 3}}), Kinds{});
-  EXPECT_EQ(warning_kinds("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 4}}), Kinds{});
+  const auto each_gpu = [](int servers) {
+    return Json{{"kind", "parameter_server"}, {"servers", servers}, {"worker_aggregation", "none"}};
+  };
+  EXPECT_EQ(warning_kinds("dgx1-v100", 4, each_gpu(2)), Kinds{"few_servers"});
+  EXPECT_EQ(warning_kinds("dgx1-v100", 4, each_gpu(3)), Kinds{});
+  EXPECT_EQ(warning_kinds("dgx1-v100", 4, each_gpu(4)), Kinds{});
+  // Per node: 32 nodes for 2 servers are an incast, 4 nodes are not.
+  EXPECT_EQ(warning_kinds("dgx1-v100", 32, Json{{"kind", "parameter_server"}, {"servers", 2}}), Kinds{"few_servers"});
+  EXPECT_EQ(warning_kinds("dgx1-v100", 4, Json{{"kind", "parameter_server"}, {"servers", 2}}), Kinds{});
 }
 
 TEST(PlanWarnings, ManyBucketsWithoutOverlapWhenTheirLatencyCounts) {

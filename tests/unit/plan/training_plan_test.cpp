@@ -72,7 +72,7 @@ TEST(TrainingPlan, BucketsHoldEveryGradientOnceInBackwardOrderWithinTheirCapacit
 }
 
 TEST(TrainingPlan, ParameterServerPushesEveryLayerByDefault) {
-  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}}));
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"worker_aggregation", "none"}}));
   std::size_t with_params = 0;
   for (const auto& layer : resnet50().layers) with_params += layer.params > 0;
   ASSERT_EQ(p.buckets.size(), with_params);
@@ -173,14 +173,16 @@ TEST(TrainingPlan, HalvingDoublingAndTreeBytesPerLinkClass) {
 
 TEST(TrainingPlan, ParameterServerBytesPerLinkClass) {
   // One CPU server per node: a worker's share for its own node's server stays inside the node.
-  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "sharded"}}));
+  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "sharded"},
+                                                       {"worker_aggregation", "none"}}));
   for (const auto& op : p.ops) {
     const auto bytes = p.link_class_bytes(op);
     ASSERT_TRUE(bytes);
     EXPECT_DOUBLE_EQ(bytes->intra_node, 32 * op.bytes / 4);
     EXPECT_DOUBLE_EQ(bytes->inter_node, 32 * 3 * op.bytes / 4);
   }
-  const TrainingPlan dedicated = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"server_placement", "dedicated"}}));
+  const TrainingPlan dedicated = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"server_placement", "dedicated"},
+                                                               {"worker_aggregation", "none"}}));
   const auto bytes = dedicated.link_class_bytes(dedicated.ops.at(0));
   EXPECT_EQ(bytes->intra_node, 0.0);
   EXPECT_DOUBLE_EQ(bytes->inter_node, 16 * dedicated.ops.at(0).bytes);
@@ -255,7 +257,7 @@ TEST(TrainingPlan, DedicatedServersOnASimGridXmlPlatformAreBadInput) {
 }
 
 TEST(TrainingPlan, JsonListsEveryPart) {
-  const Json j = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"bucket_MB", 25}})).to_json();
+  const Json j = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"bucket_MB", 25}, {"worker_aggregation", "none"}})).to_json();
   for (const char* key : {"name", "strategy", "gpus", "profiles", "gpu_plans", "buckets", "servers", "ops", "calibration_factor"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["gpu_plans"].size(), 16u);
@@ -299,7 +301,7 @@ TEST(ServerPlacement, PartitionsAreEqualSlicesPlacedLikeVariables) {
 }
 
 TEST(TrainingPlan, RoundRobinServersOwnWholeLayersInForwardOrder) {
-  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 3}}));
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 3}, {"worker_aggregation", "none"}}));
   std::vector<const workloads::LayerCost*> with_params;
   for (const auto& layer : resnet50().layers)
     if (layer.params > 0) with_params.push_back(&layer);
@@ -324,7 +326,8 @@ TEST(TrainingPlan, RoundRobinServersOwnWholeLayersInForwardOrder) {
 }
 
 TEST(TrainingPlan, AFusedBucketMapsToSeveralServersWithUnevenBytes) {
-  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "greedy"}}));
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "greedy"},
+                                                       {"worker_aggregation", "none"}}));
   double total = 0;
   bool uneven = false;
   for (const auto& op : p.ops) {
@@ -338,6 +341,88 @@ TEST(TrainingPlan, AFusedBucketMapsToSeveralServersWithUnevenBytes) {
   EXPECT_DOUBLE_EQ(total, 25'557'032.0 * 4);
   const std::vector<double> loads = p.server_bytes();
   EXPECT_NEAR(std::accumulate(loads.begin(), loads.end(), 0.0), 16 * 25'557'032.0 * 4, 1e-3);
+}
+
+// tf_cnn_benchmarks' distributed parameter server: a node's towers are summed on its host CPU and
+// the node pushes and pulls once (variable_mgr.py VariableMgrDistributedFetchFromPS).
+TEST(TrainingPlan, WorkerAggregationOnTheHostIsTheDefaultWithSeveralGpusPerNode) {
+  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 4}, {"bucket_MB", 25}, {"placement", "sharded"}}));
+  EXPECT_EQ(p.worker_aggregation, "host");
+  ASSERT_EQ(p.ops.size(), 5 * p.buckets.size());
+  const CommKind chain[] = {CommKind::device_to_host, CommKind::host_sum, CommKind::push, CommKind::pull, CommKind::host_to_device};
+  const double bandwidth = p.host_memory_bandwidth_Bps;
+  ASSERT_GT(bandwidth, 0);
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const CommOp& op = p.ops[i];
+    EXPECT_EQ(op.kind, chain[i % 5]) << i;
+    EXPECT_EQ(op.bucket, i / 5);
+    EXPECT_EQ(op.after_op, i % 5 == 0 ? -1 : static_cast<int>(i) - 1);
+    EXPECT_EQ(op.trigger, i % 5 == 0 ? CommTrigger::bucket_ready : CommTrigger::previous_op);
+    const bool per_node = op.kind == CommKind::host_sum || op.kind == CommKind::push || op.kind == CommKind::pull;
+    EXPECT_EQ(op.endpoints, per_node ? CommEndpoints::node_hosts : CommEndpoints::gpus);
+    EXPECT_EQ(op.ranks, per_node ? 4 : 32);
+    const auto bytes = p.link_class_bytes(op);
+    ASSERT_TRUE(bytes);
+    switch (op.kind) {
+      case CommKind::host_sum:  // reads the 8 copies, writes the sum
+        EXPECT_DOUBLE_EQ(op.host_seconds, 9 * op.bytes / bandwidth);
+        EXPECT_EQ(bytes->intra_node + bytes->inter_node, 0.0);
+        break;
+      case CommKind::push:
+      case CommKind::pull:  // a node's own server is on its CPU: only the other three shards cross the network
+        EXPECT_EQ(bytes->intra_node, 0.0);
+        EXPECT_DOUBLE_EQ(bytes->inter_node, 4 * 3 * op.bytes / 4);
+        break;
+      default:  // every GPU copies the bucket over PCIe
+        EXPECT_DOUBLE_EQ(bytes->intra_node, 32 * op.bytes);
+        EXPECT_EQ(bytes->inter_node, 0.0);
+    }
+  }
+  // A server receives one copy per node, not per GPU.
+  const std::vector<double> loads = p.server_bytes();
+  for (double load : loads) EXPECT_NEAR(load, 4 * 25'557'032.0 * 4 / 4, 1e-3);
+  const Json j = p.to_json();
+  EXPECT_EQ(j["worker_aggregation"], "host");
+  EXPECT_EQ(j["ops"][1]["kind"], "host_sum");
+  EXPECT_EQ(j["ops"][2]["participants"]["endpoints"], "node_hosts");
+  EXPECT_EQ(j["ops"][2]["participants"]["nodes"], 4);
+}
+
+TEST(TrainingPlan, WorkerAggregationDefaultsToNoneForGpuServersAndOneGpuNodes) {
+  EXPECT_EQ(plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"aggregation", "gpu"}})).worker_aggregation, "none");
+  Json single = scenario_json(4, Json{{"kind", "parameter_server"}, {"servers", 2}});
+  single["platform"]["gpus_per_node"] = 1;
+  const TrainingPlan none = plan_of(single);
+  EXPECT_EQ(none.worker_aggregation, "none");
+  EXPECT_EQ(none.ops.at(0).kind, CommKind::push);
+  // Asked for with one GPU per node: copies and per-node push/pull, no sum of a single copy.
+  single["strategy"]["worker_aggregation"] = "host";
+  const TrainingPlan host = plan_of(single);
+  ASSERT_GE(host.ops.size(), 4u);
+  EXPECT_EQ(host.ops[0].kind, CommKind::device_to_host);
+  EXPECT_EQ(host.ops[1].kind, CommKind::push);
+  EXPECT_EQ(host.ops[1].endpoints, CommEndpoints::node_hosts);
+  EXPECT_EQ(host.ops[3].kind, CommKind::host_to_device);
+}
+
+// Horovod's MPIAllreduce on host buffers (transport "host"): copy, MPI ring on the CPUs, copy back.
+TEST(TrainingPlan, HostTransportStagesEachBucketThroughTheHosts) {
+  const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "ring_allreduce"}, {"transport", "host"}}));
+  EXPECT_EQ(p.transport, "host");
+  ASSERT_EQ(p.ops.size(), 3 * p.buckets.size());
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const CommOp& op = p.ops[i];
+    EXPECT_EQ(op.after_op, static_cast<int>(i) - 1);  // one communicator, one operation at a time
+    EXPECT_EQ(op.kind, i % 3 == 0 ? CommKind::device_to_host : i % 3 == 1 ? CommKind::all_reduce : CommKind::host_to_device);
+    if (op.kind != CommKind::all_reduce) continue;
+    EXPECT_EQ(op.transport, Transport::host);
+    // 2(n−1) steps of S/n: each step one hop per node crosses the network, the other 7 are shared memory.
+    const auto bytes = p.link_class_bytes(op);
+    ASSERT_TRUE(bytes);
+    EXPECT_DOUBLE_EQ(bytes->inter_node, 2.0 * 31 * 4 * op.bytes / 32);
+    EXPECT_DOUBLE_EQ(bytes->intra_node, 2.0 * 31 * 28 * op.bytes / 32);
+  }
+  EXPECT_EQ(p.to_json()["ops"][1]["transport"], "host");
 }
 
 }  // namespace

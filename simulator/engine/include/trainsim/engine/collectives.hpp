@@ -96,5 +96,32 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
                                   const std::vector<simgrid::s4u::Host*>& servers,
                                   const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
+/// Push and pull with arbitrary worker hosts (a node's CPU under per-worker aggregation). A worker
+/// that is its server's host exchanges nothing over a link (a local copy), but the server still
+/// processes and aggregates its bytes.
+CollectiveStats push_to_servers(Simulation& sim, const std::vector<simgrid::s4u::Host*>& workers,
+                                const std::vector<simgrid::s4u::Host*>& servers,
+                                const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
+CollectiveStats pull_from_servers(Simulation& sim, const std::vector<simgrid::s4u::Host*>& workers,
+                                  const std::vector<simgrid::s4u::Host*>& servers,
+                                  const std::vector<double>& bytes_per_server, const ParameterServerOptions& options = {});
+
+/// Host staging. Every GPU of `ranks` copies `bytes` to its node's host CPU (device_to_host) or
+/// receives them from it (host_to_device), all at once over the node's PCIe tree and host memory
+/// link. Needs node CPUs (not a SimGrid XML platform).
+CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes);
+CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes);
+/// Every node CPU of `nodes` computes for `seconds` at once (a host-side sum).
+void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double seconds);
+
+/// Horovod's MPI_Allreduce on host buffers: one rank per GPU of `ranks` (whole nodes, node-major),
+/// each rank's buffer in its node's host memory, a ring of 2(n−1) steps of S/n. Per step every
+/// node sends one chunk to the next node's CPU over the network while its other g−1 ring hops are
+/// shared-memory copies (read + write, 2·S/n each through the node's memory); in the
+/// reduce-scatter steps each of the node's g ranks then adds the received chunk into its own (read
+/// two, write one: 3·S/n each). Memory work runs at `host_memory_Bps` on the node CPU. The first
+/// step of each phase is simulated and the other n−2 of it repeat its duration (every step moves the
+/// same flows), their bytes counted on the links.
+CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, double host_memory_Bps);
 
 }  // namespace trainsim::engine

@@ -24,6 +24,18 @@ enum class Scaling { weak, strong };
 enum class StrategyKind { ring_allreduce, hierarchical_allreduce, tree_allreduce, halving_doubling, parameter_server };
 enum class ServerPlacement { colocated, dedicated };
 enum class Aggregation { cpu, gpu };
+/// Where a node's GPUs' gradients are summed before a parameter-server push (`worker_aggregation`).
+enum class WorkerAggregation {
+  none,  ///< every GPU pushes and pulls on its own
+  host   ///< tf_cnn_benchmarks' distributed parameter server: GPUs copy to the host, which sums, pushes and pulls once
+};
+/// Where an all-reduce's buffers live (`transport`).
+enum class Transport {
+  gpu,  ///< GPU memory, GPU-to-GPU transfers (NCCL, CUDA-aware MPI)
+  host  ///< host memory: copy to the host, an MPI ring among the GPUs' processes on the CPUs, copy back (Horovod without GPU ops)
+};
+std::string_view to_string(WorkerAggregation aggregation);
+std::string_view to_string(Transport transport);
 
 std::string_view to_string(StrategyKind kind);
 std::vector<std::string> strategy_kind_names();
@@ -57,6 +69,10 @@ struct StrategyConfig {
   /// deserialisation, accumulation), shared by all its connections; 0 = no limit beyond links and CPU.
   double server_throughput_Bps = 0;
   std::string representation = "auto";  ///< collectives: auto, coarse, lockstep or step
+  /// `worker_aggregation` as given; unset = the default the plan resolves (host when a node has
+  /// several GPUs, CPU aggregation and node CPUs; else none).
+  std::optional<WorkerAggregation> worker_aggregation;
+  Transport transport = Transport::gpu;  ///< `transport`: ring_allreduce only
 };
 
 /// Per-GPU speed differences and random slowdowns; synchronous SGD waits for the slowest GPU.

@@ -12,6 +12,11 @@
 //   GPU r:  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd segment K−1 ─▶ bucket K−1 ready ─ bwd tail ─ (wait) ─ update
 //   comm:   op 0 (after its bucket is ready on every participant, or after backward without overlap) ─ op 1 ─ … ─ release GPUs
 //
+// Parameter servers: one chain per bucket, concurrent with the other buckets' chains: push ─ pull,
+// or with worker_aggregation "host" device_to_host ─ host_sum ─ push ─ pull ─ host_to_device (push
+// and pull from the nodes' CPUs). transport "host" (ring_allreduce): device_to_host ─ all_reduce on
+// the CPUs ─ host_to_device per bucket, in the communicator's order.
+//
 // Task times are stored once per distinct local batch (a ComputeProfile: one, or two when strong
 // scaling spreads a remainder) and each GPU scales its profile by its own slowdown: task i of GPU r
 // lasts profiles[gpus[r].profile].backward[i].seconds × gpus[r].slowdown. This keeps the plan of a
@@ -84,9 +89,12 @@ struct PlannedServer {
 };
 
 enum class CommKind {
-  all_reduce,  ///< every participant ends with the sum of everyone's bucket
-  push,        ///< every worker sends its share of the bucket to each server, which aggregates it
-  pull         ///< every server sends its share of the updated parameters to every worker
+  all_reduce,      ///< every participant ends with the sum of everyone's bucket
+  push,            ///< every worker sends its share of the bucket to each server, which aggregates it
+  pull,            ///< every server sends its share of the updated parameters to every worker
+  device_to_host,  ///< every participating GPU copies the bucket to its node's host memory (PCIe)
+  host_sum,        ///< every participating node's CPU adds up its GPUs' copies (memory-bandwidth bound)
+  host_to_device   ///< every participating node's CPU copies the bucket to each of its GPUs (PCIe)
 };
 std::string_view to_string(CommKind kind);
 
@@ -98,6 +106,13 @@ enum class CommTrigger {
 };
 std::string_view to_string(CommTrigger trigger);
 
+/// Who an operation's participants are.
+enum class CommEndpoints {
+  gpus,       ///< GPU ranks first_rank … first_rank+ranks−1
+  node_hosts  ///< the host CPUs of nodes first_rank … first_rank+ranks−1 (one worker per node)
+};
+std::string_view to_string(CommEndpoints endpoints);
+
 /// One communication operation. All-reduces run one at a time in `ops` order on one communicator
 /// (NCCL's stream, DDP's reducer): op i starts when op i−1 (its after_op) is done and its trigger
 /// holds. Parameter-server operations are per-variable RPCs that run concurrently, as TensorFlow's
@@ -108,11 +123,14 @@ struct CommOp {
   std::size_t bucket = 0;
   CommTrigger trigger = CommTrigger::bucket_ready;
   int after_op = -1;                        ///< the operation it waits for; −1 for none
-  int first_rank = 0;                       ///< participants: GPU ranks first_rank … first_rank+ranks−1
+  int first_rank = 0;                       ///< participants first_rank … first_rank+ranks−1 (GPUs or nodes, per endpoints)
   int ranks = 0;
+  CommEndpoints endpoints = CommEndpoints::gpus;  ///< push, pull: node_hosts under worker aggregation; host_sum: node_hosts
   double bytes = 0;                         ///< bucket bytes per participant
   Algorithm algorithm = Algorithm::ring;    ///< all_reduce
+  Transport transport = Transport::gpu;     ///< all_reduce: host = an MPI ring on the nodes' CPUs over host copies
   std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
+  double host_seconds = 0;                  ///< host_sum: each node CPU's time to add up its GPUs' copies
 };
 
 /// Bytes an operation moves, split by the class of link they cross (closed forms over the plan's
@@ -138,6 +156,10 @@ struct TrainingPlan {
   double calibration_factor = 1;        ///< κ applied to every task
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
   double server_throughput_Bps = 0;     ///< parameter servers: per-server software rate; 0 = unlimited
+  std::string worker_aggregation;       ///< parameter servers: "host" or "none" (resolved default)
+  std::string transport = "gpu";        ///< all-reduce strategies: "gpu" or "host"
+  /// Bytes per second a node CPU streams through memory (host sums and host-staged reductions).
+  double host_memory_bandwidth_Bps = 0;
   MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
   ModelVariables variables;             ///< what the fitting models read (copied into the result)
 
