@@ -1,6 +1,10 @@
 #include "coarse_flows.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <tuple>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +14,111 @@ namespace sg4 = simgrid::s4u;
 namespace trainsim::engine {
 
 using plan::Ring;
+
+std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flow_ptrs,
+                                  std::vector<std::size_t>* bottleneck) {
+  auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
+  const std::size_t n_flows = flow_ptrs.size();
+  const std::size_t n_links = capacity.size();
+  // Each link's flows in flow order, as one array (begin offsets per link): no allocation per link.
+  std::vector<double> usage(n_links, 0.0);  // Σ weight / penalty of the link's unfixed flows
+  std::vector<std::size_t> free_flows(n_links, 0);
+  for (std::size_t f = 0; f < n_flows; ++f)
+    for (const auto& [l, w] : flows(f).uses) {
+      usage[l] += w / flows(f).penalty;
+      ++free_flows[l];
+    }
+  std::vector<std::size_t> user_begin(n_links + 1, 0);
+  for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + free_flows[l];
+  std::vector<std::size_t> user_flows(user_begin[n_links]);
+  {
+    std::vector<std::size_t> fill(user_begin.begin(), user_begin.end() - 1);
+    for (std::size_t f = 0; f < n_flows; ++f)
+      for (const auto& use : flows(f).uses) user_flows[fill[use.first]++] = f;
+  }
+  std::vector<double> remaining = capacity;
+  std::vector<double> rate(n_flows, 0.0);
+  if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
+  std::vector<bool> fixed(n_flows, false);
+  // Links by fair level, smallest first; an entry is stale once its link's version moved on.
+  using Entry = std::tuple<double, std::size_t, unsigned>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> levels;
+  std::vector<unsigned> version(n_links, 0);
+  for (std::size_t l = 0; l < n_links; ++l)
+    if (free_flows[l] > 0) levels.emplace(remaining[l] / usage[l], l, 0);
+  // Flows by the level at which their bound binds (bound × penalty), smallest first.
+  std::vector<std::size_t> by_bound;
+  for (std::size_t f = 0; f < n_flows; ++f)
+    if (std::isfinite(flows(f).bound)) by_bound.push_back(f);
+  std::stable_sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
+    return flows(a).bound * flows(a).penalty < flows(b).bound * flows(b).penalty;
+  });
+  std::size_t next_bound = 0;
+  std::vector<std::size_t> touched;
+  std::vector<std::size_t> queued(n_links, 0);  // the round that last queued the link
+  std::size_t round = 0;
+  std::vector<std::size_t> tight;
+  auto fix = [&](std::size_t f, double r, std::size_t link) {
+    fixed[f] = true;
+    rate[f] = r;
+    if (bottleneck) (*bottleneck)[f] = link;
+    for (const auto& [l, w] : flows(f).uses) {
+      remaining[l] -= w * r;
+      usage[l] -= w / flows(f).penalty;
+      --free_flows[l];
+      ++version[l];
+      touched.push_back(l);
+    }
+  };
+  auto drop_stale = [&] {
+    while (!levels.empty()) {
+      const auto& [level, l, v] = levels.top();
+      if (v == version[l] && free_flows[l] > 0) break;
+      levels.pop();
+    }
+  };
+  for (;;) {
+    drop_stale();
+    while (next_bound < by_bound.size() && fixed[by_bound[next_bound]]) ++next_bound;
+    const bool any_link = !levels.empty();
+    const bool any_bound = next_bound < by_bound.size();
+    if (!any_link && !any_bound) break;
+    const std::size_t fb = any_bound ? by_bound[next_bound] : 0;
+    const double share = std::min(any_link ? std::get<0>(levels.top()) : std::numeric_limits<double>::infinity(),
+                                  any_bound ? flows(fb).bound * flows(fb).penalty : std::numeric_limits<double>::infinity());
+    // Every link and bound at this level fixes its flows in this round (symmetric platforms then
+    // need a handful of rounds, not one per link).
+    const double level = share * (1 + 1e-12);
+    touched.clear();
+    tight.clear();
+    ++round;
+    while (!levels.empty() && std::get<0>(levels.top()) <= level) {
+      const std::size_t l = std::get<1>(levels.top());
+      if (std::get<2>(levels.top()) == version[l] && free_flows[l] > 0) tight.push_back(l);
+      levels.pop();
+    }
+    std::sort(tight.begin(), tight.end());  // link order, as a scan over all links would fix them
+    for (std::size_t l : tight)
+      for (std::size_t u = user_begin[l]; u < user_begin[l + 1]; ++u)
+        if (!fixed[user_flows[u]]) fix(user_flows[u], share / flows(user_flows[u]).penalty, l);
+    for (; next_bound < by_bound.size(); ++next_bound) {
+      const std::size_t f = by_bound[next_bound];
+      if (fixed[f]) continue;
+      if (flows(f).bound * flows(f).penalty > level) break;
+      fix(f, std::min(flows(f).bound, share / flows(f).penalty), MaxMinFlow::npos);
+    }
+    // One new entry per touched link, in the order first touched (the heap orders them).
+    for (std::size_t l : touched)
+      if (queued[l] != round) {
+        queued[l] = round;
+        if (free_flows[l] > 0) levels.emplace(remaining[l] / usage[l], l, version[l]);
+      }
+  }
+  // Flows on no shared link and without a bound are limited by nothing.
+  for (std::size_t f = 0; f < n_flows; ++f)
+    if (!fixed[f]) rate[f] = std::numeric_limits<double>::infinity();
+  return rate;
+}
 
 CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   CoarseFlows out;
@@ -21,61 +130,31 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
       out.flows.push_back({&sim.route(sim.gpu(ranks[i]), sim.gpu(ranks[(i + 1) % n])), r, 0, nullptr});
   }
   out.ring_begin.push_back(out.flows.size());
-  // Links indexed densely; per link its flows, remaining capacity and count of flows not yet fixed.
+  // Links indexed densely; FATPIPE links cap each flow at their bandwidth without sharing.
   std::unordered_map<const sg4::Link*, std::size_t> index;
   std::vector<const sg4::Link*> links;
-  std::vector<std::vector<std::size_t>> users;
-  std::vector<std::vector<std::size_t>> flow_links(out.flows.size());
-  std::vector<double> cap(out.flows.size(), std::numeric_limits<double>::infinity());
+  std::vector<double> capacity;
+  std::vector<MaxMinFlow> problem(out.flows.size());
   for (std::size_t f = 0; f < out.flows.size(); ++f)
     for (const sg4::Link* l : out.flows[f].route->links) {
       if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
-        cap[f] = std::min(cap[f], l->get_bandwidth());
+        problem[f].bound = std::min(problem[f].bound, l->get_bandwidth());
         continue;
       }
       auto [it, added] = index.try_emplace(l, links.size());
       if (added) {
         links.push_back(l);
-        users.emplace_back();
+        capacity.push_back(l->get_bandwidth());
       }
-      users[it->second].push_back(f);
-      flow_links[f].push_back(it->second);
+      problem[f].uses.emplace_back(it->second, 1.0);
     }
-  std::vector<double> remaining(links.size());
-  std::vector<std::size_t> free_flows(links.size());
-  for (std::size_t l = 0; l < links.size(); ++l) {
-    remaining[l] = links[l]->get_bandwidth();
-    free_flows[l] = users[l].size();
-  }
-  std::vector<bool> fixed(out.flows.size(), false);
-  std::size_t left = out.flows.size();
-  auto fix = [&](std::size_t f, double rate, const sg4::Link* bottleneck) {
-    fixed[f] = true;
-    --left;
-    out.flows[f].rate_Bps = rate;
-    out.flows[f].bottleneck = bottleneck;
-    for (std::size_t l : flow_links[f]) {
-      remaining[l] -= rate;
-      --free_flows[l];
-    }
-  };
-  // Each round fixes every flow of every link whose fair share is the smallest (ties together:
-  // symmetric platforms then need a handful of rounds, not one per link).
-  while (left > 0) {
-    double share = std::numeric_limits<double>::infinity();
-    for (std::size_t l = 0; l < links.size(); ++l)
-      if (free_flows[l] > 0) share = std::min(share, remaining[l] / free_flows[l]);
-    for (std::size_t f = 0; f < out.flows.size(); ++f)
-      if (!fixed[f]) share = std::min(share, cap[f]);
-    const double level = share * (1 + 1e-12);
-    std::vector<std::size_t> tight;
-    for (std::size_t l = 0; l < links.size(); ++l)
-      if (free_flows[l] > 0 && remaining[l] / free_flows[l] <= level) tight.push_back(l);
-    for (std::size_t l : tight)
-      for (std::size_t f : users[l])
-        if (!fixed[f]) fix(f, share, links[l]);
-    for (std::size_t f = 0; f < out.flows.size(); ++f)
-      if (!fixed[f] && cap[f] <= level) fix(f, share, nullptr);
+  std::vector<std::size_t> bottleneck;
+  std::vector<const MaxMinFlow*> pointers;
+  for (const MaxMinFlow& f : problem) pointers.push_back(&f);
+  const std::vector<double> rates = max_min_rates(capacity, pointers, &bottleneck);
+  for (std::size_t f = 0; f < out.flows.size(); ++f) {
+    out.flows[f].rate_Bps = rates[f];
+    out.flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
   }
   return out;
 }

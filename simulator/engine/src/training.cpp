@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
+#include "grouped_flows.hpp"
 #include "link_analysis.hpp"
 
 #include "trainsim/core/error.hpp"
@@ -49,6 +51,7 @@ struct Run {
   std::vector<OpTiming> op_timings;                 // parallel to plan.ops
   int backward_finished = 0;                        // GPUs past their last backward segment
   ExposedTraffic exposed;                           // link bytes of the operations that may be exposed
+  std::unique_ptr<GroupedFlows> grouped;            // the parameter servers' coarse executor, when used
 };
 
 void execute_seconds(double seconds) {
@@ -150,6 +153,16 @@ void server_communicator_actor(Run& run) {
   if (plan.server_throughput_Bps > 0) {
     software.emplace(plan.servers.size(), plan.server_throughput_Bps);
     ps.software = &*software;
+  }
+  // auto: coarse for dedicated servers, whose groups stay whole (every worker's NIC carries the
+  // same traffic); flow for colocated ones, where each node's NIC also carries its own server's
+  // traffic, groups split down to single workers and the coarse executor is no faster (README).
+  const auto representation = plan::parse_server_representation(plan.representation).value_or(plan::ServerRepresentation::automatic);
+  const bool dedicated = !plan.servers.empty() && plan.servers.front().host == plan::ServerHost::server_node;
+  if (representation == plan::ServerRepresentation::coarse ||
+      (representation == plan::ServerRepresentation::automatic && dedicated)) {
+    run.grouped = std::make_unique<GroupedFlows>(run.sim);
+    ps.grouped = run.grouped.get();
   }
   if (!plan.overlap)
     for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
@@ -310,7 +323,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);

@@ -59,6 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadScenario{"unknown_placement.json", "/strategy/placement", "did you mean 'round_robin'?"},
                       BadScenario{"zero_partition.json", "/strategy/partition_MB", "must be > 0, got 0"},
                       BadScenario{"zero_server_throughput.json", "/strategy/server_throughput_GBps", "must be > 0, got 0"},
+                      BadScenario{"lockstep_parameter_server.json", "/strategy/representation", "expected one of auto, coarse, flow"},
                       BadScenario{"too_many_colocated_servers.json", "/strategy/servers", "5 colocated parameter servers on 4 GPUs"},
                       BadScenario{"malformed.json", "line 3, column 12", "invalid JSON"}),
     [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
