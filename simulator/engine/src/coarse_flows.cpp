@@ -20,44 +20,72 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
   const std::size_t n_flows = flow_ptrs.size();
   const std::size_t n_links = capacity.size();
+  // Working arrays kept between calls (the parameter servers' coarse executor solves thousands of
+  // times per iteration; fresh multi-megabyte vectors each time made the kernel map and unmap pages).
+  thread_local struct Scratch {
+    std::vector<double> usage, remaining;
+    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, touched, queued, tight;
+    std::vector<unsigned> version;
+    std::vector<char> fixed;
+    std::vector<std::tuple<double, std::size_t, unsigned>> heap;
+  } scratch;
   // Each link's flows in flow order, as one array (begin offsets per link): no allocation per link.
-  std::vector<double> usage(n_links, 0.0);  // Σ weight / penalty of the link's unfixed flows
-  std::vector<std::size_t> free_flows(n_links, 0);
+  std::vector<double>& usage = scratch.usage;  // Σ weight / penalty of the link's unfixed flows
+  usage.assign(n_links, 0.0);
+  std::vector<std::size_t>& free_flows = scratch.free_flows;
+  free_flows.assign(n_links, 0);
   for (std::size_t f = 0; f < n_flows; ++f)
     for (const auto& [l, w] : flows(f).uses) {
       usage[l] += w / flows(f).penalty;
       ++free_flows[l];
     }
-  std::vector<std::size_t> user_begin(n_links + 1, 0);
+  std::vector<std::size_t>& user_begin = scratch.user_begin;
+  user_begin.assign(n_links + 1, 0);
   for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + free_flows[l];
-  std::vector<std::size_t> user_flows(user_begin[n_links]);
+  std::vector<std::size_t>& user_flows = scratch.user_flows;
+  user_flows.resize(user_begin[n_links]);
   {
-    std::vector<std::size_t> fill(user_begin.begin(), user_begin.end() - 1);
+    std::vector<std::size_t>& fill = scratch.fill;
+    fill.assign(user_begin.begin(), user_begin.end() - 1);
     for (std::size_t f = 0; f < n_flows; ++f)
       for (const auto& use : flows(f).uses) user_flows[fill[use.first]++] = f;
   }
-  std::vector<double> remaining = capacity;
+  std::vector<double>& remaining = scratch.remaining;
+  remaining.assign(capacity.begin(), capacity.end());
   std::vector<double> rate(n_flows, 0.0);
   if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
-  std::vector<bool> fixed(n_flows, false);
+  std::vector<char>& fixed = scratch.fixed;
+  fixed.assign(n_flows, 0);
   // Links by fair level, smallest first; an entry is stale once its link's version moved on.
   using Entry = std::tuple<double, std::size_t, unsigned>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> levels;
-  std::vector<unsigned> version(n_links, 0);
+  std::vector<Entry>& heap = scratch.heap;  // a min-heap (std::greater) by level
+  heap.clear();
+  auto push_level = [&heap](double level, std::size_t l, unsigned v) {
+    heap.emplace_back(level, l, v);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+  };
+  auto pop_level = [&heap] {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+    heap.pop_back();
+  };
+  std::vector<unsigned>& version = scratch.version;
+  version.assign(n_links, 0);
   for (std::size_t l = 0; l < n_links; ++l)
-    if (free_flows[l] > 0) levels.emplace(remaining[l] / usage[l], l, 0);
+    if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, 0);
   // Flows by the level at which their bound binds (bound × penalty), smallest first.
-  std::vector<std::size_t> by_bound;
+  std::vector<std::size_t>& by_bound = scratch.by_bound;
+  by_bound.clear();
   for (std::size_t f = 0; f < n_flows; ++f)
     if (std::isfinite(flows(f).bound)) by_bound.push_back(f);
   std::stable_sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
     return flows(a).bound * flows(a).penalty < flows(b).bound * flows(b).penalty;
   });
   std::size_t next_bound = 0;
-  std::vector<std::size_t> touched;
-  std::vector<std::size_t> queued(n_links, 0);  // the round that last queued the link
+  std::vector<std::size_t>& touched = scratch.touched;
+  std::vector<std::size_t>& queued = scratch.queued;  // the round that last queued the link
+  queued.assign(n_links, 0);
   std::size_t round = 0;
-  std::vector<std::size_t> tight;
+  std::vector<std::size_t>& tight = scratch.tight;
   auto fix = [&](std::size_t f, double r, std::size_t link) {
     fixed[f] = true;
     rate[f] = r;
@@ -71,20 +99,20 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     }
   };
   auto drop_stale = [&] {
-    while (!levels.empty()) {
-      const auto& [level, l, v] = levels.top();
+    while (!heap.empty()) {
+      const auto& [level, l, v] = heap.front();
       if (v == version[l] && free_flows[l] > 0) break;
-      levels.pop();
+      pop_level();
     }
   };
   for (;;) {
     drop_stale();
     while (next_bound < by_bound.size() && fixed[by_bound[next_bound]]) ++next_bound;
-    const bool any_link = !levels.empty();
+    const bool any_link = !heap.empty();
     const bool any_bound = next_bound < by_bound.size();
     if (!any_link && !any_bound) break;
     const std::size_t fb = any_bound ? by_bound[next_bound] : 0;
-    const double share = std::min(any_link ? std::get<0>(levels.top()) : std::numeric_limits<double>::infinity(),
+    const double share = std::min(any_link ? std::get<0>(heap.front()) : std::numeric_limits<double>::infinity(),
                                   any_bound ? flows(fb).bound * flows(fb).penalty : std::numeric_limits<double>::infinity());
     // Every link and bound at this level fixes its flows in this round (symmetric platforms then
     // need a handful of rounds, not one per link).
@@ -92,10 +120,10 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     touched.clear();
     tight.clear();
     ++round;
-    while (!levels.empty() && std::get<0>(levels.top()) <= level) {
-      const std::size_t l = std::get<1>(levels.top());
-      if (std::get<2>(levels.top()) == version[l] && free_flows[l] > 0) tight.push_back(l);
-      levels.pop();
+    while (!heap.empty() && std::get<0>(heap.front()) <= level) {
+      const std::size_t l = std::get<1>(heap.front());
+      if (std::get<2>(heap.front()) == version[l] && free_flows[l] > 0) tight.push_back(l);
+      pop_level();
     }
     std::sort(tight.begin(), tight.end());  // link order, as a scan over all links would fix them
     for (std::size_t l : tight)
@@ -111,7 +139,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     for (std::size_t l : touched)
       if (queued[l] != round) {
         queued[l] = round;
-        if (free_flows[l] > 0) levels.emplace(remaining[l] / usage[l], l, version[l]);
+        if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, version[l]);
       }
   }
   // Flows on no shared link and without a bound are limited by nothing.
