@@ -155,12 +155,25 @@ void server_communicator_actor(Run& run) {
     ps.software = &*software;
   }
   // auto: coarse for dedicated servers, whose groups stay whole (every worker's NIC carries the
-  // same traffic); flow for colocated ones, where each node's NIC also carries its own server's
-  // traffic, groups split down to single workers and the coarse executor is no faster (README).
+  // same traffic), when every operation sends one size to each server it uses (a variable per
+  // push, or sharded): there it matched flow level in every case measured. Flow for colocated
+  // servers, where each node's NIC also carries its own server's traffic, groups split down to
+  // single workers and the coarse executor is no faster; and for operations that send unequal
+  // sizes to three or more servers, where coarse differed from flow level by 0.3–2.4 % for a
+  // reason not yet found (README "Parameter-server representations").
   const auto representation = plan::parse_server_representation(plan.representation).value_or(plan::ServerRepresentation::automatic);
   const bool dedicated = !plan.servers.empty() && plan.servers.front().host == plan::ServerHost::server_node;
+  const bool one_size_per_op = std::all_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) {
+    double size = 0;
+    for (double b : op.bytes_per_server)
+      if (b != 0) {
+        if (size != 0 && b != size) return false;
+        size = b;
+      }
+    return true;
+  });
   if (representation == plan::ServerRepresentation::coarse ||
-      (representation == plan::ServerRepresentation::automatic && dedicated)) {
+      (representation == plan::ServerRepresentation::automatic && dedicated && one_size_per_op)) {
     run.grouped = std::make_unique<GroupedFlows>(run.sim);
     ps.grouped = run.grouped.get();
   }
