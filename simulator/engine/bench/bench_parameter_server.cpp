@@ -1,6 +1,7 @@
 // Benchmark of parameter-server iterations (issue 10): Inception-v3 on 128 single-GPU nodes with
 // 116 and 128 colocated servers, a push per variable (≤ 5 s and ≤ 1 GB per point), and VGG-16 on
-// 64 GPUs with 16 servers (≤ 2 s), for each variable placement. Each point runs in a child process
+// 64 GPUs with 16 servers (≤ 2 s), for each variable placement; the same on dedicated servers,
+// where the automatic representation is the coarse one. Each point runs in a child process
 // (one SimGrid engine per process); the parent reports its wall time and peak resident memory.
 // An argument runs only the points whose label contains it (e.g. "vgg16").
 #include <cstdio>
@@ -18,11 +19,12 @@ struct Point {
   Json scenario;
 };
 
-Json ps_scenario(const std::string& model, int batch, int nodes, int gpus_per_node, int servers, const std::string& placement) {
+Json ps_scenario(const std::string& model, int batch, int nodes, int gpus_per_node, int servers, const std::string& placement,
+                 const std::string& server_placement = "colocated") {
   return Json{{"name", "bench"},
               {"workload", Json{{"model", model}, {"batch_per_gpu", batch}, {"precision", "fp32"}}},
               {"platform", Json{{"preset", "cluster-25gbe"}, {"nodes", nodes}, {"gpus_per_node", gpus_per_node}}},
-              {"strategy", Json{{"kind", "parameter_server"}, {"servers", servers}, {"server_placement", "colocated"},
+              {"strategy", Json{{"kind", "parameter_server"}, {"servers", servers}, {"server_placement", server_placement},
                                 {"placement", placement}, {"bucket_MB", 0}, {"overlap", true}}}};
 }
 
@@ -36,6 +38,10 @@ int main(int argc, char** argv) {
       points.push_back({std::string("inception_v3 128x1 ") + std::to_string(servers) + " servers " + placement,
                         ps_scenario("inception_v3", 32, 128, 1, servers, placement)});
     points.push_back({std::string("vgg16 16x4 16 servers ") + placement, ps_scenario("vgg16", 32, 16, 4, 16, placement)});
+    // Dedicated servers: the automatic representation is coarse (grouped flows).
+    points.push_back({std::string("inception_v3 128x1 116 dedicated ") + placement,
+                      ps_scenario("inception_v3", 32, 128, 1, 116, placement, "dedicated")});
+    points.push_back({std::string("vgg16 16x4 16 dedicated ") + placement, ps_scenario("vgg16", 32, 16, 4, 16, placement, "dedicated")});
   }
   std::printf("%-44s %10s %14s %14s %12s\n", "point", "wall_s", "peak_rss_MiB", "iteration_ms", "samples/s");
   for (const Point& p : points) {

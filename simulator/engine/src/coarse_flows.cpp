@@ -1,6 +1,10 @@
 #include "coarse_flows.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <tuple>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +14,139 @@ namespace sg4 = simgrid::s4u;
 namespace trainsim::engine {
 
 using plan::Ring;
+
+std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flow_ptrs,
+                                  std::vector<std::size_t>* bottleneck) {
+  auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
+  const std::size_t n_flows = flow_ptrs.size();
+  const std::size_t n_links = capacity.size();
+  // Working arrays kept between calls (the parameter servers' coarse executor solves thousands of
+  // times per iteration; fresh multi-megabyte vectors each time made the kernel map and unmap pages).
+  thread_local struct Scratch {
+    std::vector<double> usage, remaining;
+    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, touched, queued, tight;
+    std::vector<unsigned> version;
+    std::vector<char> fixed;
+    std::vector<std::tuple<double, std::size_t, unsigned>> heap;
+  } scratch;
+  // Each link's flows in flow order, as one array (begin offsets per link): no allocation per link.
+  std::vector<double>& usage = scratch.usage;  // Σ weight / penalty of the link's unfixed flows
+  usage.assign(n_links, 0.0);
+  std::vector<std::size_t>& free_flows = scratch.free_flows;
+  free_flows.assign(n_links, 0);
+  for (std::size_t f = 0; f < n_flows; ++f)
+    for (const auto& [l, w] : flows(f).uses) {
+      usage[l] += w / flows(f).penalty;
+      ++free_flows[l];
+    }
+  std::vector<std::size_t>& user_begin = scratch.user_begin;
+  user_begin.assign(n_links + 1, 0);
+  for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + free_flows[l];
+  std::vector<std::size_t>& user_flows = scratch.user_flows;
+  user_flows.resize(user_begin[n_links]);
+  {
+    std::vector<std::size_t>& fill = scratch.fill;
+    fill.assign(user_begin.begin(), user_begin.end() - 1);
+    for (std::size_t f = 0; f < n_flows; ++f)
+      for (const auto& use : flows(f).uses) user_flows[fill[use.first]++] = f;
+  }
+  std::vector<double>& remaining = scratch.remaining;
+  remaining.assign(capacity.begin(), capacity.end());
+  std::vector<double> rate(n_flows, 0.0);
+  if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
+  std::vector<char>& fixed = scratch.fixed;
+  fixed.assign(n_flows, 0);
+  // Links by fair level, smallest first; an entry is stale once its link's version moved on.
+  using Entry = std::tuple<double, std::size_t, unsigned>;
+  std::vector<Entry>& heap = scratch.heap;  // a min-heap (std::greater) by level
+  heap.clear();
+  auto push_level = [&heap](double level, std::size_t l, unsigned v) {
+    heap.emplace_back(level, l, v);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+  };
+  auto pop_level = [&heap] {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+    heap.pop_back();
+  };
+  std::vector<unsigned>& version = scratch.version;
+  version.assign(n_links, 0);
+  for (std::size_t l = 0; l < n_links; ++l)
+    if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, 0);
+  // Flows by the level at which their bound binds (bound × penalty), smallest first.
+  std::vector<std::size_t>& by_bound = scratch.by_bound;
+  by_bound.clear();
+  for (std::size_t f = 0; f < n_flows; ++f)
+    if (std::isfinite(flows(f).bound)) by_bound.push_back(f);
+  std::stable_sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
+    return flows(a).bound * flows(a).penalty < flows(b).bound * flows(b).penalty;
+  });
+  std::size_t next_bound = 0;
+  std::vector<std::size_t>& touched = scratch.touched;
+  std::vector<std::size_t>& queued = scratch.queued;  // the round that last queued the link
+  queued.assign(n_links, 0);
+  std::size_t round = 0;
+  std::vector<std::size_t>& tight = scratch.tight;
+  auto fix = [&](std::size_t f, double r, std::size_t link) {
+    fixed[f] = true;
+    rate[f] = r;
+    if (bottleneck) (*bottleneck)[f] = link;
+    for (const auto& [l, w] : flows(f).uses) {
+      remaining[l] -= w * r;
+      usage[l] -= w / flows(f).penalty;
+      --free_flows[l];
+      ++version[l];
+      touched.push_back(l);
+    }
+  };
+  auto drop_stale = [&] {
+    while (!heap.empty()) {
+      const auto& [level, l, v] = heap.front();
+      if (v == version[l] && free_flows[l] > 0) break;
+      pop_level();
+    }
+  };
+  for (;;) {
+    drop_stale();
+    while (next_bound < by_bound.size() && fixed[by_bound[next_bound]]) ++next_bound;
+    const bool any_link = !heap.empty();
+    const bool any_bound = next_bound < by_bound.size();
+    if (!any_link && !any_bound) break;
+    const std::size_t fb = any_bound ? by_bound[next_bound] : 0;
+    const double share = std::min(any_link ? std::get<0>(heap.front()) : std::numeric_limits<double>::infinity(),
+                                  any_bound ? flows(fb).bound * flows(fb).penalty : std::numeric_limits<double>::infinity());
+    // Every link and bound at this level fixes its flows in this round (symmetric platforms then
+    // need a handful of rounds, not one per link).
+    const double level = share * (1 + 1e-12);
+    touched.clear();
+    tight.clear();
+    ++round;
+    while (!heap.empty() && std::get<0>(heap.front()) <= level) {
+      const std::size_t l = std::get<1>(heap.front());
+      if (std::get<2>(heap.front()) == version[l] && free_flows[l] > 0) tight.push_back(l);
+      pop_level();
+    }
+    std::sort(tight.begin(), tight.end());  // link order, as a scan over all links would fix them
+    for (std::size_t l : tight)
+      for (std::size_t u = user_begin[l]; u < user_begin[l + 1]; ++u)
+        if (!fixed[user_flows[u]]) fix(user_flows[u], share / flows(user_flows[u]).penalty, l);
+    for (; next_bound < by_bound.size(); ++next_bound) {
+      const std::size_t f = by_bound[next_bound];
+      if (fixed[f]) continue;
+      if (flows(f).bound * flows(f).penalty > level) break;
+      fix(f, std::min(flows(f).bound, share / flows(f).penalty), MaxMinFlow::npos);
+    }
+    // One new entry per touched link, in the order first touched (the heap orders them).
+    for (std::size_t l : touched)
+      if (queued[l] != round) {
+        queued[l] = round;
+        if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, version[l]);
+      }
+  }
+  // Flows on no shared link and without a bound are limited by nothing.
+  for (std::size_t f = 0; f < n_flows; ++f)
+    if (!fixed[f]) rate[f] = std::numeric_limits<double>::infinity();
+  return rate;
+}
 
 CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   CoarseFlows out;
@@ -21,61 +158,31 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
       out.flows.push_back({&sim.route(sim.gpu(ranks[i]), sim.gpu(ranks[(i + 1) % n])), r, 0, nullptr});
   }
   out.ring_begin.push_back(out.flows.size());
-  // Links indexed densely; per link its flows, remaining capacity and count of flows not yet fixed.
+  // Links indexed densely; FATPIPE links cap each flow at their bandwidth without sharing.
   std::unordered_map<const sg4::Link*, std::size_t> index;
   std::vector<const sg4::Link*> links;
-  std::vector<std::vector<std::size_t>> users;
-  std::vector<std::vector<std::size_t>> flow_links(out.flows.size());
-  std::vector<double> cap(out.flows.size(), std::numeric_limits<double>::infinity());
+  std::vector<double> capacity;
+  std::vector<MaxMinFlow> problem(out.flows.size());
   for (std::size_t f = 0; f < out.flows.size(); ++f)
     for (const sg4::Link* l : out.flows[f].route->links) {
       if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
-        cap[f] = std::min(cap[f], l->get_bandwidth());
+        problem[f].bound = std::min(problem[f].bound, l->get_bandwidth());
         continue;
       }
       auto [it, added] = index.try_emplace(l, links.size());
       if (added) {
         links.push_back(l);
-        users.emplace_back();
+        capacity.push_back(l->get_bandwidth());
       }
-      users[it->second].push_back(f);
-      flow_links[f].push_back(it->second);
+      problem[f].uses.emplace_back(it->second, 1.0);
     }
-  std::vector<double> remaining(links.size());
-  std::vector<std::size_t> free_flows(links.size());
-  for (std::size_t l = 0; l < links.size(); ++l) {
-    remaining[l] = links[l]->get_bandwidth();
-    free_flows[l] = users[l].size();
-  }
-  std::vector<bool> fixed(out.flows.size(), false);
-  std::size_t left = out.flows.size();
-  auto fix = [&](std::size_t f, double rate, const sg4::Link* bottleneck) {
-    fixed[f] = true;
-    --left;
-    out.flows[f].rate_Bps = rate;
-    out.flows[f].bottleneck = bottleneck;
-    for (std::size_t l : flow_links[f]) {
-      remaining[l] -= rate;
-      --free_flows[l];
-    }
-  };
-  // Each round fixes every flow of every link whose fair share is the smallest (ties together:
-  // symmetric platforms then need a handful of rounds, not one per link).
-  while (left > 0) {
-    double share = std::numeric_limits<double>::infinity();
-    for (std::size_t l = 0; l < links.size(); ++l)
-      if (free_flows[l] > 0) share = std::min(share, remaining[l] / free_flows[l]);
-    for (std::size_t f = 0; f < out.flows.size(); ++f)
-      if (!fixed[f]) share = std::min(share, cap[f]);
-    const double level = share * (1 + 1e-12);
-    std::vector<std::size_t> tight;
-    for (std::size_t l = 0; l < links.size(); ++l)
-      if (free_flows[l] > 0 && remaining[l] / free_flows[l] <= level) tight.push_back(l);
-    for (std::size_t l : tight)
-      for (std::size_t f : users[l])
-        if (!fixed[f]) fix(f, share, links[l]);
-    for (std::size_t f = 0; f < out.flows.size(); ++f)
-      if (!fixed[f] && cap[f] <= level) fix(f, share, nullptr);
+  std::vector<std::size_t> bottleneck;
+  std::vector<const MaxMinFlow*> pointers;
+  for (const MaxMinFlow& f : problem) pointers.push_back(&f);
+  const std::vector<double> rates = max_min_rates(capacity, pointers, &bottleneck);
+  for (std::size_t f = 0; f < out.flows.size(); ++f) {
+    out.flows[f].rate_Bps = rates[f];
+    out.flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
   }
   return out;
 }

@@ -4,6 +4,8 @@
 // of a phase run together, and from them whether the coarse representation is exact
 // (trainsim/engine/collectives.hpp) and which hop is critical.
 #include <cstddef>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Link.hpp>
@@ -12,6 +14,25 @@
 #include "trainsim/plan/collective_schedule.hpp"
 
 namespace trainsim::engine {
+
+/// One flow (or a group of identical flows) of a max-min problem as SimGrid's CM02-family network
+/// models pose it (lmm::System in 3.32): at a common fill level λ the flow's rate is λ/penalty,
+/// capped by `bound`; on each link it uses it consumes weight × rate (a group of m identical flows
+/// crossing a link consumes m × rate there).
+struct MaxMinFlow {
+  std::vector<std::pair<std::size_t, double>> uses;  ///< (link index, consumption weight > 0)
+  double penalty = 1;                                ///< > 0
+  double bound = std::numeric_limits<double>::infinity();
+  /// Link index whose fair share fixed the rate; npos when the bound did.
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+/// Max-min fair rates by progressive filling: the link with the smallest fair level
+/// remaining / Σ(weight/penalty) of its unfixed flows fixes every unfixed flow on it (ties
+/// together), as does a flow's own bound. `capacity` per link index (> 0). Returns the rate per
+/// flow and, in `bottleneck` (optional), the link that fixed it (MaxMinFlow::npos for a bound).
+std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flows,
+                                  std::vector<std::size_t>* bottleneck = nullptr);
 
 /// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
 /// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the

@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Exec.hpp>
 
 #include "collective_runner.hpp"
+#include "grouped_flows.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
@@ -115,6 +116,48 @@ double reserve_software(std::size_t workers, const std::vector<double>& bytes_pe
   return end;
 }
 
+// Moves bytes_per_server[i] between every worker and servers[i] (to the servers when `push`), all
+// at once, and returns when all have arrived: one SimGrid flow per worker and server at flow
+// level; under the coarse representation, one batch per server for GroupedFlows. Both count the
+// same bytes on every link.
+CollectiveStats move_server_bytes(Simulation& sim, const std::vector<sg4::Host*>& workers, const std::vector<sg4::Host*>& servers,
+                                  const std::vector<double>& bytes_per_server, const ParameterServerOptions& options,
+                                  bool push) {
+  CollectiveStats stats;
+  if (options.grouped) {
+    std::vector<GroupedFlows::Batch> batches;
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      if (bytes_per_server[i] == 0) continue;
+      GroupedFlows::Batch& b = batches.emplace_back();
+      b.bytes = bytes_per_server[i];
+      for (sg4::Host* w : workers) {
+        if (w == servers[i]) continue;  // a worker on its server's own host exchanges nothing over a link
+        b.srcs.push_back(push ? w : servers[i]);
+        b.dsts.push_back(push ? servers[i] : w);
+      }
+      stats.flows += static_cast<long long>(b.srcs.size());
+      if (b.srcs.empty()) batches.pop_back();
+    }
+    stats.used = Representation::coarse;
+    if (!batches.empty()) options.grouped->transfer(batches);
+    return stats;
+  }
+  std::vector<sg4::CommPtr> comms;
+  if (push) {
+    for (sg4::Host* w : workers)
+      for (std::size_t s = 0; s < servers.size(); ++s)
+        if (bytes_per_server[s] != 0 && w != servers[s]) comms.push_back(sim.start_flow(w, servers[s], bytes_per_server[s]));
+  } else {
+    for (std::size_t s = 0; s < servers.size(); ++s)
+      if (bytes_per_server[s] != 0)
+        for (sg4::Host* w : workers)
+          if (w != servers[s]) comms.push_back(sim.start_flow(servers[s], w, bytes_per_server[s]));
+  }
+  stats.flows = static_cast<long long>(comms.size());
+  for (auto& c : comms) c->wait();
+  return stats;
+}
+
 void wait_until(double end_s) {
   const double now = sg4::Engine::get_clock();
   if (end_s > now) sg4::this_actor::sleep_for(end_s - now);
@@ -127,14 +170,8 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<sg4::Host*>& 
                                 const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "push_to_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "push_to_servers needs one byte count per server");
-  CollectiveStats stats;
-  std::vector<sg4::CommPtr> comms;
-  for (sg4::Host* w : workers)
-    for (std::size_t i = 0; i < servers.size(); ++i)
-      if (bytes_per_server[i] != 0 && w != servers[i]) comms.push_back(sim.start_flow(w, servers[i], bytes_per_server[i]));
-  stats.flows = static_cast<long long>(comms.size());
   const double software_end = reserve_software(workers.size(), bytes_per_server, options);
-  for (auto& c : comms) c->wait();
+  CollectiveStats stats = move_server_bytes(sim, workers, servers, bytes_per_server, options, true);
   wait_until(software_end);
   // Every server adds up the shards it received, all servers in parallel.
   std::vector<sg4::ExecPtr> execs;
@@ -151,15 +188,8 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<sg4::Host*>
                                   const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "pull_from_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "pull_from_servers needs one byte count per server");
-  CollectiveStats stats;
-  std::vector<sg4::CommPtr> comms;
-  for (std::size_t i = 0; i < servers.size(); ++i)
-    if (bytes_per_server[i] != 0)
-      for (sg4::Host* w : workers)
-        if (w != servers[i]) comms.push_back(sim.start_flow(servers[i], w, bytes_per_server[i]));
-  stats.flows = static_cast<long long>(comms.size());
   const double software_end = reserve_software(workers.size(), bytes_per_server, options);
-  for (auto& c : comms) c->wait();
+  CollectiveStats stats = move_server_bytes(sim, workers, servers, bytes_per_server, options, false);
   wait_until(software_end);
   return stats;
 }

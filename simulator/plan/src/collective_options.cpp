@@ -40,6 +40,15 @@ std::optional<Representation> parse_representation(const std::string& name) {
 
 std::vector<std::string> representation_names() { return {"auto", "coarse", "lockstep", "step"}; }
 
+std::optional<ServerRepresentation> parse_server_representation(const std::string& name) {
+  if (name == "auto") return ServerRepresentation::automatic;
+  if (name == "coarse") return ServerRepresentation::coarse;
+  if (name == "flow") return ServerRepresentation::flow;
+  return std::nullopt;
+}
+
+std::vector<std::string> server_representation_names() { return {"auto", "coarse", "flow"}; }
+
 std::string to_string(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::allreduce: return "allreduce";

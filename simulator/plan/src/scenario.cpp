@@ -143,8 +143,12 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = only_for_ps("partition_MB")) s.partition_bytes = bucket_mb_to_bytes(v->positive_number());
   if (auto v = only_for_ps("server_throughput_GBps")) s.server_throughput_Bps = gBps_to_bytes_per_s(v->positive_number());
   if (auto v = node.find("representation")) {
-    if (!may_be_collective) throw v->error("'representation' applies to all-reduce strategies, not to \"parameter_server\"");
-    s.representation = v->one_of(representation_names());
+    // All-reduce strategies name a ring representation, a parameter server its pushes' and pulls'
+    // (auto, coarse or flow); a sweep over both kinds takes the names both accept.
+    std::vector<std::string> names = may_be_collective ? representation_names() : server_representation_names();
+    if (may_be_ps && may_be_collective)
+      std::erase_if(names, [](const std::string& n) { return !parse_server_representation(n).has_value(); });
+    s.representation = v->one_of(names);
   }
   if (auto v = only_for_ps("worker_aggregation"))
     s.worker_aggregation = v->one_of({"host", "none"}) == "host" ? WorkerAggregation::host : WorkerAggregation::none;

@@ -59,6 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadScenario{"unknown_placement.json", "/strategy/placement", "did you mean 'round_robin'?"},
                       BadScenario{"zero_partition.json", "/strategy/partition_MB", "must be > 0, got 0"},
                       BadScenario{"zero_server_throughput.json", "/strategy/server_throughput_GBps", "must be > 0, got 0"},
+                      BadScenario{"lockstep_parameter_server.json", "/strategy/representation", "expected one of auto, coarse, flow"},
                       BadScenario{"too_many_colocated_servers.json", "/strategy/servers", "5 colocated parameter servers on 4 GPUs"},
                       BadScenario{"unknown_worker_aggregation.json", "/strategy/worker_aggregation", "did you mean 'host'?"},
                       BadScenario{"worker_aggregation_wrong_type.json", "/strategy/worker_aggregation", "expected a string"},

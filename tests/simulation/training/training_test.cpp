@@ -233,3 +233,47 @@ TEST(TrainingOracle, PerWorkerAggregationPushesOncePerNode) {
   EXPECT_NEAR(each_gpu.servers[0].bytes, 16 * s_bytes, 1e-6 * s_bytes);
   EXPECT_LT(per_node.breakdown.communication_s, 0.5 * each_gpu.breakdown.communication_s);
 }
+
+TEST(ParameterServerRepresentations, CoarseGroupsMatchFlowLevelForEveryPlacementAndServerKind) {
+  // The coarse representation (flows grouped per server, size and latency, advanced at SimGrid's
+  // max-min rates, split where members' own links differ) against one SimGrid flow per worker and
+  // server: iteration time within 1 % (measured: within 2e-4, SimGrid's solver precision), identical per-server bytes
+  // and busiest links, for every placement, colocated and dedicated servers (3 servers on 3
+  // nodes of 2 GPUs: colocated servers share their node's NIC with its workers), with and without
+  // a server software rate, overlap on and off, and under the TCP-like model too.
+  // Nodes of 2 GPUs push once per node by default (per-worker aggregation on the host); "none"
+  // pushes from every GPU, with a colocated server's own GPUs beside it on the node.
+  for (const char* aggregation : {"host", "none"})
+  for (const char* network : {"ideal", "tcp"})
+    for (const char* placement : {"round_robin", "greedy", "sharded"})
+      for (const char* servers : {"colocated", "dedicated"})
+        for (double throughput : {0.0, 0.5})
+          for (bool overlap : {true, false}) {
+            if (std::string(network) == "tcp" && (throughput > 0 || !overlap)) continue;
+            if (std::string(aggregation) == "none" && std::string(network) == "tcp") continue;
+            Json platform = cluster(3, 2, 10, 5);
+            platform["network"]["model"] = network;
+            Json doc = scenario_json(platform, "parameter_server", overlap);
+            doc["strategy"].erase("bucket_MB");  // a push per layer: many concurrent operations
+            doc["strategy"]["servers"] = 3;
+            doc["strategy"]["server_placement"] = servers;
+            doc["strategy"]["placement"] = placement;
+            doc["strategy"]["worker_aggregation"] = aggregation;
+            if (throughput > 0) doc["strategy"]["server_throughput_GBps"] = throughput;
+            doc["strategy"]["representation"] = "flow";
+            const IterationResult flow = simulate(doc);
+            doc["strategy"]["representation"] = "coarse";
+            const IterationResult coarse = simulate(doc);
+            const std::string where = std::string(aggregation) + " " + network + " " + placement + " " + servers + " throughput " +
+                                      std::to_string(throughput) + (overlap ? " overlap" : " no overlap");
+            EXPECT_NEAR(coarse.iteration_time_s, flow.iteration_time_s, 0.01 * flow.iteration_time_s) << where;
+            ASSERT_EQ(coarse.servers.size(), flow.servers.size()) << where;
+            for (std::size_t i = 0; i < flow.servers.size(); ++i) EXPECT_DOUBLE_EQ(coarse.servers[i].bytes, flow.servers[i].bytes) << where;
+            ASSERT_EQ(coarse.busiest_links.size(), flow.busiest_links.size()) << where;
+            for (std::size_t i = 0; i < flow.busiest_links.size(); ++i) {
+              EXPECT_EQ(coarse.busiest_links[i].name, flow.busiest_links[i].name) << where;
+              EXPECT_DOUBLE_EQ(coarse.busiest_links[i].bytes, flow.busiest_links[i].bytes) << where;
+            }
+            EXPECT_DOUBLE_EQ(coarse.network_bytes, flow.network_bytes) << where;
+          }
+}

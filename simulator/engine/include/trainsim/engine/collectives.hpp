@@ -68,6 +68,11 @@ struct ParameterServerOptions {
   double aggregate_flops_per_byte = 0.25;
   /// The servers' software rate (null = unlimited): shared by every operation on a server.
   class ServerSoftware* software = nullptr;
+  /// The coarse representation's executor (engine-private; null = flow level: one SimGrid flow
+  /// per worker and server). With it, the flows of a push or pull that share a server, a size and
+  /// a route latency move as one group at the max-min rate SimGrid would give each (README
+  /// "Parameter-server representations").
+  class GroupedFlows* grouped = nullptr;
 };
 
 /// Each parameter server's software (RPC receive or send, deserialisation, accumulation) as one

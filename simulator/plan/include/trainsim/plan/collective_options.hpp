@@ -29,6 +29,18 @@ std::optional<Representation> parse_representation(const std::string& name);
 /// The names parse_representation accepts.
 std::vector<std::string> representation_names();
 
+/// How the engine represents a parameter server's pushes and pulls: `flow`, one SimGrid flow per
+/// worker and server; `coarse`, the flows of one server, size and route latency as one group
+/// advanced at SimGrid's max-min rate (trainsim/engine/collectives.hpp, ParameterServerOptions);
+/// `automatic` picks coarse for dedicated servers and flow for colocated ones (README
+/// "Parameter-server representations": both agree; the choice is by speed).
+enum class ServerRepresentation { automatic, coarse, flow };
+
+/// "auto", "coarse", "flow" → the representation; nullopt otherwise.
+std::optional<ServerRepresentation> parse_server_representation(const std::string& name);
+/// The names parse_server_representation accepts.
+std::vector<std::string> server_representation_names();
+
 /// Knobs of every collective call. Defaults describe NCCL-like behaviour on an ideal network.
 struct CollectiveOptions {
   Representation representation = Representation::automatic;

@@ -1,0 +1,80 @@
+#pragma once
+// Private to the engine: the coarse representation of parameter-server pushes and pulls. Flows
+// that start together with the same size, the same server end and the same route latency form a
+// group; a group's flows are advanced together as a fluid at the max-min rate SimGrid's network
+// model would give each of them (coarse_flows.hpp's solver, with the model's sharing penalties,
+// bounds and cross-traffic), re-solved only when a group starts or ends. A push of W workers to
+// one server is then one group instead of W SimGrid flows.
+//
+// A group's members share one rate only while a link that all of them cross fixes it (the
+// server's NIC or CPU link: the incast). When a link that only some members cross fixes it (a
+// worker NIC that also carries its node's colocated server's pulls), the group splits into the
+// members on that link and the others, and the rates are solved again; a split is permanent. So
+// every flow moves at its max-min rate, as at flow level, and groups stay few where servers and
+// workers are alike.
+#include <cstddef>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include "coarse_flows.hpp"
+#include "trainsim/engine/simulation.hpp"
+
+namespace trainsim::engine {
+
+/// The fluid executor of grouped flows for one simulation. Create it before the actors that
+/// transfer through it; its manager actor is a daemon (it ends with the simulation).
+class GroupedFlows {
+public:
+  explicit GroupedFlows(Simulation& sim);
+  GroupedFlows(const GroupedFlows&) = delete;
+  GroupedFlows& operator=(const GroupedFlows&) = delete;
+
+  /// One batch of flows of `bytes` each, from srcs[i] to dsts[i] (parallel, same length ≥ 1).
+  struct Batch {
+    std::vector<simgrid::s4u::Host*> srcs;
+    std::vector<simgrid::s4u::Host*> dsts;
+    double bytes = 0;
+  };
+  /// Starts every flow of every batch now and returns when all have arrived (call from an actor).
+  /// Counts the flows' bytes on their routes (Simulation::account_flow). Returns the number of
+  /// groups they formed.
+  std::size_t transfer(const std::vector<Batch>& batches);
+
+private:
+  struct Group {
+    MaxMinFlow flow;            // per member: penalty and bound; uses weighted by member count
+    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight)
+    double remaining = 0;       // bytes left per member
+    double active_at_s = 0;     // when its latency is paid and it starts sharing bandwidth
+    double rate_Bps = 0;        // per member, while active
+    bool active = false;
+    std::size_t transfer = 0;   // index into pending_
+  };
+  void manager();
+  void advance_to(double now_s);
+  void solve();
+  void set_uses(Group& g);
+  double next_event_s() const;
+  std::size_t link_index(const simgrid::s4u::Link* link);
+
+  Simulation& sim_;
+  double weight_S_ = 0;      // SimGrid's network/weight-S
+  double tcp_gamma_ = 0;     // network/TCP-gamma
+  bool crosstraffic_ = false;
+  std::unordered_map<const simgrid::s4u::Link*, std::size_t> link_index_;
+  std::vector<double> capacity_;
+  std::vector<Group> groups_;               // live groups, in creation order
+  std::vector<std::size_t> pending_;        // per transfer: groups still moving
+  std::vector<simgrid::s4u::SemaphorePtr> done_;  // per transfer
+  simgrid::s4u::SemaphorePtr wake_;
+  double updated_s_ = 0;
+  bool dirty_ = false;
+};
+
+}  // namespace trainsim::engine
