@@ -127,6 +127,10 @@ void GroupedFlows::advance_to(double now_s) {
   }
   // A group has arrived once what is left would take under a picosecond at its rate (the clock's
   // rounding of the wake-up date), or nothing at all is left.
+  // Finished transfers are released only once the groups are consistent again: a release is a
+  // simcall, at which SimGrid may run the released actor at once, and that actor's next transfer
+  // calls advance_to itself.
+  std::vector<std::size_t> finished;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < groups_.size(); ++i) {
     Group& g = groups_[i];
@@ -137,10 +141,11 @@ void GroupedFlows::advance_to(double now_s) {
       continue;
     }
     changed = true;
-    if (--pending_[g.transfer] == 0) done_[g.transfer]->release();
+    if (--pending_[g.transfer] == 0) finished.push_back(g.transfer);
   }
   groups_.resize(kept);
   if (changed) dirty_ = true;
+  for (std::size_t t : finished) done_[t]->release();
 }
 
 // A group's uses: every link any member crosses, weighted by the members' consumption on it,
