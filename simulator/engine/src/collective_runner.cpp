@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -193,6 +194,105 @@ CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, con
   runner.start(actors);
   for (auto& a : actors) a->join();
   stats.flows += runner.flows();
+  return stats;
+}
+
+namespace {
+
+/// Lockstep trees: every edge's message simulated twice, once with only its level's edges
+/// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
+/// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
+/// the rest slept.
+void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, const plan::TreeSchedule& schedule,
+                       const CollectiveOptions& options, CollectiveStats& stats) {
+  const double begin = sg4::Engine::get_clock();
+  const auto n = std::size_t(schedule.participants()), trees = std::size_t(schedule.trees());
+  plan::TreeSchedule::EdgeDurations d;
+  for (auto* v : {&d.up_alone, &d.up_loaded, &d.down_alone, &d.down_loaded}) v->assign(n * trees, 0.0);
+  int levels = 0;
+  for (std::size_t t = 0; t < trees; ++t)
+    for (std::size_t p = 0; p < n; ++p) levels = std::max(levels, schedule.height(int(t), int(p)));
+  // One simulated step over the edges `in` selects; their durations go to `out`.
+  auto step = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
+    std::vector<sg4::CommPtr> comms;
+    std::vector<std::size_t> edge;
+    const double start = sg4::Engine::get_clock();
+    for (std::size_t t = 0; t < trees; ++t)
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
+          sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
+          sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
+          comms.push_back(sim.start_flow(from, to, schedule.chunk_bytes()));
+          edge.push_back(t * n + p);
+          // Every edge carries all m chunks in each phase; the loaded step simulates one.
+          if (account && schedule.chunks() > 1) sim.account_flow(from, to, (schedule.chunks() - 1) * schedule.chunk_bytes());
+        }
+    for (auto& c : comms) c->wait();
+    for (std::size_t e = 0; e < comms.size(); ++e) out[edge[e]] = comms[e]->get_finish_time() - start;
+    stats.flows += static_cast<long long>(comms.size());
+  };
+  auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
+  step(true, all, d.up_loaded, true);
+  step(false, all, d.down_loaded, false);
+  for (int level = 0; level < levels; ++level) {
+    step(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
+         d.up_alone, false);
+    step(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
+         d.down_alone, false);
+  }
+  const double end = begin + schedule.completion_s(d, options.step_overhead_s);
+  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
+}
+
+}  // namespace
+
+CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const CollectiveOptions& options) {
+  const plan::TreeSchedule& schedule = trees.schedule;
+  Representation rep = options.representation;
+  if (rep == Representation::automatic)
+    rep = double(schedule.participants()) * schedule.steps() * schedule.trees() <= kTreeStepBudget
+              ? Representation::step
+              : Representation::lockstep;
+  if (rep == Representation::coarse) rep = Representation::lockstep;
+  CollectiveStats stats;
+  if (rep == Representation::step) {
+    stats = run_schedule(sim, trees.ranks, schedule, options);
+  } else {
+    stats.used = Representation::lockstep;
+    run_tree_lockstep(sim, hosts_of(sim, trees.ranks), schedule, options, stats);
+  }
+  stats.channels = trees.channels;
+  return stats;
+}
+
+CollectiveStats run_halving_doubling(Simulation& sim, const std::vector<int>& ranks,
+                                     const plan::HalvingDoublingSchedule& schedule, const CollectiveOptions& options) {
+  Representation rep = options.representation;
+  if (rep == Representation::automatic)
+  {
+    // Folding extra ranks in lets ranks of the core start early and share links with the fold,
+    // which lockstep's barriers would hide: powers of two only.
+    const int n = schedule.participants();
+    rep = n >= kHalvingDoublingLockstepRanks && (n & (n - 1)) == 0 ? Representation::lockstep : Representation::step;
+  }
+  if (rep == Representation::coarse) rep = Representation::lockstep;
+  if (rep == Representation::step) return run_schedule(sim, ranks, schedule, options);
+  CollectiveStats stats;
+  stats.used = Representation::lockstep;
+  const std::vector<sg4::Host*> hosts = hosts_of(sim, ranks);
+  std::vector<Send> sends;
+  std::vector<sg4::CommPtr> comms;
+  for (int s = 0; s < schedule.steps(); ++s) {
+    if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
+    comms.clear();
+    for (int p = 0; p < schedule.participants(); ++p) {
+      sends.clear();
+      schedule.sends(p, s, sends);
+      for (const Send& m : sends) comms.push_back(sim.start_flow(hosts[std::size_t(p)], hosts[std::size_t(m.to)], m.bytes));
+    }
+    for (auto& c : comms) c->wait();
+    stats.flows += static_cast<long long>(comms.size());
+  }
   return stats;
 }
 
