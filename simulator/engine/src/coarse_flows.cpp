@@ -21,6 +21,14 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
       out.flows.push_back({&sim.route(sim.gpu(ranks[i]), sim.gpu(ranks[(i + 1) % n])), r, 0, nullptr});
   }
   out.ring_begin.push_back(out.flows.size());
+  share_max_min(out.flows);
+  return out;
+}
+
+void share_max_min(std::vector<CoarseFlows::Flow>& flows) {
+  struct {
+    std::vector<CoarseFlows::Flow>& flows;
+  } out{flows};
   // Links indexed densely; per link its flows, remaining capacity and count of flows not yet fixed.
   std::unordered_map<const sg4::Link*, std::size_t> index;
   std::vector<const sg4::Link*> links;
@@ -77,7 +85,6 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
     for (std::size_t f = 0; f < out.flows.size(); ++f)
       if (!fixed[f] && cap[f] <= level) fix(f, share, nullptr);
   }
-  return out;
 }
 
 CriticalHop critical_hop(Simulation& sim, const Ring& ring, const CoarseFlows& flows, std::size_t ring_index) {
