@@ -346,3 +346,64 @@ TEST(LinkReport, CountsRingBytesOnTheBusiestLinks) {
   EXPECT_GT(busy, 0.5);
   EXPECT_LE(busy, 1.0 + 1e-9);
 }
+
+namespace {
+
+tp::PlatformSpec dgx_a100(int nodes) {
+  return tp::read_platform_spec(
+      trainsim::parse_json_text(R"({"preset": "dgx-a100", "nodes": )" + std::to_string(nodes) + "}", "test"));
+}
+
+}  // namespace
+
+TEST(NcclTree, AutoPicksTheTreeAcrossManyNodesForSmallMessagesAndItBeatsTheRing) {
+  // 16 and 64 DGX-A100 nodes, 64 KiB: NCCL's tuner picks tree; the engine runs chains inside the
+  // nodes and the double binary tree of nodes, which beats the ring's 2(n−1) steps, and stays
+  // within ±50 % of the tuner's own estimate for the same choice (README).
+  for (int nodes : {16, 64}) {
+    const std::string out = trainsim_test::run_forked([&] {
+      te::CollectiveRequest req;
+      req.nccl = true;
+      req.tune_algorithm = true;
+      const te::CollectiveTiming t = te::time_collectives(dgx_a100(nodes), req, {64 * KiB}).at(0);
+      std::ostringstream s;
+      s.precision(17);
+      s << te::to_string(t.algorithm) << " " << t.time_s << " " << t.predicted_s << " " << t.channels;
+      return s.str();
+    });
+    std::istringstream in(out);
+    std::string algorithm;
+    double time_s = 0, model_s = 0;
+    int channels = 0;
+    in >> algorithm >> time_s >> model_s >> channels;
+    EXPECT_EQ(algorithm, "tree") << nodes << " nodes";
+    EXPECT_GE(channels, 2);
+    EXPECT_NEAR(time_s / model_s, 1.0, 0.5) << nodes << " nodes";
+    te::CollectiveRequest ring;
+    ring.nccl = true;
+    ring.algorithm = te::Algorithm::ring;
+    EXPECT_LT(time_s, timed(dgx_a100(nodes), ring, 64 * KiB) / 3) << nodes << " nodes";
+  }
+}
+
+TEST(NcclTree, LockstepMatchesStepWithin2Percent) {
+  // 4 DGX-A100 nodes, one chunk per channel (64 KiB) to 64 pipelined ones (256 MiB).
+  for (double bytes : {64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB}) {
+    const double step = timed(dgx_a100(4), request(te::Algorithm::tree, te::Representation::step), bytes);
+    const double lock = timed(dgx_a100(4), request(te::Algorithm::tree, te::Representation::lockstep), bytes);
+    EXPECT_NEAR(lock / step, 1.0, 0.02) << bytes << " bytes";
+  }
+  EXPECT_EQ(representation_used(dgx_a100(4), request(te::Algorithm::tree), 1 * MiB), "step");
+}
+
+TEST(HalvingDoubling, LockstepMatchesStepWithin1PercentAndIsPickedForManyRanks) {
+  for (int n : {16, 64}) {
+    const double step = timed(switch_cluster(n), request(te::Algorithm::halving_doubling, te::Representation::step), 8 * MiB);
+    const double lock =
+        timed(switch_cluster(n), request(te::Algorithm::halving_doubling, te::Representation::lockstep), 8 * MiB);
+    EXPECT_NEAR(lock / step, 1.0, 0.01) << n << " ranks";
+  }
+  EXPECT_EQ(representation_used(switch_cluster(256), request(te::Algorithm::halving_doubling), 1 * MiB), "lockstep");
+  EXPECT_EQ(representation_used(switch_cluster(64), request(te::Algorithm::halving_doubling), 1 * MiB), "step");
+  EXPECT_EQ(representation_used(switch_cluster(260), request(te::Algorithm::halving_doubling), 1 * MiB), "step");
+}

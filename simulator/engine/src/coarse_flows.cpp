@@ -158,13 +158,18 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
       out.flows.push_back({&sim.route(sim.gpu(ranks[i]), sim.gpu(ranks[(i + 1) % n])), r, 0, nullptr});
   }
   out.ring_begin.push_back(out.flows.size());
+  share_max_min(out.flows);
+  return out;
+}
+
+void share_max_min(std::vector<CoarseFlows::Flow>& flows) {
   // Links indexed densely; FATPIPE links cap each flow at their bandwidth without sharing.
   std::unordered_map<const sg4::Link*, std::size_t> index;
   std::vector<const sg4::Link*> links;
   std::vector<double> capacity;
-  std::vector<MaxMinFlow> problem(out.flows.size());
-  for (std::size_t f = 0; f < out.flows.size(); ++f)
-    for (const sg4::Link* l : out.flows[f].route->links) {
+  std::vector<MaxMinFlow> problem(flows.size());
+  for (std::size_t f = 0; f < flows.size(); ++f)
+    for (const sg4::Link* l : flows[f].route->links) {
       if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
         problem[f].bound = std::min(problem[f].bound, l->get_bandwidth());
         continue;
@@ -180,11 +185,10 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   std::vector<const MaxMinFlow*> pointers;
   for (const MaxMinFlow& f : problem) pointers.push_back(&f);
   const std::vector<double> rates = max_min_rates(capacity, pointers, &bottleneck);
-  for (std::size_t f = 0; f < out.flows.size(); ++f) {
-    out.flows[f].rate_Bps = rates[f];
-    out.flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
+  for (std::size_t f = 0; f < flows.size(); ++f) {
+    flows[f].rate_Bps = rates[f];
+    flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
   }
-  return out;
 }
 
 CriticalHop critical_hop(Simulation& sim, const Ring& ring, const CoarseFlows& flows, std::size_t ring_index) {

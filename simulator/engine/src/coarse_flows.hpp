@@ -50,6 +50,10 @@ struct CoarseFlows {
   std::vector<std::size_t> ring_begin;  ///< ring r's flows are [ring_begin[r], ring_begin[r + 1])
 };
 
+/// Fills every flow's rate_Bps and bottleneck from its route: all flows active at once, shared as
+/// above (the solver coarse_flows uses; the trees' lockstep uses it for their steps too).
+void share_max_min(std::vector<CoarseFlows::Flow>& flows);
+
 /// Solves the coarse flows of `rings` (each with ≥ 2 ranks) on sim's routes.
 CoarseFlows coarse_flows(Simulation& sim, const std::vector<plan::Ring>& rings);
 

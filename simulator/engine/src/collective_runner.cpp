@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -94,6 +95,34 @@ private:
   long long flows_ = 0;
 };
 
+/// Starts a flow per (from, to, bytes) and returns when all are done. SimGrid 3.32 ends a comm
+/// with a scan of its actor's pending activities, so one actor waiting on F flows costs O(F²)
+/// (90 % of an 8,192-GPU coarse ring); above kFlowsPerActor flows they are started from helper
+/// actors of at most that many each (below it, from the caller, as before: same results).
+constexpr std::size_t kFlowsPerActor = 2048;
+struct FlowSpec {
+  sg4::Host* from;
+  sg4::Host* to;
+  double bytes;
+};
+void run_flows(Simulation& sim, const std::vector<FlowSpec>& flows) {
+  auto batch = [&sim, &flows](std::size_t begin, std::size_t end) {
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(end - begin);
+    for (std::size_t i = begin; i < end; ++i) comms.push_back(sim.start_flow(flows[i].from, flows[i].to, flows[i].bytes));
+    for (auto& c : comms) c->wait();
+  };
+  if (flows.size() <= kFlowsPerActor) {
+    batch(0, flows.size());
+    return;
+  }
+  std::vector<sg4::ActorPtr> actors;
+  for (std::size_t b = 0; b < flows.size(); b += kFlowsPerActor)
+    actors.push_back(sg4::Actor::create("flows" + std::to_string(b), sg4::this_actor::get_host(),
+                                        [batch, b, &flows] { batch(b, std::min(flows.size(), b + kFlowsPerActor)); }));
+  for (auto& a : actors) a->join();
+}
+
 /// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;
 /// then the remaining K−1 latencies of the ring's critical hop and K step overheads are slept.
 void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlows& shared,
@@ -105,10 +134,10 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
     auto body = [&sim, ring, &options, crit] {
       const std::vector<sg4::Host*> hosts = hosts_of(sim, ring->ranks);
       const std::size_t n = hosts.size();
-      std::vector<sg4::CommPtr> comms;
-      for (std::size_t i = 0; i < n; ++i)
-        comms.push_back(sim.start_flow(hosts[i], hosts[(i + 1) % n], ring->steps * ring->chunk_bytes));
-      for (auto& c : comms) c->wait();
+      std::vector<FlowSpec> flows;
+      flows.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) flows.push_back({hosts[i], hosts[(i + 1) % n], ring->steps * ring->chunk_bytes});
+      run_flows(sim, flows);
       const double rest = (ring->steps - 1) * crit.latency_s + ring->steps * options.step_overhead_s;
       if (rest > 0) sg4::this_actor::sleep_for(rest);
     };
@@ -126,12 +155,12 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
   if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
   std::vector<std::vector<sg4::Host*>> hosts;
   for (const Ring& ring : rings) hosts.push_back(hosts_of(sim, ring.ranks));
-  std::vector<sg4::CommPtr> comms;
+  std::vector<FlowSpec> flows;
   for (std::size_t r = 0; r < rings.size(); ++r)
     for (std::size_t i = 0; i < hosts[r].size(); ++i)
-      comms.push_back(sim.start_flow(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rings[r].chunk_bytes));
-  for (auto& c : comms) c->wait();
-  stats.flows += static_cast<long long>(comms.size());
+      flows.push_back({hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rings[r].chunk_bytes});
+  run_flows(sim, flows);
+  stats.flows += static_cast<long long>(flows.size());
   const double step = sg4::Engine::get_clock() - start;
   const int rest = rings[0].steps - 1;
   for (std::size_t r = 0; r < rings.size(); ++r)
@@ -193,6 +222,147 @@ CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, con
   runner.start(actors);
   for (auto& a : actors) a->join();
   stats.flows += runner.flows();
+  return stats;
+}
+
+namespace {
+
+/// Lockstep trees: every edge's message simulated twice, once with only its level's edges
+/// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
+/// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
+/// the rest slept.
+void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, const plan::TreeSchedule& schedule,
+                       const CollectiveOptions& options, CollectiveStats& stats) {
+  const double begin = sg4::Engine::get_clock();
+  const auto n = std::size_t(schedule.participants()), trees = std::size_t(schedule.trees());
+  plan::TreeSchedule::EdgeDurations d;
+  for (auto* v : {&d.up_alone, &d.up_loaded, &d.down_alone, &d.down_loaded}) v->assign(n * trees, 0.0);
+  int levels = 0;
+  for (std::size_t t = 0; t < trees; ++t)
+    for (std::size_t p = 0; p < n; ++p) levels = std::max(levels, schedule.height(int(t), int(p)));
+  // One simulated step over the edges `in` selects; their durations go to `out`. Each tree's
+  // flows are started and waited by an actor of their own: SimGrid 3.32's bookkeeping of an
+  // actor's pending activities is linear in their number, so one actor for all is quadratic.
+  auto step = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
+    const double start = sg4::Engine::get_clock();
+    std::vector<sg4::ActorPtr> actors;
+    for (std::size_t t = 0; t < trees; ++t) {
+      auto body = [&, t] {
+        std::vector<sg4::CommPtr> comms;
+        std::vector<std::size_t> edge;
+        for (std::size_t p = 0; p < n; ++p)
+          if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
+            sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
+            sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
+            comms.push_back(sim.start_flow(from, to, schedule.chunk_bytes()));
+            edge.push_back(t * n + p);
+            // Every edge carries all m chunks in each phase; the loaded step simulates one.
+            if (account && schedule.chunks() > 1)
+              sim.account_flow(from, to, (schedule.chunks() - 1) * schedule.chunk_bytes());
+          }
+        for (auto& c : comms) c->wait();
+        for (std::size_t e = 0; e < comms.size(); ++e) out[edge[e]] = comms[e]->get_finish_time() - start;
+        stats.flows += static_cast<long long>(comms.size());
+      };
+      actors.push_back(sg4::Actor::create("tree-step" + std::to_string(t), sg4::this_actor::get_host(), body));
+    }
+    for (auto& a : actors) a->join();
+  };
+  auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
+  if (sim.spec().network.model == platforms::NetworkModel::ideal) {
+    // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
+    // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
+    // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
+    const double lf = sim.latency_factor(), chunk = schedule.chunk_bytes();
+    auto solve = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
+      std::vector<CoarseFlows::Flow> flows;
+      std::vector<std::size_t> edge;
+      for (std::size_t t = 0; t < trees; ++t)
+        for (std::size_t p = 0; p < n; ++p)
+          if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
+            sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
+            sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
+            flows.push_back({&sim.route(from, to), t, 0, nullptr});
+            edge.push_back(t * n + p);
+            if (account) sim.account_flow(from, to, schedule.chunks() * chunk);  // all m chunks
+          }
+      share_max_min(flows);
+      for (std::size_t e = 0; e < flows.size(); ++e) out[edge[e]] = flows[e].route->latency_s * lf + chunk / flows[e].rate_Bps;
+      stats.flows += static_cast<long long>(flows.size());
+    };
+    solve(true, all, d.up_loaded, true);
+    solve(false, all, d.down_loaded, true);
+    for (int level = 0; level < levels; ++level) {
+      solve(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
+            d.up_alone, false);
+      solve(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
+            d.down_alone, false);
+    }
+    const double end = begin + schedule.completion_s(d, options.step_overhead_s);
+    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
+    return;
+  }
+  step(true, all, d.up_loaded, true);
+  step(false, all, d.down_loaded, false);
+  for (int level = 0; level < levels; ++level) {
+    step(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
+         d.up_alone, false);
+    step(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
+         d.down_alone, false);
+  }
+  const double end = begin + schedule.completion_s(d, options.step_overhead_s);
+  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
+}
+
+}  // namespace
+
+CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const CollectiveOptions& options) {
+  const plan::TreeSchedule& schedule = trees.schedule;
+  Representation rep = options.representation;
+  if (rep == Representation::automatic)
+    rep = double(schedule.participants()) * schedule.steps() * schedule.trees() <= kTreeStepBudget
+              ? Representation::step
+              : Representation::lockstep;
+  if (rep == Representation::coarse) rep = Representation::lockstep;
+  CollectiveStats stats;
+  if (rep == Representation::step) {
+    stats = run_schedule(sim, trees.ranks, schedule, options);
+  } else {
+    stats.used = Representation::lockstep;
+    run_tree_lockstep(sim, hosts_of(sim, trees.ranks), schedule, options, stats);
+  }
+  stats.channels = trees.channels;
+  return stats;
+}
+
+CollectiveStats run_halving_doubling(Simulation& sim, const std::vector<int>& ranks,
+                                     const plan::HalvingDoublingSchedule& schedule, const CollectiveOptions& options) {
+  Representation rep = options.representation;
+  if (rep == Representation::automatic)
+  {
+    // Folding extra ranks in lets ranks of the core start early and share links with the fold,
+    // which lockstep's barriers would hide: powers of two only.
+    const int n = schedule.participants();
+    rep = n >= kHalvingDoublingLockstepRanks && (n & (n - 1)) == 0 ? Representation::lockstep : Representation::step;
+  }
+  if (rep == Representation::coarse) rep = Representation::lockstep;
+  if (rep == Representation::step) return run_schedule(sim, ranks, schedule, options);
+  CollectiveStats stats;
+  stats.used = Representation::lockstep;
+  const std::vector<sg4::Host*> hosts = hosts_of(sim, ranks);
+  std::vector<Send> sends;
+  std::vector<sg4::CommPtr> comms;
+  for (int s = 0; s < schedule.steps(); ++s) {
+    if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
+    comms.clear();
+    for (int p = 0; p < schedule.participants(); ++p) {
+      sends.clear();
+      schedule.sends(p, s, sends);
+      for (const Send& m : sends) comms.push_back(sim.start_flow(hosts[std::size_t(p)], hosts[std::size_t(m.to)], m.bytes));
+    }
+    for (auto& c : comms) c->wait();
+    stats.flows += static_cast<long long>(comms.size());
+  }
   return stats;
 }
 

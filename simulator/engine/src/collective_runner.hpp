@@ -20,4 +20,21 @@ CollectiveStats run_rings(Simulation& sim, const std::vector<plan::Ring>& rings,
 CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, const plan::StepSchedule& schedule,
                              const CollectiveOptions& options);
 
+/// Runs NCCL's trees (plan::nccl_tree_all_reduce). lockstep: one reduce step of every tree edge
+/// together (every non-root sends a chunk to its parent), then one broadcast step (every parent
+/// to its children), each repeated as many times as its phase has steps, its time slept; step: the
+/// TreeSchedule with one actor per participant. automatic picks step while participants × steps
+/// × trees stays within kTreeStepBudget, else lockstep; coarse runs as lockstep.
+CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const CollectiveOptions& options);
+/// Participant-steps (participants × steps × trees) up to which automatic runs trees step-level.
+inline constexpr double kTreeStepBudget = 1 << 17;
+
+/// Runs a halving-doubling schedule. lockstep: every step's exchanges together in the calling
+/// actor, the next step when all are done (no actor per rank); step: one actor per participant.
+/// automatic picks lockstep for powers of two from kHalvingDoublingLockstepRanks participants on
+/// (within 1 % of step there; with folded extra ranks it runs up to ~12 % fast, so step).
+CollectiveStats run_halving_doubling(Simulation& sim, const std::vector<int>& ranks,
+                                     const plan::HalvingDoublingSchedule& schedule, const CollectiveOptions& options);
+inline constexpr int kHalvingDoublingLockstepRanks = 256;
+
 }  // namespace trainsim::engine

@@ -51,8 +51,11 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
     case Algorithm::hierarchical:
       return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::halving_doubling:
-      return run_schedule(sim, ranks, plan::HalvingDoublingSchedule(n, bytes), options);
+      return run_halving_doubling(sim, ranks, plan::HalvingDoublingSchedule(n, bytes), options);
     case Algorithm::tree: {
+      // Across nodes as NCCL builds it: chains inside nodes, a double binary tree of nodes.
+      if (plan::nccl_tree_applies(ranks, layout))
+        return run_trees(sim, plan::nccl_tree_all_reduce(ranks, bytes, layout, options), options);
       const std::vector<int> ordered = plan::ring_order(ranks, layout, options);
       CollectiveStats stats = run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
       stats.channels = 2;  // the two trees
@@ -326,12 +329,8 @@ struct TunedRun {
 
 TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
   std::vector<plan::NcclChoice> candidates = plan::nccl_candidates(topo, bytes);
-  // Across nodes NCCL's tree is a chain inside each node and a double binary tree of nodes per
-  // channel; the engine's `tree` is one double binary tree over all ranks, which crosses NICs far
-  // more and would misreport what NCCL achieves, so `auto` leaves it out there (README).
   std::erase_if(candidates, [&](const plan::NcclChoice& c) {
-    return (request.tune_algorithm && topo.nodes > 1 && c.algorithm == Algorithm::tree) ||
-           (!request.tune_algorithm && c.algorithm != request.algorithm) ||
+    return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
            (request.protocol && c.protocol != *request.protocol);
   });
   if (candidates.empty()) {
@@ -350,8 +349,9 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.options.launch_s = costs.launch_s;
   run.options.step_overhead_s += costs.step_overhead_s;
   run.wire_factor = costs.wire_factor;
-  // A ring runs on NCCL's channels unless the request sets them (--channels).
-  if (run.choice.algorithm == Algorithm::ring && run.options.channels == 0) run.options.channels = run.choice.channels;
+  // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
+  // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
+  if (run.choice.algorithm != Algorithm::nvls && run.options.channels == 0) run.options.channels = run.choice.channels;
   return run;
 }
 
@@ -404,8 +404,9 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
         const TunedRun& run = tuned[i];
         stats = all_reduce(sim, ranks, bytes * run.wire_factor, run.choice.algorithm, run.options);
         // NCCL's channel count, or the rings asked for (the engine runs a ring's channels as rings,
-        // a tree as two trees and NVLS as one flow per port).
-        const bool asked = request.options.channels > 0 && run.choice.algorithm == Algorithm::ring;
+        // a tree across nodes as its channels of both trees, and NVLS as one flow per port).
+        const bool asked = (request.options.channels > 0 && run.choice.algorithm == Algorithm::ring) ||
+                           (run.choice.algorithm == Algorithm::tree && topo.nodes > 1);
         timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
                            run.choice.algorithm,
                            run.choice.protocol, run.choice.predicted_s});

@@ -105,6 +105,165 @@ int DoubleTreeSchedule::receives(int p, int s) const {
   return count;
 }
 
+TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk)
+    : n_(n), m_(chunks), chunk_(chunk), parents_(std::move(parents)) {
+  TRAINSIM_CHECK(n_ >= 2 && m_ >= 1 && !parents_.empty(), "a tree schedule needs n ≥ 2, m ≥ 1 and a tree");
+  const auto n_size = std::size_t(n_);
+  for (const std::vector<int>& parent : parents_) {
+    TRAINSIM_CHECK(parent.size() == n_size, "a tree needs one parent per participant");
+    // Depths by walking up to a participant whose depth is known (the root's is 0).
+    std::vector<int> depth(n_size, -1), path;
+    int roots = 0;
+    for (std::size_t p = 0; p < n_size; ++p) {
+      if (parent[p] < 0) {
+        depth[p] = 0;
+        ++roots;
+      }
+    }
+    TRAINSIM_CHECK(roots == 1, "a tree needs exactly one root");
+    for (std::size_t p = 0; p < n_size; ++p) {
+      path.clear();
+      int q = int(p);
+      while (depth[std::size_t(q)] < 0) {
+        path.push_back(q);
+        TRAINSIM_CHECK(path.size() <= n_size, "a tree must not have cycles");
+        q = parent[std::size_t(q)];
+        TRAINSIM_CHECK(q >= 0 && q < n_, "a tree's parent must be a participant");
+      }
+      int known = depth[std::size_t(q)];
+      for (auto it = path.rbegin(); it != path.rend(); ++it) depth[std::size_t(*it)] = ++known;
+    }
+    // Heights, deepest first; children in compressed rows.
+    int max_depth = 0;
+    for (int d : depth) max_depth = std::max(max_depth, d);
+    std::vector<std::vector<int>> by_depth(std::size_t(max_depth) + 1);
+    for (std::size_t p = 0; p < n_size; ++p) by_depth[std::size_t(depth[p])].push_back(int(p));
+    std::vector<int> height(n_size, 0), begin(n_size + 1, 0), children(n_size - 1);
+    for (int d = max_depth; d >= 1; --d)
+      for (int p : by_depth[std::size_t(d)]) {
+        const auto up = std::size_t(parent[std::size_t(p)]);
+        height[up] = std::max(height[up], height[std::size_t(p)] + 1);
+      }
+    for (std::size_t p = 0; p < n_size; ++p)
+      if (parent[p] >= 0) ++begin[std::size_t(parent[p]) + 1];
+    for (std::size_t p = 0; p < n_size; ++p) begin[p + 1] += begin[p];
+    std::vector<int> fill(begin.begin(), begin.end() - 1);
+    for (std::size_t p = 0; p < n_size; ++p)
+      if (parent[p] >= 0) children[std::size_t(fill[std::size_t(parent[p])]++)] = int(p);
+    for (std::size_t p = 0; p < n_size; ++p)
+      if (parent[p] < 0) height_max_ = std::max(height_max_, height[p]);
+    height_.push_back(std::move(height));
+    depth_.push_back(std::move(depth));
+    child_begin_.push_back(std::move(begin));
+    children_.push_back(std::move(children));
+  }
+  reduce_steps_ = height_max_ + m_ - 1;
+}
+
+void TreeSchedule::sends(int p, int s, std::vector<Send>& out) const {
+  const auto pi = std::size_t(p);
+  for (std::size_t t = 0; t < parents_.size(); ++t) {
+    if (s < reduce_steps_) {
+      const int j = s - height_[t][pi];
+      if (parents_[t][pi] >= 0 && j >= 0 && j < m_) out.push_back({parents_[t][pi], chunk_});
+    } else {
+      const int j = s - reduce_steps_ - depth_[t][pi];
+      if (j >= 0 && j < m_)
+        for (int c = child_begin_[t][pi]; c < child_begin_[t][pi + 1]; ++c) out.push_back({children_[t][std::size_t(c)], chunk_});
+    }
+  }
+}
+
+int TreeSchedule::receives(int p, int s) const {
+  const auto pi = std::size_t(p);
+  int count = 0;
+  for (std::size_t t = 0; t < parents_.size(); ++t) {
+    if (s < reduce_steps_) {
+      for (int c = child_begin_[t][pi]; c < child_begin_[t][pi + 1]; ++c) {
+        const int j = s - height_[t][std::size_t(children_[t][std::size_t(c)])];
+        if (j >= 0 && j < m_) ++count;
+      }
+    } else if (const int up = parents_[t][pi]; up >= 0) {
+      const int j = s - reduce_steps_ - depth_[t][std::size_t(up)];
+      if (j >= 0 && j < m_) ++count;
+    }
+  }
+  return count;
+}
+
+double TreeSchedule::completion_s(const EdgeDurations& d, double overhead_s) const {
+  const auto n = std::size_t(n_), trees = parents_.size();
+  for (const auto* v : {&d.up_alone, &d.up_loaded, &d.down_alone, &d.down_loaded})
+    TRAINSIM_CHECK(v->size() == n * trees, "one duration per tree edge");
+  const int H = height_max_;
+  // Levels sending at phase step k: heights (or depths) in [k−m+1, k] ∩ [0, H−1].
+  auto load = [&](int k) {
+    const int w = std::min(k, H - 1) - std::max(0, k - m_ + 1) + 1;
+    return H <= 1 ? 1.0 : double(std::max(1, w) - 1) / double(H - 1);
+  };
+  std::vector<double> done(n, 0.0), sent(n, 0.0);
+  for (int s = 0; s < steps(); ++s) {
+    const bool reducing = s < reduce_steps_;
+    const double f = load(reducing ? s : s - reduce_steps_);
+    const std::vector<double>& alone = reducing ? d.up_alone : d.down_alone;
+    const std::vector<double>& loaded = reducing ? d.up_loaded : d.down_loaded;
+    auto duration = [&](std::size_t e) { return alone[e] + (loaded[e] - alone[e]) * f; };
+    for (std::size_t p = 0; p < n; ++p) {
+      double longest = -1;
+      for (std::size_t t = 0; t < trees; ++t) {
+        if (reducing) {
+          const int j = s - height_[t][p];
+          if (parents_[t][p] >= 0 && j >= 0 && j < m_) longest = std::max(longest, duration(t * n + p));
+        } else if (const int j = s - reduce_steps_ - depth_[t][p]; j >= 0 && j < m_) {
+          for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c)
+            longest = std::max(longest, duration(t * n + std::size_t(children_[t][std::size_t(c)])));
+        }
+      }
+      sent[p] = longest < 0 ? done[p] : done[p] + overhead_s + longest;
+    }
+    for (std::size_t p = 0; p < n; ++p) {
+      double end = sent[p];
+      for (std::size_t t = 0; t < trees; ++t) {
+        if (reducing) {
+          for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c) {
+            const auto ci = std::size_t(children_[t][std::size_t(c)]);
+            if (const int j = s - height_[t][ci]; j >= 0 && j < m_) end = std::max(end, sent[ci]);
+          }
+        } else if (const int up = parents_[t][p]; up >= 0) {
+          if (const int j = s - reduce_steps_ - depth_[t][std::size_t(up)]; j >= 0 && j < m_)
+            end = std::max(end, sent[std::size_t(up)]);
+        }
+      }
+      done[p] = end;
+    }
+  }
+  return *std::max_element(done.begin(), done.end());
+}
+
+namespace {
+
+// NVIDIA/nccl src/graph/trees.cc, ncclGetBtree: the parent only.
+int btree_parent(int nranks, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < nranks && !(bit & rank)) bit <<= 1;
+  const int up = (rank ^ bit) | (bit << 1);
+  return up >= nranks ? rank ^ bit : up;
+}
+
+}  // namespace
+
+int nccl_tree_parent(int nranks, int rank, int tree) {
+  TRAINSIM_CHECK(nranks >= 1 && rank >= 0 && rank < nranks, "nccl_tree_parent needs 0 ≤ rank < nranks");
+  if (tree == 0) return btree_parent(nranks, rank);
+  if (nranks % 2 == 1) {  // ncclGetDtree: shift by one
+    const int u = btree_parent(nranks, (rank - 1 + nranks) % nranks);
+    return u < 0 ? -1 : (u + 1) % nranks;
+  }
+  const int u = btree_parent(nranks, nranks - 1 - rank);  // mirror
+  return u < 0 ? -1 : nranks - 1 - u;
+}
+
 int pipeline_chunks(double bytes, const CollectiveOptions& options) {
   const double m = std::ceil(bytes / options.pipeline_chunk_bytes);
   return static_cast<int>(std::clamp(m, 1.0, double(std::max(1, options.max_pipeline_chunks))));
@@ -235,6 +394,88 @@ HierarchicalPhases hierarchical_all_reduce(const std::vector<int>& ranks, double
     phases.inter.push_back(std::move(ring));
   }
   return phases;
+}
+
+namespace {
+
+/// ranks in ring order, grouped by node in order of first appearance.
+std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& ranks, const RingLayout& layout,
+                                            const CollectiveOptions& options) {
+  std::vector<std::vector<int>> nodes;
+  std::map<int, std::size_t> index;
+  for (int r : ring_order(ranks, layout, options)) {
+    auto [it, fresh] = index.try_emplace(r / layout.gpus_per_node, nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(r);
+  }
+  return nodes;
+}
+
+}  // namespace
+
+bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout) {
+  std::map<int, int> per_node;
+  for (int r : ranks) ++per_node[r / layout.gpus_per_node];
+  if (per_node.size() < 2) return false;
+  return std::all_of(per_node.begin(), per_node.end(),
+                     [&](const auto& kv) { return kv.second == per_node.begin()->second; });
+}
+
+NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                               const CollectiveOptions& options) {
+  const std::vector<std::vector<int>> nodes = ranks_by_node(ranks, layout, options);
+  TRAINSIM_CHECK(nodes.size() >= 2, "NCCL's tree across nodes needs ranks on two nodes or more");
+  const int N = int(nodes.size()), g = layout.gpus_per_node;
+  std::vector<int> order;
+  order.reserve(ranks.size());
+  for (const auto& node : nodes) order.insert(order.end(), node.begin(), node.end());
+  int max_rank = 0;
+  for (int r : order) max_rank = std::max(max_rank, r);
+  std::vector<int> participant(std::size_t(max_rank) + 1, -1);
+  for (std::size_t p = 0; p < order.size(); ++p) participant[std::size_t(order[p])] = int(p);
+  // The graph channels' node orders: as the rings', whose last GPU leaves through the channel's
+  // NIC; reversed, that GPU heads the chain and talks to the other nodes (treeToParent/Child).
+  const bool channelled = options.topology_aware_ring && options.multi_ring;
+  const std::vector<std::vector<int>> local_orders =
+      channelled ? channel_orders(layout, options.channels, true) : std::vector<std::vector<int>>{};
+  const int G = channelled ? int(local_orders.size()) : std::max(1, options.channels);
+  std::vector<std::vector<int>> parents;
+  std::vector<int> heads(static_cast<std::size_t>(N)), chain;
+  std::vector<std::vector<int>> chains(static_cast<std::size_t>(N));
+  for (int c = 0; c < 2 * G; ++c) {
+    const int tree = c / G;
+    for (int k = 0; k < N; ++k) {
+      const std::vector<int>& node = nodes[std::size_t(k)];
+      chain.clear();
+      if (channelled) {
+        const int base = node.front() / g * g;
+        const std::vector<int>& local = local_orders[std::size_t(c % G)];
+        for (auto it = local.rbegin(); it != local.rend(); ++it)
+          if (const int r = base + *it; r <= max_rank && participant[std::size_t(r)] >= 0) chain.push_back(r);
+      }
+      if (chain.size() != node.size()) chain = node;
+      chains[std::size_t(k)] = chain;
+      heads[std::size_t(k)] = participant[std::size_t(chain.front())];
+    }
+    std::vector<int> parent(order.size(), -1);
+    for (int k = 0; k < N; ++k) {
+      const std::vector<int>& ch = chains[std::size_t(k)];
+      for (std::size_t i = 1; i < ch.size(); ++i) parent[std::size_t(participant[std::size_t(ch[i])])] = participant[std::size_t(ch[i - 1])];
+      const int up = nccl_tree_parent(N, k, tree);
+      parent[std::size_t(heads[std::size_t(k)])] = up < 0 ? -1 : heads[std::size_t(up)];
+    }
+    parents.push_back(std::move(parent));
+  }
+  // enqueue.cc (tree, Simple): the chunk starts at the pipeline chunk (a 512 KiB step of the 4 MiB
+  // buffer) and halves while a channel would get fewer than depth·8 chunks (down to 128 KiB),
+  // depth·4 (64 KiB) or depth (32 KiB), depth the tree's: the chain plus the tree of nodes.
+  const double per_channel = bytes / double(2 * G);
+  const double depth = double(nodes.front().size() - 1) + std::ceil(std::log2(double(N)));
+  double chunk = options.pipeline_chunk_bytes;
+  for (const auto& [per_depth, floor_bytes] : {std::pair{8.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
+    while (per_channel / chunk < depth * per_depth && chunk > floor_bytes) chunk /= 2;
+  const int m = static_cast<int>(std::clamp(std::ceil(per_channel / chunk), 1.0, double(std::max(1, options.max_pipeline_chunks))));
+  return NcclTrees{std::move(order), TreeSchedule(int(ranks.size()), std::move(parents), m, per_channel / m), 2 * G};
 }
 
 }  // namespace trainsim::plan

@@ -147,10 +147,12 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("algorithm        protocol channels"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("nvls             Simple"), std::string::npos) << text.out;
-  // Across nodes `auto` does not pick the engine's tree, which is not NCCL's (README).
+  // Across 16 nodes `auto` picks NCCL's tree (chains in nodes, double binary tree of nodes) and
+  // reports both trees' channels.
   const auto many = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "16", "--bytes", "1M", "--json", "-"});
   ASSERT_EQ(many.exit_code, 0) << many.err;
-  EXPECT_EQ(parse(many.out)["results"][0]["algorithm"], "ring");
+  EXPECT_EQ(parse(many.out)["results"][0]["algorithm"], "tree");
+  EXPECT_EQ(parse(many.out)["results"][0]["channels"], 24);
   // --channels still decides the rings under auto: one ring leaves each node through one NIC.
   const auto one = run_trainsim({"collective", "--platform", "dgx-h100", "--nodes", "2", "--bytes", "1G", "--channels",
                                  "1", "--json", "-"});

@@ -350,3 +350,90 @@ TEST(ChannelOrders, ARingPhaseSplitsTheBufferOverTheChannelsAndVisitsEveryRankOn
   two.channels = 2;
   EXPECT_EQ(plan::ring_all_reduce(ranks, S, h100, two).size(), 2u);
 }
+
+TEST(NcclTreeParent, FollowsNcclsBtreeAndItsMirrorOrShift) {
+  // NVIDIA/nccl src/graph/trees.cc, the illustrated 14-rank btree: 0 → 8 → {4, 12}, 12 → {10, 13}.
+  EXPECT_EQ(plan::nccl_tree_parent(14, 0, 0), -1);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 8, 0), 0);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 4, 0), 8);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 12, 0), 8);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 13, 0), 12);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 10, 0), 12);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 1, 0), 2);
+  EXPECT_EQ(plan::nccl_tree_parent(14, 3, 0), 2);
+  // 12 ranks: the mirror, rooted at 11 with child 3; 13 ranks: shifted by one, rooted at 1.
+  EXPECT_EQ(plan::nccl_tree_parent(12, 11, 1), -1);
+  EXPECT_EQ(plan::nccl_tree_parent(12, 3, 1), 11);
+  EXPECT_EQ(plan::nccl_tree_parent(12, 7, 1), 3);
+  EXPECT_EQ(plan::nccl_tree_parent(13, 1, 1), -1);
+  EXPECT_EQ(plan::nccl_tree_parent(13, 9, 1), 1);
+  // In the double tree a leaf of one tree is an inner rank of the other (even counts).
+  for (int n : {8, 16, 64}) {
+    for (int r = 0; r < n; ++r) {
+      bool inner0 = false, inner1 = false;
+      for (int q = 0; q < n; ++q) {
+        inner0 = inner0 || plan::nccl_tree_parent(n, q, 0) == r;
+        inner1 = inner1 || plan::nccl_tree_parent(n, q, 1) == r;
+      }
+      EXPECT_FALSE(inner0 && inner1) << "n " << n << ", rank " << r;
+    }
+  }
+}
+
+TEST(NcclTrees, ChainInsideNodesHeadOnTheChannelsNicAndTheDoubleTreeOfNodes) {
+  // 4 nodes x 8 GPUs behind 8 NICs (GPU a on NIC a), one ring order inside a node.
+  const plan::RingLayout layout{8, iota(8), {iota(8)}, 8};
+  const std::vector<int> ranks = iota(32);
+  ASSERT_TRUE(plan::nccl_tree_applies(ranks, layout));
+  EXPECT_FALSE(plan::nccl_tree_applies(iota(8), layout));      // one node
+  EXPECT_FALSE(plan::nccl_tree_applies(iota(12), layout));     // 8 + 4 ranks
+  const plan::NcclTrees trees = plan::nccl_tree_all_reduce(ranks, S, layout, {});
+  EXPECT_EQ(trees.channels, 16);  // 8 graph channels (one per NIC), each on both trees
+  ASSERT_EQ(trees.schedule.trees(), 16);
+  for (int c = 0; c < 16; ++c) {
+    for (int node = 0; node < 4; ++node) {
+      // Exactly one GPU of the node leaves it (its head), the one on NIC c mod 8; the rest form a chain.
+      int heads = 0;
+      for (int local = 0; local < 8; ++local) {
+        const int p = node * 8 + local;
+        const int parent = trees.schedule.parent(c, p);
+        const bool leaves = parent < 0 || trees.ranks[std::size_t(parent)] / 8 != node;
+        if (!leaves) continue;
+        ++heads;
+        EXPECT_EQ(trees.ranks[std::size_t(p)] % 8, c % 8) << "channel " << c << ", node " << node;
+        const int up = plan::nccl_tree_parent(4, node, c / 8);
+        EXPECT_EQ(parent < 0 ? -1 : trees.ranks[std::size_t(parent)] / 8, up);
+      }
+      EXPECT_EQ(heads, 1);
+    }
+  }
+  const Traffic t = walk(trees.schedule);
+  // Every non-root sends each of its channels' S/16 up once and every non-root receives it down once.
+  double total = 0;
+  for (double b : t.sent_bytes) total += b;
+  EXPECT_NEAR(total, 2.0 * 16 * 31 * S / 16, 1e-6 * S);
+  EXPECT_EQ(trees.schedule.chunks() * trees.schedule.chunk_bytes() * 16, S);
+}
+
+TEST(NcclTrees, ChunksHalveUntilEveryChannelHasDepthTimesEightOfThem) {
+  // enqueue.cc: 512 KiB down to 128 KiB while a channel gets fewer than depth·8 chunks. 2 nodes x
+  // 8 GPUs: depth 7 + 1 = 8, 16 channels; 64 MiB → 4 MiB per channel → 128 KiB chunks (32 < 64).
+  const plan::RingLayout layout{8, iota(8), {iota(8)}, 8};
+  const plan::NcclTrees trees = plan::nccl_tree_all_reduce(iota(16), 64 * 1024.0 * 1024, layout, {});
+  EXPECT_EQ(trees.schedule.chunk_bytes(), 128 * 1024.0);
+  EXPECT_EQ(trees.schedule.chunks(), 32);
+}
+
+TEST(TreeSchedule, CompletionOnUniformDurationsIsStepsTimesStep) {
+  // A chain 0 ← 1 ← 2 ← 3 with 5 chunks: every step on the critical path costs o + d.
+  const plan::TreeSchedule chain(4, {{-1, 0, 1, 2}}, 5, 1.0);
+  EXPECT_EQ(chain.steps(), 2 * (3 + 5 - 1));
+  walk(chain);
+  const std::vector<double> d(4, 2.0);
+  const double t = chain.completion_s({d, d, d, d}, 0.5);
+  EXPECT_DOUBLE_EQ(t, chain.steps() * 2.5);
+  // Loaded durations count only in full steps: with 5 chunks and 3 levels, (w − 1)/(H − 1) of them.
+  const std::vector<double> loaded(4, 4.0);
+  EXPECT_GT(chain.completion_s({d, loaded, d, loaded}, 0.5), t);
+  EXPECT_LT(chain.completion_s({d, loaded, d, loaded}, 0.5), chain.steps() * 4.5);
+}

@@ -113,6 +113,54 @@ private:
   int root_height_ = 0, reduce_steps_ = 0;
 };
 
+/// Several trees over the same participants run together, each reducing m pipelined chunks of
+/// `chunk` bytes to its root, then broadcasting them back: NCCL's tree all-reduce over channels.
+/// Tree t is given by parents[t][p], p's parent or −1 for the root (exactly one per tree). As in
+/// DoubleTreeSchedule, a participant of height h sends chunk j up at step h+j; after
+/// R = H+m−1 reduce steps (H the largest root height) one of depth d sends chunk j to its
+/// children at step R+d+j. n ≥ 2, m ≥ 1.
+class TreeSchedule final : public StepSchedule {
+public:
+  TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk);
+  int participants() const override { return n_; }
+  int steps() const override { return reduce_steps_ + height_max_ + m_ - 1; }
+  void sends(int p, int step, std::vector<Send>& out) const override;
+  int receives(int p, int step) const override;
+  int trees() const { return int(parents_.size()); }
+  int chunks() const { return m_; }
+  double chunk_bytes() const { return chunk_; }
+  /// Steps of the reduce phase (R) and of the broadcast phase (H+m−1).
+  int reduce_steps() const { return reduce_steps_; }
+  int broadcast_steps() const { return height_max_ + m_ - 1; }
+  /// Participant p's parent in tree t, −1 for the root.
+  int parent(int t, int p) const { return parents_[std::size_t(t)][std::size_t(p)]; }
+  /// Participant p's height (steps up to its farthest leaf) and depth in tree t.
+  int height(int t, int p) const { return height_[std::size_t(t)][std::size_t(p)]; }
+  int depth(int t, int p) const { return depth_[std::size_t(t)][std::size_t(p)]; }
+  /// Edge durations for completion_s, indexed t·n+p for tree t's edge between p and its parent:
+  /// `alone` when only the edges of its level (senders of one height going up, of one depth
+  /// coming down) move, `loaded` when all of the phase's edges do.
+  struct EdgeDurations {
+    std::vector<double> up_alone, up_loaded, down_alone, down_loaded;
+  };
+  /// The schedule's completion time on those durations, every step with sends first paying
+  /// overhead_s: the step-level semantics evaluated (a participant's step ends when its sends,
+  /// started together after the overhead, are done and that step's messages have arrived). A
+  /// step in which w of the phase's H levels send takes alone + (loaded − alone)·(w−1)/(H−1).
+  double completion_s(const EdgeDurations& durations, double overhead_s) const;
+
+private:
+  int n_, m_;
+  double chunk_;
+  std::vector<std::vector<int>> parents_, height_, depth_, child_begin_, children_;
+  int height_max_ = 0, reduce_steps_ = 0;
+};
+
+/// Parent of `rank` in NCCL's binary tree over `nranks` (src/graph/trees.cc ncclGetBtree: root 0,
+/// parent by the lowest set bit), or, for tree 1, in the mirror (even nranks) or shifted-by-one
+/// (odd nranks) tree of ncclGetDtree; −1 for a root. 0 ≤ rank < nranks.
+int nccl_tree_parent(int nranks, int rank, int tree);
+
 /// Chunks a pipeline cuts `bytes` into: ⌈bytes / pipeline_chunk_bytes⌉ within [1, max_pipeline_chunks].
 int pipeline_chunks(double bytes, const CollectiveOptions& options);
 /// The double-binary-tree all-reduce of `bytes` over n participants: each tree carries bytes/2
@@ -186,5 +234,21 @@ struct HierarchicalPhases {
 /// of ranks on every node; checked), grouped in ring_order.
 HierarchicalPhases hierarchical_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                            const CollectiveOptions& options);
+
+/// NCCL's tree all-reduce across nodes (src/graph/connect.cc): per channel a chain over each
+/// node's ranks whose head (the rank on the channel's NIC) joins the double binary tree of nodes;
+/// the channels are duplicated, the first half on tree 0, the second on tree 1 (each tree carries
+/// half the data), each channel bytes / channels in pipeline_chunks of it.
+struct NcclTrees {
+  std::vector<int> ranks;  ///< participant p runs on GPU rank ranks[p]
+  TreeSchedule schedule;
+  int channels = 2;
+};
+/// Whether nccl_tree_all_reduce applies: ranks on ≥ 2 nodes, the same number on every node.
+bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout);
+/// NCCL's trees over `ranks` (nccl_tree_applies must hold): options.channels graph channels (0: as
+/// ring_phase picks them for rings that span nodes), each used by both trees, so 2·that channels.
+NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                               const CollectiveOptions& options);
 
 }  // namespace trainsim::plan
