@@ -38,10 +38,19 @@ std::string join(const std::vector<std::string>& names, const char* separator = 
 // ---------------------------------------------------------------------------------------------
 // SYSTEMS.json
 
+// A server count the source states for particular runs (model, optionally batch, node count).
+struct ServerCount {
+  std::string model;
+  std::optional<std::int64_t> batch_per_gpu;
+  int nodes = 0;
+  int servers = 0;
+};
+
 struct StrategyMapping {
   std::string label;
   Json strategy;             // a scenario's strategy object
   int servers_per_node = 0;  // > 0: strategy.servers = this × nodes
+  std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
 };
 
 struct SystemTemplate {
@@ -70,6 +79,11 @@ Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapp
   platform["gpus_per_node"] = gpus_per_node;
   Json strategy = mapping.strategy;
   if (mapping.servers_per_node > 0) strategy["servers"] = mapping.servers_per_node * nodes;
+  for (const ServerCount& c : mapping.servers_at)
+    if (c.model == model && c.nodes == nodes && (!c.batch_per_gpu || *c.batch_per_gpu == batch)) {
+      strategy["servers"] = c.servers;
+      break;
+    }
   Json doc{{"name", name}, {"workload", workload}, {"platform", platform}, {"strategy", strategy}};
   if (!system.compute.is_null()) doc["compute"] = system.compute;
   return doc;
@@ -130,13 +144,26 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
     strategies.require_object();
     for (const auto& [name, m] : strategies.members()) {
       m.require_object();
-      m.allow_only({"label", "strategy", "servers_per_node"});
+      m.allow_only({"label", "strategy", "servers_per_node", "servers_at"});
       StrategyMapping mapping;
       mapping.label = m.find("label") ? m.at("label").as_string() : name;
       const JsonNode strategy = m.at("strategy");
       strategy.require_object();
       mapping.strategy = strategy.raw();
       if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = static_cast<int>(spn->int_at_least(1));
+      if (auto at = m.find("servers_at")) {
+        at->require_array();
+        for (const JsonNode& e : at->elements()) {
+          e.require_object();
+          e.allow_only({"model", "batch_per_gpu", "nodes", "servers"});
+          ServerCount c;
+          c.model = e.at("model").as_string();
+          if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
+          c.nodes = static_cast<int>(e.at("nodes").int_at_least(1));
+          c.servers = static_cast<int>(e.at("servers").int_at_least(1));
+          mapping.servers_at.push_back(std::move(c));
+        }
+      }
       t.strategies.emplace(name, std::move(mapping));
     }
     if (auto p = s.find("precisions")) {
