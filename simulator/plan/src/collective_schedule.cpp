@@ -370,32 +370,6 @@ std::vector<Ring> ring_reduce_scatter(const std::vector<int>& ranks, double byte
   return ring_phase(ranks, int(ranks.size()) - 1, bytes, layout, options);
 }
 
-HierarchicalPhases hierarchical_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
-                                           const CollectiveOptions& options) {
-  // Group by node, keeping ring order inside each node.
-  std::vector<std::vector<int>> nodes;
-  std::map<int, std::size_t> index;
-  for (int r : ring_order(ranks, layout, options)) {
-    auto [it, fresh] = index.try_emplace(r / layout.gpus_per_node, nodes.size());
-    if (fresh) nodes.emplace_back();
-    nodes[it->second].push_back(r);
-  }
-  HierarchicalPhases phases;
-  if (nodes.empty()) return phases;
-  const std::size_t g = nodes.front().size();
-  for (const auto& n : nodes)
-    TRAINSIM_CHECK(n.size() == g, "hierarchical all-reduce needs the same number of ranks on every node");
-  const int N = int(nodes.size());
-  const double shard = bytes / double(g);
-  for (const auto& n : nodes) phases.intra.push_back({n, int(g) - 1, shard});
-  for (std::size_t i = 0; i < g; ++i) {
-    Ring ring{{}, 2 * (N - 1), shard / N};
-    for (const auto& n : nodes) ring.ranks.push_back(n[i]);
-    phases.inter.push_back(std::move(ring));
-  }
-  return phases;
-}
-
 namespace {
 
 /// ranks in ring order, grouped by node in order of first appearance.
@@ -412,6 +386,26 @@ std::vector<std::vector<int>> ranks_by_node(const std::vector<int>& ranks, const
 }
 
 }  // namespace
+
+HierarchicalPhases hierarchical_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                           const CollectiveOptions& options) {
+  const std::vector<std::vector<int>> nodes = ranks_by_node(ranks, layout, options);  // ring order inside each node
+  HierarchicalPhases phases;
+  if (nodes.empty()) return phases;
+  const std::size_t g = nodes.front().size();
+  for (const auto& n : nodes)
+    TRAINSIM_CHECK(n.size() == g, "hierarchical all-reduce needs the same number of ranks on every node");
+  const int N = int(nodes.size());
+  const double shard = bytes / double(g);
+  for (const auto& n : nodes) phases.intra.push_back({n, int(g) - 1, shard});
+  for (std::size_t i = 0; i < g; ++i) {
+    Ring ring{{}, 2 * (N - 1), shard / N};
+    for (const auto& n : nodes) ring.ranks.push_back(n[i]);
+    phases.inter.push_back(std::move(ring));
+  }
+  return phases;
+}
+
 
 bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout) {
   std::map<int, int> per_node;
