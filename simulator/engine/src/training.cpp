@@ -104,7 +104,10 @@ void communicator_actor(Run& run) {
     OpTiming& timing = run.op_timings[static_cast<std::size_t>(op.id)];
     timing.start_s = sg4::Engine::get_clock();
     switch (op.kind) {
-      case CommKind::all_reduce: all_reduce(run.sim, ranks, op.bytes, op.algorithm, options); break;
+      case CommKind::all_reduce:
+        options.launch_s = op.launch_s;
+        all_reduce(run.sim, ranks, op.bytes, op.algorithm, options);
+        break;
       case CommKind::push: push_to_servers(run.sim, ranks, run.servers, op.bytes_per_server, ps); break;
       case CommKind::pull: pull_from_servers(run.sim, ranks, run.servers, op.bytes_per_server); break;
     }

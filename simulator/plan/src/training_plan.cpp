@@ -9,6 +9,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
 
@@ -347,6 +348,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     } else {
       op.kind = CommKind::all_reduce;
       op.algorithm = algorithm_of(scenario.strategy.kind);
+      op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
       add(op);
     }
   }
@@ -430,9 +432,10 @@ Json TrainingPlan::to_json() const {
     o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
     o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
     o["bytes"] = op.bytes;
-    if (op.kind == CommKind::all_reduce)
+    if (op.kind == CommKind::all_reduce) {
       o["algorithm"] = to_string(op.algorithm);
-    else
+      o["launch_s"] = op.launch_s;
+    } else
       o["bytes_per_server"] = op.bytes_per_server;
     if (const auto bytes = link_class_bytes(op))
       o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};

@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/training.hpp"
@@ -64,7 +65,7 @@ TEST(TrainingOracle, OneGpuIsTheSumOfItsLayerTimesPlusTheUpdate) {
   EXPECT_TRUE(r.buckets.empty());
 }
 
-TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheAlphaBetaTimeOfEveryBucket) {
+TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheLaunchAndAlphaBetaTimeOfEveryBucket) {
   const Json doc = scenario_json(cluster(2, 1), "ring_allreduce", false);
   // α and β of the route between the two GPUs, read from the built platform in a child.
   const Json route = Json::parse(run_forked([&] {
@@ -80,7 +81,10 @@ TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheAlphaBetaTimeOfEveryBucket) {
   const IterationResult r = simulate(doc);
   const double alpha = route["latency"], beta = route["bandwidth"];
   double expected = one_gpu_model_s(doc);
-  for (const auto& b : r.buckets) expected += 2 * alpha + b.bytes / beta;  // ring, n = 2: 2(n−1)α + 2(n−1)/n·S/β
+  // Ring, n = 2: NCCL's launch cost, then 2(n−1)α + 2(n−1)/n·S/β.
+  const double launch = nccl_launch_s(Algorithm::ring);
+  EXPECT_DOUBLE_EQ(launch, 8.4e-6);
+  for (const auto& b : r.buckets) expected += launch + 2 * alpha + b.bytes / beta;
   EXPECT_GE(r.buckets.size(), 2u);
   EXPECT_NEAR(r.iteration_time_s, expected, 1e-6 * expected);
 }

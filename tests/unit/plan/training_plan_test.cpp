@@ -134,6 +134,22 @@ TEST(TrainingPlan, RingBytesPerLinkClass) {
   }
 }
 
+TEST(TrainingPlan, EveryAllReducePaysNcclsLaunchCostPerCollectiveCall) {
+  // tuning.cc baseLat, Simple protocol: 8.4 µs for ring and tree; hierarchical makes three calls.
+  const std::vector<std::pair<std::string, double>> expected{
+      {"ring_allreduce", 8.4e-6}, {"tree_allreduce", 8.4e-6}, {"halving_doubling", 8.4e-6}, {"hierarchical_allreduce", 3 * 8.4e-6}};
+  for (const auto& [kind, launch] : expected) {
+    const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", kind}, {"bucket_MB", 25}}));
+    ASSERT_FALSE(p.ops.empty()) << kind;
+    for (const auto& op : p.ops) EXPECT_DOUBLE_EQ(op.launch_s, launch) << kind;
+    EXPECT_DOUBLE_EQ(p.to_json()["ops"][0]["launch_s"].get<double>(), launch) << kind;
+  }
+  // Parameter-server RPCs launch no collective.
+  const TrainingPlan ps = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}}));
+  for (const auto& op : ps.ops) EXPECT_EQ(op.launch_s, 0.0);
+  EXPECT_FALSE(ps.to_json()["ops"][0].contains("launch_s"));
+}
+
 TEST(TrainingPlan, HierarchicalBytesPerLinkClass) {
   const TrainingPlan p = plan_of(scenario_json(4, Json{{"kind", "hierarchical_allreduce"}}));
   for (const auto& op : p.ops) {

@@ -112,6 +112,9 @@ struct CommOp {
   int ranks = 0;
   double bytes = 0;                         ///< bucket bytes per participant
   Algorithm algorithm = Algorithm::ring;    ///< all_reduce
+  /// all_reduce: its launch cost, slept once before its first flow: NCCL's base latency of the
+  /// algorithm with the Simple protocol per collective call it makes (nccl_tuner.hpp nccl_launch_s).
+  double launch_s = 0;
   std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
 };
 
