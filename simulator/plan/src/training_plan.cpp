@@ -224,10 +224,14 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
   switch (op.kind) {
     case CommKind::all_reduce:
       if (op.ranks <= 1) return out;
-      if (!all_reduce_bytes_per_byte || op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
-      out.intra_node = all_reduce_bytes_per_byte->intra_node * op.bytes;
-      out.inter_node = all_reduce_bytes_per_byte->inter_node * op.bytes;
-      return out;
+      if (op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
+      if (const auto it = all_reduce_bytes_per_byte.find(op.algorithm); it != all_reduce_bytes_per_byte.end()) {
+        // The flows carry the protocol's wire bytes (wire_factor, 1 without a protocol).
+        out.intra_node = it->second.intra_node * op.bytes * op.wire_factor;
+        out.inter_node = it->second.inter_node * op.bytes * op.wire_factor;
+        return out;
+      }
+      return std::nullopt;
     case CommKind::push:
     case CommKind::pull:
       for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r)
@@ -316,6 +320,15 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
                                             scenario.strategy.partition_bytes);
   }
   if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  // nccl_allreduce: NCCL's tuner picks per bucket size, as `trainsim collective --algorithm auto`
+  // does; a SimGrid XML platform says nothing of GPUs, fabric or NICs, so there it runs the
+  // protocol-less ring (as `collective` does for auto).
+  const bool nccl = scenario.strategy.kind == StrategyKind::nccl_allreduce && !scenario.platform.simgrid_xml;
+  std::optional<NcclTopology> topo;
+  if (nccl) {
+    topo = nccl_topology(scenario.platform, n);
+    plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
+  }
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
@@ -349,13 +362,25 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       op.kind = CommKind::all_reduce;
       op.algorithm = algorithm_of(scenario.strategy.kind);
       op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
+      if (nccl) {
+        const NcclChoice choice = nccl_choose(*topo, op.bytes);
+        const ProtocolCosts costs = protocol_costs(*topo, choice);
+        op.algorithm = choice.algorithm;
+        op.protocol = choice.protocol;
+        op.launch_s = costs.launch_s;
+        op.step_overhead_s = costs.step_overhead_s;
+        op.wire_factor = costs.wire_factor;
+        op.channels = choice.algorithm == Algorithm::nvls ? 0 : choice.channels;
+      }
       add(op);
     }
   }
   if (!ps && !plan.ops.empty()) {
     std::vector<int> ranks(static_cast<std::size_t>(n));
     std::iota(ranks.begin(), ranks.end(), 0);
-    plan.all_reduce_bytes_per_byte = all_reduce_link_bytes(algorithm_of(scenario.strategy.kind), ranks, scenario.platform);
+    for (const CommOp& op : plan.ops)
+      if (!plan.all_reduce_bytes_per_byte.contains(op.algorithm))
+        plan.all_reduce_bytes_per_byte[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, scenario.platform);
   }
   return plan;
 }
@@ -383,6 +408,7 @@ Json TrainingPlan::to_json() const {
   j["single_gpu_iteration_s"] = single_gpu_iteration_s;
   j["calibration_factor"] = calibration_factor;
   j["memory_per_gpu_bytes"] = memory.to_json();
+  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
   Json profiles_json = Json::array();
   for (const auto& p : profiles) {
     Json fwd = Json::array(), bwd = Json::array();
@@ -435,6 +461,12 @@ Json TrainingPlan::to_json() const {
     if (op.kind == CommKind::all_reduce) {
       o["algorithm"] = to_string(op.algorithm);
       o["launch_s"] = op.launch_s;
+      if (op.protocol) {
+        o["protocol"] = to_string(*op.protocol);
+        o["channels"] = op.channels;
+        o["step_overhead_s"] = op.step_overhead_s;
+        o["wire_factor"] = op.wire_factor;
+      }
     } else
       o["bytes_per_server"] = op.bytes_per_server;
     if (const auto bytes = link_class_bytes(op))
