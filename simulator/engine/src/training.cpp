@@ -20,6 +20,7 @@
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/trace.hpp"
 #include "trainsim/plan/analysis.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -73,10 +74,15 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
   std::iota(ranks.begin(), ranks.end(), op.first_rank);
   switch (op.kind) {
     case CommKind::all_reduce:
-      if (op.transport == plan::Transport::host)
+      if (op.transport == plan::Transport::host) {
         host_ring_all_reduce(run.sim, ranks, op.bytes, run.plan.host_memory_bandwidth_Bps);
-      else
-        all_reduce(run.sim, ranks, op.bytes, op.algorithm, options);
+      } else {
+        CollectiveOptions o = options;
+        o.launch_s = op.launch_s;
+        o.step_overhead_s += op.step_overhead_s;
+        o.channels = op.channels;
+        all_reduce(run.sim, ranks, op.bytes * op.wire_factor, op.algorithm, o);
+      }
       break;
     case CommKind::push: push_to_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
     case CommKind::pull: pull_from_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
@@ -370,7 +376,13 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   SimulationOptions sim_options;
   if (input.strategy.kind == plan::StrategyKind::parameter_server && input.strategy.placement == plan::ServerPlacement::dedicated)
     sim_options.server_nodes = input.strategy.servers;
-  Simulation sim(input.platform, sim_options);
+  // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
+  // their own back per step (as `trainsim collective` runs a tuned all-reduce).
+  platforms::PlatformSpec spec = input.platform;
+  if (input.strategy.kind == plan::StrategyKind::nccl_allreduce && !spec.simgrid_xml)
+    spec.intra_node.latency_s =
+        std::max(0.0, spec.intra_node.latency_s - plan::fabric_latency_cut_s(plan::nccl_topology(spec, input.gpus())));
+  Simulation sim(spec, sim_options);
   // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it.
   plan::Scenario scenario = input;
   if (scenario.platform.simgrid_xml) {
@@ -379,6 +391,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   }
   const TrainingPlan plan = plan::build_training_plan(scenario, workload);
   TRAINSIM_CHECK(sim.gpu_count() == plan.gpus, "the built platform has a different GPU count than the plan");
+  TRAINSIM_CHECK(!plan.nccl_intra_node_latency_s || *plan.nccl_intra_node_latency_s == spec.intra_node.latency_s,
+                 "the simulation runs the plan's NCCL fabric latency");
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);

@@ -190,7 +190,7 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
     std::vector<bool> first(plan.buckets.size(), true);
     for (const CommOp& op : plan.ops) {
       const bool later = op.bucket > 0;  // every bucket after the first is an extra one
-      if (later) extra_s += latency_steps(op, plan.gpus_per_node) * hop_s;
+      if (later) extra_s += latency_steps(op, plan.gpus_per_node) * hop_s + op.launch_s;
       if (first[op.bucket]) bytes += plan.buckets[op.bucket].bytes;
       first[op.bucket] = false;
     }

@@ -162,12 +162,19 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
                            [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
 }
 
+double nccl_launch_s(Algorithm algorithm, Protocol protocol) {
+  if (algorithm == Algorithm::nvls) return kNvlinkNvls[2] * 1e-6;
+  return (algorithm == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(index_of(protocol))] * 1e-6;
+}
+
+int calls_per_all_reduce(Algorithm algorithm) { return algorithm == Algorithm::hierarchical ? 3 : 1; }
+
 ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice) {
   ProtocolCosts c;
   const int pi = index_of(choice.protocol);
   const double raw_busbw = topo.channels * (topo.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps) * 1e9;
   if (choice.algorithm == Algorithm::nvls) {
-    c.launch_s = kNvlinkNvls[2] * 1e-6;
+    c.launch_s = nccl_launch_s(Algorithm::nvls);
     c.wire_factor = 1.0 / kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];
     return c;
   }
@@ -175,7 +182,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice)
   c.wire_factor = overhead;
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
     c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
-  c.launch_s = (choice.algorithm == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(pi)] * 1e-6;
+  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol);
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;

@@ -15,6 +15,7 @@ std::string_view to_string(StrategyKind kind) {
     case StrategyKind::tree_allreduce: return "tree_allreduce";
     case StrategyKind::halving_doubling: return "halving_doubling";
     case StrategyKind::parameter_server: return "parameter_server";
+    case StrategyKind::nccl_allreduce: return "nccl_allreduce";
   }
   return "ring_allreduce";
 }
@@ -26,14 +27,14 @@ std::string_view to_string(WorkerAggregation aggregation) {
 std::string_view to_string(Transport transport) { return transport == Transport::host ? "host" : "gpu"; }
 
 std::vector<std::string> strategy_kind_names() {
-  return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server"};
+  return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server", "nccl_allreduce"};
 }
 
 namespace {
 
 StrategyKind parse_kind(const std::string& name) {
   for (auto k : {StrategyKind::ring_allreduce, StrategyKind::hierarchical_allreduce, StrategyKind::tree_allreduce,
-                 StrategyKind::halving_doubling, StrategyKind::parameter_server})
+                 StrategyKind::halving_doubling, StrategyKind::parameter_server, StrategyKind::nccl_allreduce})
     if (to_string(k) == name) return k;
   return StrategyKind::ring_allreduce;
 }

@@ -9,6 +9,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
 
@@ -237,10 +238,14 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
         out.intra_node = steps * (op.ranks - (node_count > 1 ? node_count : 1)) * chunk;
         return out;
       }
-      if (!all_reduce_bytes_per_byte || op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
-      out.intra_node = all_reduce_bytes_per_byte->intra_node * op.bytes;
-      out.inter_node = all_reduce_bytes_per_byte->inter_node * op.bytes;
-      return out;
+      if (op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
+      if (const auto it = all_reduce_bytes_per_byte.find(op.algorithm); it != all_reduce_bytes_per_byte.end()) {
+        // The flows carry the protocol's wire bytes (wire_factor, 1 without a protocol).
+        out.intra_node = it->second.intra_node * op.bytes * op.wire_factor;
+        out.inter_node = it->second.inter_node * op.bytes * op.wire_factor;
+        return out;
+      }
+      return std::nullopt;
     case CommKind::push:
     case CommKind::pull:
       for (int w = op.first_rank; w < op.first_rank + op.ranks; ++w) {
@@ -349,6 +354,15 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
                                             scenario.strategy.partition_bytes);
   }
   if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  // nccl_allreduce: NCCL's tuner picks per bucket size, as `trainsim collective --algorithm auto`
+  // does; a SimGrid XML platform says nothing of GPUs, fabric or NICs, so there it runs the
+  // protocol-less ring (as `collective` does for auto).
+  const bool nccl = scenario.strategy.kind == StrategyKind::nccl_allreduce && !scenario.platform.simgrid_xml;
+  std::optional<NcclTopology> topo;
+  if (nccl) {
+    topo = nccl_topology(scenario.platform, n);
+    plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
+  }
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
@@ -411,6 +425,17 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
         then(ring, CommKind::all_reduce);
         then(op, CommKind::host_to_device);
       } else {
+        op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
+        if (nccl) {
+          const NcclChoice choice = nccl_choose(*topo, op.bytes);
+          const ProtocolCosts costs = protocol_costs(*topo, choice);
+          op.algorithm = choice.algorithm;
+          op.protocol = choice.protocol;
+          op.launch_s = costs.launch_s;
+          op.step_overhead_s = costs.step_overhead_s;
+          op.wire_factor = costs.wire_factor;
+          op.channels = choice.algorithm == Algorithm::nvls ? 0 : choice.channels;
+        }
         add(op);
       }
     }
@@ -418,7 +443,9 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   if (!ps && !host_ring && !plan.ops.empty()) {
     std::vector<int> ranks(static_cast<std::size_t>(n));
     std::iota(ranks.begin(), ranks.end(), 0);
-    plan.all_reduce_bytes_per_byte = all_reduce_link_bytes(algorithm_of(scenario.strategy.kind), ranks, scenario.platform);
+    for (const CommOp& op : plan.ops)
+      if (!plan.all_reduce_bytes_per_byte.contains(op.algorithm))
+        plan.all_reduce_bytes_per_byte[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, scenario.platform);
   }
   return plan;
 }
@@ -446,6 +473,7 @@ Json TrainingPlan::to_json() const {
   j["single_gpu_iteration_s"] = single_gpu_iteration_s;
   j["calibration_factor"] = calibration_factor;
   j["memory_per_gpu_bytes"] = memory.to_json();
+  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
   Json profiles_json = Json::array();
   for (const auto& p : profiles) {
     Json fwd = Json::array(), bwd = Json::array();
@@ -504,6 +532,13 @@ Json TrainingPlan::to_json() const {
     if (op.kind == CommKind::all_reduce) {
       o["algorithm"] = to_string(op.algorithm);
       if (op.transport == Transport::host) o["transport"] = "host";
+      o["launch_s"] = op.launch_s;
+      if (op.protocol) {
+        o["protocol"] = to_string(*op.protocol);
+        o["channels"] = op.channels;
+        o["step_overhead_s"] = op.step_overhead_s;
+        o["wire_factor"] = op.wire_factor;
+      }
     } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
       o["bytes_per_server"] = op.bytes_per_server;
     } else if (op.kind == CommKind::host_sum) {

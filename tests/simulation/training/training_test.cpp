@@ -7,7 +7,9 @@
 #include <simgrid/s4u.hpp>
 
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 #include "trainsim/plan/scenario.hpp"
+#include "trainsim/engine/collective_timing.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim_test/fork.hpp"
@@ -64,7 +66,7 @@ TEST(TrainingOracle, OneGpuIsTheSumOfItsLayerTimesPlusTheUpdate) {
   EXPECT_TRUE(r.buckets.empty());
 }
 
-TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheAlphaBetaTimeOfEveryBucket) {
+TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheLaunchAndAlphaBetaTimeOfEveryBucket) {
   const Json doc = scenario_json(cluster(2, 1), "ring_allreduce", false);
   // α and β of the route between the two GPUs, read from the built platform in a child.
   const Json route = Json::parse(run_forked([&] {
@@ -80,13 +82,48 @@ TEST(TrainingOracle, TwoNodesWithoutOverlapAddTheAlphaBetaTimeOfEveryBucket) {
   const IterationResult r = simulate(doc);
   const double alpha = route["latency"], beta = route["bandwidth"];
   double expected = one_gpu_model_s(doc);
-  for (const auto& b : r.buckets) expected += 2 * alpha + b.bytes / beta;  // ring, n = 2: 2(n−1)α + 2(n−1)/n·S/β
+  // Ring, n = 2: NCCL's launch cost, then 2(n−1)α + 2(n−1)/n·S/β.
+  const double launch = nccl_launch_s(Algorithm::ring);
+  EXPECT_DOUBLE_EQ(launch, 8.4e-6);
+  for (const auto& b : r.buckets) expected += launch + 2 * alpha + b.bytes / beta;
   EXPECT_GE(r.buckets.size(), 2u);
   EXPECT_NEAR(r.iteration_time_s, expected, 1e-6 * expected);
 }
 
+TEST(TrainingOracle, NcclAllReduceRunsEveryBucketAsTheTunedCollectiveDoes) {
+  // Without overlap the buckets' all-reduces run one after another on an idle network: each must
+  // take what `trainsim collective --algorithm auto` takes for its size (tuner's algorithm,
+  // protocol, channels, launch and step costs), and differ from the protocol-less ring.
+  for (const int nodes : {1, 4}) {
+    Json doc = scenario_json(cluster(nodes, 2), "nccl_allreduce", false);
+    doc["strategy"]["bucket_MB"] = 1;
+    const IterationResult r = simulate(doc);
+    ASSERT_GE(r.buckets.size(), 5u);
+    std::vector<double> sizes;
+    for (const auto& b : r.buckets) sizes.push_back(b.bytes);
+    const Json tuned = Json::parse(run_forked([&] {
+      const Scenario s = read_scenario(doc, "oracle.json");
+      CollectiveRequest request;
+      request.nccl = request.tune_algorithm = true;
+      Json times = Json::array();
+      for (const CollectiveTiming& t : time_collectives(s.platform, request, sizes)) times.push_back(t.time_s);
+      return times.dump();
+    }));
+    Json ring_doc = doc;
+    ring_doc["strategy"]["kind"] = "ring_allreduce";
+    const IterationResult ring = simulate(ring_doc);
+    double differs = 0;
+    for (std::size_t i = 0; i < r.buckets.size(); ++i) {
+      const double took = r.buckets[i].end_s - r.buckets[i].start_s, expected = tuned[i].get<double>();
+      EXPECT_NEAR(took, expected, 1e-9 + 1e-6 * expected) << nodes << " nodes, bucket " << i;
+      differs = std::max(differs, std::abs(took - (ring.buckets[i].end_s - ring.buckets[i].start_s)) / took);
+    }
+    EXPECT_GT(differs, 0.01) << nodes << " nodes: the tuner changed nothing";
+  }
+}
+
 TEST(TrainingOracle, OverlapNeverSlowsAnIteration) {
-  for (const char* kind : {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server"}) {
+  for (const char* kind : {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server", "nccl_allreduce"}) {
     const double with = simulate(scenario_json(cluster(4, 2), kind, true)).iteration_time_s;
     const double without = simulate(scenario_json(cluster(4, 2), kind, false)).iteration_time_s;
     EXPECT_LE(with, without * (1 + 1e-9)) << kind;

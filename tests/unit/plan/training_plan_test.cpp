@@ -8,6 +8,7 @@
 #include <set>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 #include "trainsim/plan/training_plan.hpp"
 
 using namespace trainsim;
@@ -132,6 +133,56 @@ TEST(TrainingPlan, RingBytesPerLinkClass) {
       EXPECT_DOUBLE_EQ(bytes->intra_node + bytes->inter_node, 2 * (n - 1) * op.bytes);
     }
   }
+}
+
+TEST(TrainingPlan, EveryAllReducePaysNcclsLaunchCostPerCollectiveCall) {
+  // tuning.cc baseLat, Simple protocol: 8.4 µs for ring and tree; hierarchical makes three calls.
+  const std::vector<std::pair<std::string, double>> expected{
+      {"ring_allreduce", 8.4e-6}, {"tree_allreduce", 8.4e-6}, {"halving_doubling", 8.4e-6}, {"hierarchical_allreduce", 3 * 8.4e-6}};
+  for (const auto& [kind, launch] : expected) {
+    const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", kind}, {"bucket_MB", 25}}));
+    ASSERT_FALSE(p.ops.empty()) << kind;
+    for (const auto& op : p.ops) EXPECT_DOUBLE_EQ(op.launch_s, launch) << kind;
+    EXPECT_DOUBLE_EQ(p.to_json()["ops"][0]["launch_s"].get<double>(), launch) << kind;
+  }
+  // Parameter-server RPCs launch no collective.
+  const TrainingPlan ps = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}}));
+  for (const auto& op : ps.ops) EXPECT_EQ(op.launch_s, 0.0);
+  EXPECT_FALSE(ps.to_json()["ops"][0].contains("launch_s"));
+}
+
+TEST(TrainingPlan, NcclAllReduceTakesTheTunersPickPerBucketSize) {
+  const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "nccl_allreduce"}, {"bucket_MB", 1}}));
+  const Scenario s = read_scenario(scenario_json(2, Json{{"kind", "nccl_allreduce"}}), "plan_test.json");
+  const NcclTopology topo = nccl_topology(s.platform, 16);
+  ASSERT_GE(p.ops.size(), 10u);
+  std::set<std::string> picks;
+  for (const auto& op : p.ops) {
+    const NcclChoice choice = nccl_choose(topo, op.bytes);
+    const ProtocolCosts costs = protocol_costs(topo, choice);
+    EXPECT_EQ(op.algorithm, choice.algorithm);
+    ASSERT_TRUE(op.protocol);
+    EXPECT_EQ(*op.protocol, choice.protocol);
+    EXPECT_EQ(op.channels, choice.algorithm == Algorithm::nvls ? 0 : choice.channels);
+    EXPECT_DOUBLE_EQ(op.launch_s, costs.launch_s);
+    EXPECT_DOUBLE_EQ(op.step_overhead_s, costs.step_overhead_s);
+    EXPECT_DOUBLE_EQ(op.wire_factor, costs.wire_factor);
+    picks.insert(to_string(op.algorithm) + "/" + to_string(*op.protocol));
+    const auto bytes = p.link_class_bytes(op);
+    ASSERT_TRUE(bytes);  // per the op's own algorithm, wire bytes included
+    EXPECT_GT(bytes->inter_node, 0.0);
+  }
+  EXPECT_GE(picks.size(), 2u);  // 1 MiB buckets and ResNet-50's small last layers: not one pick for all
+  ASSERT_TRUE(p.nccl_intra_node_latency_s);
+  EXPECT_DOUBLE_EQ(*p.nccl_intra_node_latency_s, s.platform.intra_node.latency_s - fabric_latency_cut_s(topo));
+  const Json first = p.to_json()["ops"][0];
+  EXPECT_EQ(first["protocol"].get<std::string>(), to_string(*p.ops[0].protocol));
+  EXPECT_TRUE(first.contains("wire_factor") && first.contains("channels") && first.contains("step_overhead_s"));
+  // The textbook kinds keep the platform's latencies and no protocol.
+  const TrainingPlan ring = plan_of(scenario_json(2, Json{{"kind", "ring_allreduce"}, {"bucket_MB", 1}}));
+  EXPECT_FALSE(ring.nccl_intra_node_latency_s);
+  for (const auto& op : ring.ops) EXPECT_FALSE(op.protocol);
+  EXPECT_FALSE(ring.to_json()["ops"][0].contains("protocol"));
 }
 
 TEST(TrainingPlan, HierarchicalBytesPerLinkClass) {

@@ -73,6 +73,15 @@ struct ProtocolCosts {
   /// hw_intra(a, p) − hw_intra(ring, LL), so that a Simple ring step costs the preset's latency again.
   double step_overhead_s = 0;
 };
+/// NCCL's base latency of (algorithm, protocol) (tuning.cc baseLat: ring 6.6 / 14 / 8.4 µs, tree
+/// 6.8 / 14 / 8.4 for LL / LL128 / Simple; NVLS 25 µs): the fixed cost of launching one collective
+/// kernel, paid once per call whatever its size. Textbook algorithms NCCL lacks (hierarchical,
+/// halving-doubling) pay the ring's, once per collective call they make (calls_per_all_reduce).
+double nccl_launch_s(Algorithm algorithm, Protocol protocol = Protocol::simple);
+/// Collective calls one all-reduce of `algorithm` makes: 3 for hierarchical (Horovod's
+/// NCCLHierarchicalAllreduce: an intra-node reduce-scatter, the inter-node all-reduce, an
+/// intra-node all-gather), 1 otherwise.
+int calls_per_all_reduce(Algorithm algorithm);
 /// The costs of `choice` on `topo` (see ProtocolCosts).
 ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice);
 /// Platform fabric latencies are NCCL's Simple per-step ring latency (presets: 3.4 µs NVLink,

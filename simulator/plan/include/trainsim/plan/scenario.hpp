@@ -21,7 +21,9 @@
 namespace trainsim::plan {
 
 enum class Scaling { weak, strong };
-enum class StrategyKind { ring_allreduce, hierarchical_allreduce, tree_allreduce, halving_doubling, parameter_server };
+/// nccl_allreduce: every bucket's all-reduce as NCCL runs it, with the algorithm (ring, tree, NVLS),
+/// protocol (LL, LL128, Simple) and channels its tuner picks for that size (nccl_tuner.hpp).
+enum class StrategyKind { ring_allreduce, hierarchical_allreduce, tree_allreduce, halving_doubling, parameter_server, nccl_allreduce };
 enum class ServerPlacement { colocated, dedicated };
 enum class Aggregation { cpu, gpu };
 /// Where a node's GPUs' gradients are summed before a parameter-server push (`worker_aggregation`).

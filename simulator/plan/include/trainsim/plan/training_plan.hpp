@@ -22,6 +22,7 @@
 // lasts profiles[gpus[r].profile].backward[i].seconds × gpus[r].slowdown. This keeps the plan of a
 // 16,384-GPU job as small as the one of a single GPU.
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -129,6 +130,16 @@ struct CommOp {
   double bytes = 0;                         ///< bucket bytes per participant
   Algorithm algorithm = Algorithm::ring;    ///< all_reduce
   Transport transport = Transport::gpu;     ///< all_reduce: host = an MPI ring on the nodes' CPUs over host copies
+  /// all_reduce: its launch cost, slept once before its first flow: NCCL's base latency of the
+  /// algorithm with the Simple protocol per collective call it makes (nccl_tuner.hpp nccl_launch_s).
+  double launch_s = 0;
+  /// all_reduce of nccl_allreduce: the tuner's protocol (unset: the platform's latencies, no protocol)
+  /// and what it costs the flows (nccl_tuner.hpp ProtocolCosts): the extra latency of every step,
+  /// the bytes carried per data byte, and the channels (0 = as the engine picks them).
+  std::optional<Protocol> protocol;
+  double step_overhead_s = 0;
+  double wire_factor = 1;
+  int channels = 0;
   std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
   double host_seconds = 0;                  ///< host_sum: each node CPU's time to add up its GPUs' copies
 };
@@ -178,9 +189,12 @@ struct TrainingPlan {
   /// (collective_schedule.hpp) over all GPUs, per byte of buffer, scaled; parameter servers: from
   /// the placement. nullopt for an all-reduce over a subset of the GPUs (the plan makes none).
   std::optional<LinkClassBytes> link_class_bytes(const CommOp& op) const;
-  /// The all-reduce's bytes per link class for one byte of buffer over all GPUs (unset without
-  /// all-reduce operations).
-  std::optional<LinkClassBytes> all_reduce_bytes_per_byte;
+  /// The all-reduces' bytes per link class for one byte of buffer over all GPUs, per algorithm the
+  /// plan's all-reduces use (empty without all-reduce operations).
+  std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte;
+  /// nccl_allreduce: the platform's intra-node latency less fabric_latency_cut_s (NCCL's Simple
+  /// step latency is the preset's; each protocol adds its own back per step), seconds; unset otherwise.
+  std::optional<double> nccl_intra_node_latency_s;
 
   /// Per server: bytes it receives from all workers in one iteration (= bytes it sends back).
   std::vector<double> server_bytes() const;
