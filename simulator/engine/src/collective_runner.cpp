@@ -24,14 +24,14 @@ using plan::RingSchedule;
 using plan::Send;
 using plan::StepSchedule;
 
-namespace {
-
 std::vector<sg4::Host*> hosts_of(const Simulation& sim, const std::vector<int>& ranks) {
   std::vector<sg4::Host*> hosts;
   hosts.reserve(ranks.size());
   for (int r : ranks) hosts.push_back(sim.gpu(r));
   return hosts;
 }
+
+namespace {
 
 /// Runs one StepSchedule with one actor per participant. Arrivals are counted per (participant,
 /// step); a participant blocks on its own semaphore only when its step's messages are not all

@@ -10,6 +10,9 @@
 
 namespace trainsim::engine {
 
+/// The GPU hosts of `ranks`, in order.
+std::vector<simgrid::s4u::Host*> hosts_of(const Simulation& sim, const std::vector<int>& ranks);
+
 /// Runs the rings of one phase together. Rings with fewer than 2 ranks or no steps are skipped
 /// (none left: nothing runs, and `used` is step). options.representation automatic picks as
 /// collectives.hpp says; lockstep falls back to step when the rings' step counts differ.

@@ -199,13 +199,6 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<sg4::Host*>
 
 namespace {
 
-std::vector<sg4::Host*> gpu_hosts(const Simulation& sim, const std::vector<int>& ranks) {
-  std::vector<sg4::Host*> hosts;
-  hosts.reserve(ranks.size());
-  for (int r : ranks) hosts.push_back(sim.gpu(r));
-  return hosts;
-}
-
 sg4::Host* node_cpu(const Simulation& sim, int node) {
   TRAINSIM_CHECK(static_cast<std::size_t>(node) < sim.node_cpus().size(), "host staging needs the node CPUs of a described platform");
   return sim.node_cpus()[static_cast<std::size_t>(node)];
@@ -224,13 +217,13 @@ void compute_seconds_on(const std::vector<sg4::Host*>& hosts, double seconds) {
 CollectiveStats push_to_servers(Simulation& sim, const std::vector<int>& workers,
                                 const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                 const ParameterServerOptions& options) {
-  return push_to_servers(sim, gpu_hosts(sim, workers), servers, bytes_per_server, options);
+  return push_to_servers(sim, hosts_of(sim, workers), servers, bytes_per_server, options);
 }
 
 CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& workers,
                                   const std::vector<sg4::Host*>& servers, const std::vector<double>& bytes_per_server,
                                   const ParameterServerOptions& options) {
-  return pull_from_servers(sim, gpu_hosts(sim, workers), servers, bytes_per_server, options);
+  return pull_from_servers(sim, hosts_of(sim, workers), servers, bytes_per_server, options);
 }
 
 CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes) {
