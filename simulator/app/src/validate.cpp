@@ -361,6 +361,11 @@ double in_metric(const Group& g, double iteration_time_s, int gpus) {
   return g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * gpus / iteration_time_s : iteration_time_s;
 }
 
+// The iteration time of a value in the group's metric at `gpus` GPUs (the inverse of in_metric).
+double iteration_time_of(const Group& g, double value, int gpus) {
+  return g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * gpus / value : value;
+}
+
 double simulated_value(const Group& g, const plan::IterationResult& r) {
   return g.metric == Metric::samples_per_s ? r.samples_per_s : r.iteration_time_s;
 }
@@ -498,11 +503,23 @@ void write_error_tables(const Validation& v) {
   const auto& by_group = v.by_group;
   const auto& by_dataset = v.by_dataset;
   const Mape& overall = v.overall;
-  std::string csv = "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent\n";
-  for (const PointError& p : errors)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_escape(p.group->dataset), csv_escape(p.group->system),
-                       csv_escape(p.group->label), p.row->gpus, csv_escape(p.group->metric_name), number(p.row->value),
-                       number(p.simulated), number(p.error), number(p.paleo), number(p.paleo_error));
+  // The excess is what scaling costs per iteration: the point's iteration time less the group's
+  // measured one-GPU iteration (the calibration, which the simulated one-GPU iteration reproduces).
+  // Under weak scaling every GPU computes the one-GPU batch, so the excess is communication,
+  // synchronisation and whatever else slows a GPU that has company; comparing the measured and the
+  // simulated excess shows where a miss sits (README, Accuracy).
+  std::string csv =
+      "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent,"
+      "measured_excess_s,simulated_excess_s\n";
+  for (const PointError& p : errors) {
+    const Group& g = *p.group;
+    const double measured_excess = iteration_time_of(g, p.row->value, p.row->gpus) - g.one_gpu_time_s;
+    const double simulated_excess = iteration_time_of(g, p.simulated, p.row->gpus) - g.one_gpu_time_s;
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.system),
+                       csv_escape(g.label), p.row->gpus, csv_escape(g.metric_name), number(p.row->value),
+                       number(p.simulated), number(p.error), number(p.paleo), number(p.paleo_error),
+                       number(measured_excess), number(simulated_excess));
+  }
   write_file_atomically(dir / "errors.csv", csv);
   std::string mape = "level,dataset,group,points,mape_percent,paleo_mape_percent\n";
   for (const Group& g : groups)

@@ -66,6 +66,16 @@ TEST(ValidateCli, WritesTheOutputsAndSkipsWhatItCannotCalibrate) {
     EXPECT_NE(simulated[0].find(column), std::string::npos) << column;
 
   EXPECT_EQ(lines(read_file(dir + "/errors.csv")).size(), 1u + 8u);  // multi-GPU points only
+  // The excess columns: a point's iteration time less the group's measured one-GPU iteration (the
+  // metric is seconds per iteration here: ResNet-50 0.1 s and ResNet-101 0.171 s on one GPU).
+  const auto errors = trainsim::CsvTable::read(dir + "/errors.csv");
+  for (std::size_t row = 0; row < errors.row_count(); ++row) {
+    const double one_gpu = errors.cell(row, errors.column("group")).find("resnet101") != std::string::npos ? 0.171 : 0.1;
+    EXPECT_NEAR(errors.number(row, errors.column("measured_excess_s")),
+                errors.number(row, errors.column("measured")) - one_gpu, 1e-6) << row;
+    EXPECT_NEAR(errors.number(row, errors.column("simulated_excess_s")),
+                errors.number(row, errors.column("simulated")) - one_gpu, 1e-4) << row;  // 4 significant digits
+  }
   const std::string mape = read_file(dir + "/mape.csv");
   EXPECT_NE(mape.find("dataset,pytorch_ddp_benchmark,,8,"), std::string::npos) << mape;
   EXPECT_NE(mape.find("\nall,,,8,"), std::string::npos) << mape;
