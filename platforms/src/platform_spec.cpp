@@ -279,9 +279,19 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
   read_topology_shape(node, spec);
 }
 
+void read_gpu_board(const JsonNode& node, GpuBoardSpec& board) {
+  node.require_object();
+  node.allow_only({"gpus", "shared_speed"});
+  if (auto g = node.find("gpus")) board.gpus = static_cast<int>(read_unsigned(*g, 1));
+  if (auto s = node.find("shared_speed")) {
+    board.shared_speed = s->positive_number();
+    if (board.shared_speed > 1) throw s->error("must be in (0, 1] (the speed with busy board siblings relative to alone), got " + s->raw().dump());
+  }
+}
+
 const std::vector<std::string>& platform_keys() {
   static const std::vector<std::string> keys = {"preset", "file", "name", "description", "source", "gpu", "cpu",
-                                                "nodes", "gpus_per_node", "intra_node", "network",
+                                                "nodes", "gpus_per_node", "intra_node", "gpu_board", "network",
                                                 "price_per_gpu_hour"};
   return keys;
 }
@@ -302,6 +312,7 @@ PlatformSpec read_full(const JsonNode& node) {
   if (std::int64_t(spec.nodes) * spec.gpus_per_node > kMaxGpus)
     throw node.at("nodes").error(too_many_gpus(spec.nodes, spec.gpus_per_node));
   read_intra_node(node.at("intra_node"), spec);
+  if (auto b = node.find("gpu_board")) read_gpu_board(*b, spec.gpu_board);
   read_network(node.at("network"), spec);
   if (auto p = node.find("price_per_gpu_hour")) spec.price_per_gpu_hour = p->non_negative_number();
   return spec;
@@ -409,6 +420,17 @@ PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::s
 }
 
 }  // namespace
+
+std::vector<double> board_speeds(const PlatformSpec& spec, int gpus_per_node) {
+  std::vector<double> speeds(static_cast<std::size_t>(std::max(gpus_per_node, 0)), 1.0);
+  const int per_board = std::max(spec.gpu_board.gpus, 1);
+  for (int local = 0; local < gpus_per_node; ++local) {
+    const int first = local / per_board * per_board;
+    const int on_board = std::min(first + per_board, gpus_per_node) - first;  // the job's GPUs on this board
+    if (on_board > 1) speeds[static_cast<std::size_t>(local)] = spec.gpu_board.shared_speed;
+  }
+  return speeds;
+}
 
 PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source) {
   if (nodes < 1) throw InputError(source, "/nodes", "must be ≥ 1, got " + std::to_string(nodes));
@@ -626,6 +648,8 @@ Json to_json(const PlatformSpec& spec) {
   if (spec.intra_node.kind != IntraNodeKind::pcie) in["pcie_bandwidth_GBps"] = clean(spec.intra_node.pcie_bandwidth_Bps / kGBps);
   in["pcie_switches"] = spec.intra_node.pcie_switches;
   j["intra_node"] = in;
+  if (spec.gpu_board.gpus != 1 || spec.gpu_board.shared_speed != 1.0)
+    j["gpu_board"] = Json{{"gpus", spec.gpu_board.gpus}, {"shared_speed", spec.gpu_board.shared_speed}};
   Json net;
   const NetworkSpec& n = spec.network;
   net["topology"] = to_string(n.topology);

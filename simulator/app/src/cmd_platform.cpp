@@ -71,6 +71,10 @@ int platform_info(const PlatformInfoOptions& o) {
                        platforms::to_string(spec.intra_node.kind), spec.intra_node.bandwidth_Bps / 1e9,
                        spec.intra_node.efficiency, spec.intra_node.latency_s * 1e6,
                        spec.intra_node.pcie_bandwidth_Bps / 1e9, spec.intra_node.pcie_switches);
+    if (spec.gpu_board.gpus > 1)
+      out += fmt::format("boards     {} GPUs per board; a GPU with a busy board sibling runs at {:.3g} x its speed alone "
+                         "(gpu_board.shared_speed)\n",
+                         spec.gpu_board.gpus, spec.gpu_board.shared_speed);
     out += fmt::format("network    {}, {} NIC(s) x {:.0f} Gb/s on the {}, {:.2f} us node to node\n",
                        platforms::to_string(spec.network.topology), spec.network.nics_per_node,
                        spec.network.bandwidth_Bps * 8 / 1e9, spec.network.nics_on_gpus ? "GPUs' PCIe switches" : "host",

@@ -69,6 +69,12 @@ std::vector<double> gpu_slowdowns(const Scenario& s) {
   const int n = s.gpus();
   const auto& h = s.heterogeneity;
   std::vector<double> slow(static_cast<std::size_t>(n), 1.0);
+  // GPUs sharing a board's power budget with another GPU of the job run at the board's shared speed
+  // (platform.gpu_board); a job of one GPU per node leaves every board with one busy GPU.
+  if (!s.platform.simgrid_xml) {
+    const std::vector<double> board = platforms::board_speeds(s.platform, s.platform.gpus_per_node);
+    for (int r = 0; r < n; ++r) slow[static_cast<std::size_t>(r)] /= board[static_cast<std::size_t>(r % s.platform.gpus_per_node)];
+  }
   for (const auto& [node, speed] : h.node_speed)
     for (int local = 0; local < s.platform.gpus_per_node; ++local) slow[node * s.platform.gpus_per_node + local] /= speed;
   for (const auto& [rank, speed] : h.gpu_speed) slow[rank] /= speed;

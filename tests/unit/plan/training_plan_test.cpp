@@ -275,6 +275,31 @@ TEST(TrainingPlan, SlowerGpusScaleTheirProfile) {
   EXPECT_NEAR(p.compute_s(3), 2 * p.compute_s(0), 1e-12);
 }
 
+// A K80 board holds two dies behind one power limit (platform.gpu_board): a die whose sibling runs
+// the same job goes at shared_speed; alone (one GPU per node, or the odd GPU out) at full speed.
+// The one-GPU calibration is a die alone, so it is untouched.
+TEST(TrainingPlan, GpusSharingABoardRunAtTheBoardsSharedSpeed) {
+  auto k80 = [](int nodes, int gpus_per_node, double shared_speed) {
+    Json doc = scenario_json(nodes, Json{{"kind", "parameter_server"}, {"servers", 1}});
+    doc["platform"] = Json{{"preset", "aws-p2.8xlarge"}, {"nodes", nodes}, {"gpus_per_node", gpus_per_node},
+                           {"gpu_board", Json{{"shared_speed", shared_speed}}}};
+    doc["calibration"] = Json{{"single_gpu_samples_per_s", 50}};
+    return plan_of(doc);
+  };
+  const TrainingPlan eight = k80(1, 8, 0.8);
+  for (int r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(eight.gpu_plans[static_cast<std::size_t>(r)].slowdown, 1.25) << r;
+  EXPECT_NEAR(eight.single_gpu_iteration_s, 32.0 / 50, 1e-12);
+  EXPECT_NEAR(eight.compute_s(7), 1.25 * 32.0 / 50, 1e-9);
+  const TrainingPlan three = k80(1, 3, 0.8);  // boards {0, 1} and {2}
+  EXPECT_DOUBLE_EQ(three.gpu_plans[0].slowdown, 1.25);
+  EXPECT_DOUBLE_EQ(three.gpu_plans[1].slowdown, 1.25);
+  EXPECT_DOUBLE_EQ(three.gpu_plans[2].slowdown, 1.0);
+  const TrainingPlan spread = k80(2, 1, 0.8);  // one die per node: alone on its board
+  for (const auto& g : spread.gpu_plans) EXPECT_DOUBLE_EQ(g.slowdown, 1.0);
+  const TrainingPlan unset = k80(1, 8, 1.0);  // the preset's default: no published figure, no effect
+  for (const auto& g : unset.gpu_plans) EXPECT_DOUBLE_EQ(g.slowdown, 1.0);
+}
+
 TEST(TrainingPlan, WithoutOverlapEveryOperationWaitsForBackward) {
   const TrainingPlan p = plan_of(scenario_json(2, Json{{"kind", "halving_doubling"}, {"overlap", false}}));
   ASSERT_FALSE(p.ops.empty());

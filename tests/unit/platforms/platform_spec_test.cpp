@@ -153,6 +153,22 @@ TEST(Presets, FactorsModelIsRead) {
   EXPECT_DOUBLE_EQ(spec.network.factors.bandwidth_factor, 0.9);
 }
 
+// K80 presets carry two dies per board; the shared speed has no default (1) and is the user's.
+TEST(Presets, K80BoardsHoldTwoDiesAndTheSharedSpeedIsTheUsers) {
+  const tp::PlatformSpec p2 = tp::load_platform("aws-p2.8xlarge");
+  EXPECT_EQ(p2.gpu_board.gpus, 2);
+  EXPECT_DOUBLE_EQ(p2.gpu_board.shared_speed, 1.0);
+  EXPECT_EQ(tp::load_platform("dgx1-p100").gpu_board.gpus, 1);
+  const tp::PlatformSpec set = from_text(R"({"preset": "gce-k80x8", "gpu_board": {"shared_speed": 0.9}})");
+  EXPECT_EQ(set.gpu_board.gpus, 2);  // merged over the preset's board
+  EXPECT_EQ(tp::board_speeds(set, 8), std::vector<double>(8, 0.9));
+  EXPECT_EQ(tp::board_speeds(set, 3), (std::vector<double>{0.9, 0.9, 1.0}));
+  EXPECT_EQ(tp::board_speeds(set, 1), std::vector<double>{1.0});
+  const tp::PlatformSpec back = from_text(tp::to_json(set).dump());
+  EXPECT_EQ(back.gpu_board.gpus, 2);
+  EXPECT_DOUBLE_EQ(back.gpu_board.shared_speed, 0.9);
+}
+
 TEST(Spec, JsonRoundTripIsStable) {
   const tp::PlatformSpec a = tp::load_platform("dgx1-v100");
   const tp::PlatformSpec b = from_text(tp::to_json(a).dump());
@@ -236,6 +252,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"fat_tree_wraps.json", "/network/fat_tree/down", "has more than 1000000 leaves, but nodes is 65536"},
                       BadCase{"torus_wraps.json", "/network/torus/dimensions", "has more than 1000000 nodes, but nodes is 65536"},
                       BadCase{"unconnected_hosts.json", "/network/nics_per_node", "must be ≥ 1"},
+                      BadCase{"gpu_board_no_gpus.json", "/gpu_board/gpus", "must be ≥ 1"},
+                      BadCase{"gpu_board_speed_above_one.json", "/gpu_board/shared_speed", "(0, 1]"},
                       BadCase{"unknown_key.json", "/network/nic_atach", "did you mean 'nic_attach'"},
                       BadCase{"nvlink_too_many_gpus.json", "/intra_node/kind", "at most 8 GPUs"},
                       BadCase{"bad_model.json", "/network/model/bandwidth_factor", "(0, 1]"},

@@ -73,6 +73,16 @@ struct DragonflyShape {
   unsigned nodes_per_router = 1;
 };
 
+/// GPUs that share one board and its power budget (a Tesla K80 carries two GK210 dies behind one
+/// 300 W limit). With GPU Boost on, a die runs slower while its board siblings are busy than alone:
+/// `shared_speed` is that relative speed (clock with the siblings busy / clock alone, in (0, 1]).
+/// The one-GPU calibration runs a die alone, so only GPUs with a busy sibling in the job slow down.
+/// The default 1 changes nothing: no published figure gives it for a workload (README, Platforms).
+struct GpuBoardSpec {
+  int gpus = 1;               ///< consecutive GPUs of a node per board (K80: 2)
+  double shared_speed = 1.0;  ///< relative speed of a GPU whose board has another GPU of the job
+};
+
 /// Network between nodes.
 struct NetworkSpec {
   TopologyKind topology = TopologyKind::single_switch;
@@ -105,6 +115,7 @@ struct PlatformSpec {
   int nodes = 1;
   int gpus_per_node = 1;
   IntraNodeSpec intra_node;
+  GpuBoardSpec gpu_board;
   NetworkSpec network;
   std::optional<double> price_per_gpu_hour;  ///< USD, on-demand list price where public
   std::optional<std::string> simgrid_xml;    ///< path of a SimGrid XML platform used as is
@@ -143,6 +154,11 @@ std::vector<PresetInfo> preset_catalog();
 /// The preset called `name` (InputError with a suggestion at source/location otherwise).
 PlatformSpec preset_by_name(const std::string& name, const std::string& source = "command line",
                             const std::string& location = "");
+
+/// The relative speed of every GPU of a job of `gpus_per_node` GPUs per node on this platform's
+/// boards: `gpu_board.shared_speed` for a GPU whose board holds another GPU of the job, 1 otherwise
+/// (local GPU i sits on board i / gpu_board.gpus). One entry per local GPU.
+std::vector<double> board_speeds(const PlatformSpec& spec, int gpus_per_node);
 
 /// Order in which the GPUs of one node are visited by a ring so that consecutive GPUs share the
 /// fastest link (NVLink cube-mesh: 0 1 5 4 7 6 2 3 without the GPUs ≥ g; otherwise 0 … g−1).
