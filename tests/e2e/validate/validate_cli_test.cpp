@@ -174,6 +174,27 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   EXPECT_EQ(points, 17u);
   EXPECT_LE(sum / points, 10.0);
 
+  // The excess columns in images per second: iteration = batch × GPUs / throughput, so the two
+  // excesses differ by batch × GPUs × (1/simulated − 1/measured); the GCE K80 ResNet-50 group
+  // (51.9 images/s on one die, 99 on two) pays 2·64/99 − 64/51.9 = 59.8 ms at 2 GPUs.
+  bool k80_row = false;
+  for (std::size_t row = 0; row < errors.row_count(); ++row) {
+    if (errors.cell(row, errors.column("metric")) != "samples_per_s") continue;
+    const std::string group = errors.cell(row, errors.column("group"));
+    const double batch = std::stod(group.substr(group.rfind("batch ") + 6));
+    const double gpus = errors.number(row, errors.column("gpus"));
+    const double measured = errors.number(row, errors.column("measured"));
+    const double simulated = errors.number(row, errors.column("simulated"));
+    const double expected = batch * gpus * (1 / simulated - 1 / measured);
+    EXPECT_NEAR(errors.number(row, errors.column("simulated_excess_s")) - errors.number(row, errors.column("measured_excess_s")),
+                expected, 2e-3 * batch * gpus / simulated) << group << " at " << gpus;  // 4 significant digits
+    if (group == "TensorFlow parameter server on the CPU, GCE 8× K80, resnet50, batch 64" && gpus == 2) {
+      k80_row = true;
+      EXPECT_NEAR(errors.number(row, errors.column("measured_excess_s")), 2 * 64 / 99.0 - 64 / 51.9, 1e-4);
+    }
+  }
+  EXPECT_TRUE(k80_row);
+
   // The whole report (six datasets, eight comparisons) holds its layout in a browser.
   const std::string browser = trainsim_test::find_program("chromium");
   ASSERT_FALSE(browser.empty()) << "chromium not installed (Debian package chromium; .ci/setup installs it)";
