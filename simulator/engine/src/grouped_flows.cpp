@@ -181,7 +181,11 @@ void GroupedFlows::advance_to(double now_s) {
       continue;
     }
     changed = true;
-    if (std::isfinite(g.rate_Bps)) ended_level_ = std::min(ended_level_, g.rate_Bps * g.flow.penalty);
+    if (std::isfinite(g.rate_Bps)) {
+      ended_level_ = std::min(ended_level_, g.rate_Bps * g.flow.penalty);
+      for (const auto& [l, w] : g.flow.uses)
+        if (l < load_.size()) load_[l] -= w * g.rate_Bps;
+    }
     if (--pending_[g.transfer] == 0) finished.push_back(g.transfer);
   }
   groups_.resize(kept);
@@ -192,14 +196,24 @@ void GroupedFlows::advance_to(double now_s) {
 // A group's uses: every link any member crosses, weighted by the members' consumption on it,
 // in the order members first cross them (deterministic).
 void GroupedFlows::set_uses(Group& g) {
-  std::unordered_map<std::size_t, std::size_t> at;
+  position_.resize(capacity_.size(), MaxMinFlow::npos);
+  std::vector<std::size_t> crossing;  // members crossing each use's link
   g.flow.uses.clear();
   for (const auto& member : g.members)
     for (const auto& [l, w] : member) {
-      auto [it, added] = at.try_emplace(l, g.flow.uses.size());
-      if (added) g.flow.uses.emplace_back(l, 0.0);
-      g.flow.uses[it->second].second += w;
+      if (position_[l] == MaxMinFlow::npos) {
+        position_[l] = g.flow.uses.size();
+        g.flow.uses.emplace_back(l, 0.0);
+        crossing.push_back(0);
+      }
+      g.flow.uses[position_[l]].second += w;
+      ++crossing[position_[l]];
     }
+  g.common.clear();
+  for (std::size_t u = 0; u < g.flow.uses.size(); ++u) {
+    if (crossing[u] == g.members.size()) g.common.push_back(g.flow.uses[u].first);
+    position_[g.flow.uses[u].first] = MaxMinFlow::npos;
+  }
 }
 
 // After groups only ended, the groups whose level is below the lowest ended one's (less a
@@ -213,11 +227,17 @@ void GroupedFlows::solve() {
     g.frozen = g.active && std::isfinite(g.rate_Bps) && g.rate_Bps * g.flow.penalty < frozen_below;
     partial = partial || g.frozen;
   }
+  load_.resize(capacity_.size(), 0.0);
+  auto add_load = [this](const Group& g, double sign) {
+    if (g.active && std::isfinite(g.rate_Bps))
+      for (const auto& [l, w] : g.flow.uses) load_[l] += sign * w * g.rate_Bps;
+  };
   residual_ = capacity_;
   if (partial) {
+    // What the frozen groups use: the load less the others' (their old rates).
     for (const Group& g : groups_)
-      if (g.frozen)
-        for (const auto& [l, w] : g.flow.uses) residual_[l] -= w * g.rate_Bps;
+      if (!g.frozen) add_load(g, -1);
+    for (std::size_t l = 0; l < residual_.size(); ++l) residual_[l] -= load_[l];
     // Rounding may leave a link the others use (nearly) full: then solve everything again.
     bool full = false;
     for (const Group& g : groups_)
@@ -226,10 +246,16 @@ void GroupedFlows::solve() {
     if (full) {
       for (Group& g : groups_) g.frozen = false;
       residual_ = capacity_;
+      partial = false;
     }
   }
   while (solve_once()) {
   }
+  // The load at the new rates: from scratch after a full solve (so that rounding never
+  // accumulates past one), the frozen load plus the others' otherwise.
+  if (!partial) std::fill(load_.begin(), load_.end(), 0.0);
+  for (const Group& g : groups_)
+    if (!g.frozen) add_load(g, 1);
   full_solve_ = false;
   ended_level_ = inf;
   dirty_ = false;
@@ -253,11 +279,10 @@ bool GroupedFlows::solve_once() {
     const std::size_t l = bottleneck[a];
     if (l == MaxMinFlow::npos) continue;
     Group& g = groups_[active[a]];
+    if (std::find(g.common.begin(), g.common.end(), l) != g.common.end()) continue;
     auto crosses = [l](const std::vector<std::pair<std::size_t, double>>& m) {
       return std::any_of(m.begin(), m.end(), [l](const auto& use) { return use.first == l; });
     };
-    const auto on = static_cast<std::size_t>(std::count_if(g.members.begin(), g.members.end(), crosses));
-    if (on == g.members.size()) continue;
     Group part;
     part.flow.penalty = g.flow.penalty;
     part.flow.bound = g.flow.bound;

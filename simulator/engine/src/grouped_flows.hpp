@@ -61,7 +61,8 @@ public:
 private:
   struct Group {
     MaxMinFlow flow;            // per member: penalty and bound; uses weighted by member count
-    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight)
+    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight), a link once
+    std::vector<std::size_t> common;  // the links every member crosses
     double remaining = 0;       // bytes left per member
     double active_at_s = 0;     // when its latency is paid and it starts sharing bandwidth
     double rate_Bps = 0;        // per member, while active
@@ -95,7 +96,9 @@ private:
   bool dirty_ = false;
   bool full_solve_ = true;  // a group started since the last solve: every rate may change
   double ended_level_ = std::numeric_limits<double>::infinity();  // lowest level of the groups ended since
-  std::vector<double> residual_;  // capacity_ less the frozen groups' use, during a partial solve
+  std::vector<double> load_;      // per link: what the active groups use at their current rates
+  std::vector<double> residual_;
+  std::vector<std::size_t> position_;  // set_uses' scratch, per link: index into a group's uses or npos  // capacity_ less the frozen groups' use, during a partial solve
 };
 
 }  // namespace trainsim::engine
