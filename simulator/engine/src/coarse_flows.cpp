@@ -24,7 +24,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   // times per iteration; fresh multi-megabyte vectors each time made the kernel map and unmap pages).
   thread_local struct Scratch {
     std::vector<double> usage, remaining;
-    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, touched, queued, tight;
+    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, tight;
     std::vector<unsigned> version;
     std::vector<char> fixed;
     std::vector<std::tuple<double, std::size_t, unsigned>> heap;
@@ -81,10 +81,6 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     return flows(a).bound * flows(a).penalty < flows(b).bound * flows(b).penalty;
   });
   std::size_t next_bound = 0;
-  std::vector<std::size_t>& touched = scratch.touched;
-  std::vector<std::size_t>& queued = scratch.queued;  // the round that last queued the link
-  queued.assign(n_links, 0);
-  std::size_t round = 0;
   std::vector<std::size_t>& tight = scratch.tight;
   auto fix = [&](std::size_t f, double r, std::size_t link) {
     fixed[f] = true;
@@ -95,18 +91,27 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
       usage[l] -= w / flows(f).penalty;
       --free_flows[l];
       ++version[l];
-      touched.push_back(l);
     }
   };
-  auto drop_stale = [&] {
+  // A link's level only rises as flows are fixed on it (remaining − w·r over usage − w/penalty, with
+  // r at most its level), so an entry is a lower bound of its link's level: links are not
+  // re-queued when touched, but their entry is brought up to date when it reaches the top (a lazy
+  // priority queue; the same levels, computed from the same values, as re-queuing every touched
+  // link at once, in far fewer heap operations).
+  auto refresh_top = [&] {
     while (!heap.empty()) {
-      const auto& [level, l, v] = heap.front();
-      if (v == version[l] && free_flows[l] > 0) break;
+      const auto [level, l, v] = heap.front();
+      if (free_flows[l] == 0) {
+        pop_level();
+        continue;
+      }
+      if (v == version[l]) break;
       pop_level();
+      push_level(remaining[l] / usage[l], l, version[l]);
     }
   };
   for (;;) {
-    drop_stale();
+    refresh_top();
     while (next_bound < by_bound.size() && fixed[by_bound[next_bound]]) ++next_bound;
     const bool any_link = !heap.empty();
     const bool any_bound = next_bound < by_bound.size();
@@ -117,12 +122,11 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     // Every link and bound at this level fixes its flows in this round (symmetric platforms then
     // need a handful of rounds, not one per link).
     const double level = share * (1 + 1e-12);
-    touched.clear();
     tight.clear();
-    ++round;
-    while (!heap.empty() && std::get<0>(heap.front()) <= level) {
-      const std::size_t l = std::get<1>(heap.front());
-      if (std::get<2>(heap.front()) == version[l] && free_flows[l] > 0) tight.push_back(l);
+    while (!heap.empty()) {
+      refresh_top();
+      if (heap.empty() || std::get<0>(heap.front()) > level) break;
+      tight.push_back(std::get<1>(heap.front()));
       pop_level();
     }
     std::sort(tight.begin(), tight.end());  // link order, as a scan over all links would fix them
@@ -135,12 +139,8 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
       if (flows(f).bound * flows(f).penalty > level) break;
       fix(f, std::min(flows(f).bound, share / flows(f).penalty), MaxMinFlow::npos);
     }
-    // One new entry per touched link, in the order first touched (the heap orders them).
-    for (std::size_t l : touched)
-      if (queued[l] != round) {
-        queued[l] = round;
-        if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, version[l]);
-      }
+    // A tight link still holding free flows (none: they were all fixed) needs no new entry;
+    // touched links keep their stale entries (refresh_top above).
   }
   // Flows on no shared link and without a bound are limited by nothing.
   for (std::size_t f = 0; f < n_flows; ++f)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -20,16 +21,49 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double crosstraffic_weight = 0.05;
 }  // namespace
 
-GroupedFlows::GroupedFlows(Simulation& sim) : sim_(sim), wake_(sg4::Semaphore::create(0)) {
+GroupedFlows::GroupedFlows(Simulation& sim, const std::vector<std::pair<sg4::Host*, sg4::Host*>>& routes)
+    : sim_(sim), wake_(sg4::Semaphore::create(0)) {
   // The parameters of SimGrid's CM02-family models (ideal, factors and tcp = LV08 all are), read
   // back from its configuration so the groups share bandwidth exactly as its flows would.
   weight_S_ = simgrid::config::get_value<double>("network/weight-S");
   tcp_gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   crosstraffic_ = simgrid::config::get_value<bool>("network/crosstraffic");
+  if (!routes.empty()) declare(routes);
   sg4::Actor::create("grouped-flows", sim.gpu(0), [this] { manager(); })->daemonize();
 }
 
+// Links that exactly the same declared routes cross, with the same weight and capacity, carry the
+// same flows at every instant: one constraint stands for all of them (the first one met).
+void GroupedFlows::declare(const std::vector<std::pair<sg4::Host*, sg4::Host*>>& routes) {
+  declared_ = true;
+  std::unordered_map<const sg4::Link*, std::vector<std::pair<std::size_t, double>>> crossed_by;
+  std::vector<const sg4::Link*> order;  // links in the order first met (deterministic)
+  auto add = [&](const sg4::Link* l, std::size_t r, double weight) {
+    if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) return;
+    auto [it, added] = crossed_by.try_emplace(l);
+    if (added) order.push_back(l);
+    if (it->second.empty() || it->second.back() != std::make_pair(r, weight)) it->second.emplace_back(r, weight);
+  };
+  for (std::size_t r = 0; r < routes.size(); ++r) {
+    const auto& [src, dst] = routes[r];
+    if (src == dst || !declared_pairs_.emplace(src, dst).second) continue;
+    for (const sg4::Link* l : sim_.route(src, dst).links) add(l, r, 1.0);
+    if (crosstraffic_)
+      for (const sg4::Link* l : sim_.route(dst, src).links) add(l, r, crosstraffic_weight);
+  }
+  std::map<std::pair<double, std::vector<std::pair<std::size_t, double>>>, const sg4::Link*> first;
+  for (const sg4::Link* l : order) {
+    auto [it, added] = first.try_emplace({sim_.capacity_Bps(l), crossed_by.at(l)}, l);
+    representative_.emplace(l, it->second);
+  }
+}
+
 std::size_t GroupedFlows::link_index(const sg4::Link* link) {
+  if (declared_) {
+    const auto rep = representative_.find(link);
+    TRAINSIM_CHECK(rep != representative_.end(), "a grouped flow crosses a link no declared route crosses");
+    link = rep->second;
+  }
   auto [it, added] = link_index_.try_emplace(link, capacity_.size());
   if (added) capacity_.push_back(sim_.capacity_Bps(link));
   return it->second;
@@ -56,6 +90,7 @@ std::size_t GroupedFlows::transfer(const std::vector<Batch>& batches) {
     std::vector<Key> keys;
     double size = 0;
     for (std::size_t m = 0; m < batch.srcs.size(); ++m) {
+      TRAINSIM_CHECK(!declared_ || declared_pairs_.count({batch.srcs[m], batch.dsts[m]}) == 1, "a grouped flow on an undeclared route");
       size = sim_.account_flow(batch.srcs[m], batch.dsts[m], batch.bytes);
       const RouteInfo& route = sim_.route(batch.srcs[m], batch.dsts[m]);
       double penalty = route.latency_s;
@@ -84,17 +119,21 @@ std::size_t GroupedFlows::transfer(const std::vector<Batch>& batches) {
       }
       Group& g = groups_[key->group];
       auto& member = g.members.emplace_back();
+      // Declared duplicates of a link the member already uses are the same constraint.
+      auto use = [&member](std::size_t l, double weight) {
+        if (std::none_of(member.begin(), member.end(), [l](const auto& u) { return u.first == l; })) member.emplace_back(l, weight);
+      };
       for (const sg4::Link* l : route.links) {
         // A FATPIPE link gives every flow its bandwidth without sharing: a bound, not a use.
         if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
           g.flow.bound = std::min(g.flow.bound, sim_.capacity_Bps(l));
           continue;
         }
-        member.emplace_back(link_index(l), 1.0);
+        use(link_index(l), 1.0);
       }
       if (crosstraffic_)
         for (const sg4::Link* l : sim_.route(batch.dsts[m], batch.srcs[m]).links)
-          if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) member.emplace_back(link_index(l), crosstraffic_weight);
+          if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) use(link_index(l), crosstraffic_weight);
     }
     for (const Key& k : keys) {
       Group& g = groups_[k.group];
@@ -102,13 +141,13 @@ std::size_t GroupedFlows::transfer(const std::vector<Batch>& batches) {
       g.remaining = size;
       g.active_at_s = now + k.latency_s * lf;
       g.active = g.active_at_s <= now;
+      if (g.active) full_solve_ = dirty_ = true;  // groups still paying their latency change no rate yet
       ++pending_[id];
     }
   }
   const std::size_t groups = pending_[id];
   if (groups == 0) return 0;
-  dirty_ = true;
-  wake_->release();
+  wake_->release();  // the manager's next event may now be sooner
   done_[id]->acquire();
   return groups;
 }
@@ -123,6 +162,7 @@ void GroupedFlows::advance_to(double now_s) {
     } else if (g.active_at_s <= now_s) {
       g.active = true;
       changed = true;
+      full_solve_ = true;
     }
   }
   // A group has arrived once what is left would take under a picosecond at its rate (the clock's
@@ -141,6 +181,11 @@ void GroupedFlows::advance_to(double now_s) {
       continue;
     }
     changed = true;
+    if (std::isfinite(g.rate_Bps)) {
+      ended_level_ = std::min(ended_level_, g.rate_Bps * g.flow.penalty);
+      for (const auto& [l, w] : g.flow.uses)
+        if (l < load_.size()) load_[l] -= w * g.rate_Bps;
+    }
     if (--pending_[g.transfer] == 0) finished.push_back(g.transfer);
   }
   groups_.resize(kept);
@@ -151,58 +196,110 @@ void GroupedFlows::advance_to(double now_s) {
 // A group's uses: every link any member crosses, weighted by the members' consumption on it,
 // in the order members first cross them (deterministic).
 void GroupedFlows::set_uses(Group& g) {
-  std::unordered_map<std::size_t, std::size_t> at;
+  position_.resize(capacity_.size(), MaxMinFlow::npos);
+  std::vector<std::size_t> crossing;  // members crossing each use's link
   g.flow.uses.clear();
   for (const auto& member : g.members)
     for (const auto& [l, w] : member) {
-      auto [it, added] = at.try_emplace(l, g.flow.uses.size());
-      if (added) g.flow.uses.emplace_back(l, 0.0);
-      g.flow.uses[it->second].second += w;
+      if (position_[l] == MaxMinFlow::npos) {
+        position_[l] = g.flow.uses.size();
+        g.flow.uses.emplace_back(l, 0.0);
+        crossing.push_back(0);
+      }
+      g.flow.uses[position_[l]].second += w;
+      ++crossing[position_[l]];
     }
+  g.common.clear();
+  for (std::size_t u = 0; u < g.flow.uses.size(); ++u) {
+    if (crossing[u] == g.members.size()) g.common.push_back(g.flow.uses[u].first);
+    position_[g.flow.uses[u].first] = MaxMinFlow::npos;
+  }
 }
 
+// After groups only ended, the groups whose level is below the lowest ended one's (less a
+// relative 1e-9, so that ties are solved again) keep their rates: progressive filling reaches that
+// level through the same saturations without the ended groups, because no link an ended group
+// crossed filled below its level. The others are solved on what the frozen ones leave.
 void GroupedFlows::solve() {
-  for (;;) {
-    std::vector<const MaxMinFlow*> flows;
-    std::vector<std::size_t> active;
-    for (std::size_t i = 0; i < groups_.size(); ++i)
-      if (groups_[i].active) {
-        flows.push_back(&groups_[i].flow);
-        active.push_back(i);
-      }
-    std::vector<std::size_t> bottleneck;
-    const std::vector<double> rates = max_min_rates(capacity_, flows, &bottleneck);
-    // Split every group fixed by a link that not all its members cross, then solve again.
-    bool split = false;
-    for (std::size_t a = 0; a < active.size(); ++a) {
-      groups_[active[a]].rate_Bps = rates[a];
-      const std::size_t l = bottleneck[a];
-      if (l == MaxMinFlow::npos) continue;
-      Group& g = groups_[active[a]];
-      auto crosses = [l](const std::vector<std::pair<std::size_t, double>>& m) {
-        return std::any_of(m.begin(), m.end(), [l](const auto& use) { return use.first == l; });
-      };
-      const auto on = static_cast<std::size_t>(std::count_if(g.members.begin(), g.members.end(), crosses));
-      if (on == g.members.size()) continue;
-      Group part;
-      part.flow.penalty = g.flow.penalty;
-      part.flow.bound = g.flow.bound;
-      part.remaining = g.remaining;
-      part.active_at_s = g.active_at_s;
-      part.active = g.active;
-      part.transfer = g.transfer;
-      std::vector<std::vector<std::pair<std::size_t, double>>> rest;
-      for (auto& m : g.members) (crosses(m) ? part.members : rest).push_back(std::move(m));
-      g.members = std::move(rest);
-      set_uses(g);
-      set_uses(part);
-      ++pending_[part.transfer];
-      groups_.push_back(std::move(part));
-      split = true;
-    }
-    if (!split) break;
+  const double frozen_below = full_solve_ ? -inf : ended_level_ * (1 - 1e-9);
+  bool partial = false;
+  for (Group& g : groups_) {
+    g.frozen = g.active && std::isfinite(g.rate_Bps) && g.rate_Bps * g.flow.penalty < frozen_below;
+    partial = partial || g.frozen;
   }
+  load_.resize(capacity_.size(), 0.0);
+  auto add_load = [this](const Group& g, double sign) {
+    if (g.active && std::isfinite(g.rate_Bps))
+      for (const auto& [l, w] : g.flow.uses) load_[l] += sign * w * g.rate_Bps;
+  };
+  residual_ = capacity_;
+  if (partial) {
+    // What the frozen groups use: the load less the others' (their old rates).
+    for (const Group& g : groups_)
+      if (!g.frozen) add_load(g, -1);
+    for (std::size_t l = 0; l < residual_.size(); ++l) residual_[l] -= load_[l];
+    // Rounding may leave a link the others use (nearly) full: then solve everything again.
+    bool full = false;
+    for (const Group& g : groups_)
+      if (g.active && !g.frozen)
+        for (const auto& use : g.flow.uses) full = full || residual_[use.first] <= capacity_[use.first] * 1e-9;
+    if (full) {
+      for (Group& g : groups_) g.frozen = false;
+      residual_ = capacity_;
+      partial = false;
+    }
+  }
+  while (solve_once()) {
+  }
+  // The load at the new rates: from scratch after a full solve (so that rounding never
+  // accumulates past one), the frozen load plus the others' otherwise.
+  if (!partial) std::fill(load_.begin(), load_.end(), 0.0);
+  for (const Group& g : groups_)
+    if (!g.frozen) add_load(g, 1);
+  full_solve_ = false;
+  ended_level_ = inf;
   dirty_ = false;
+}
+
+// Solves the active, unfrozen groups' rates on residual_; splits every group fixed by a link that
+// not all its members cross and returns whether it did (the rates must then be solved again).
+bool GroupedFlows::solve_once() {
+  std::vector<const MaxMinFlow*> flows;
+  std::vector<std::size_t> active;
+  for (std::size_t i = 0; i < groups_.size(); ++i)
+    if (groups_[i].active && !groups_[i].frozen) {
+      flows.push_back(&groups_[i].flow);
+      active.push_back(i);
+    }
+  std::vector<std::size_t> bottleneck;
+  const std::vector<double> rates = max_min_rates(residual_, flows, &bottleneck);
+  bool split = false;
+  for (std::size_t a = 0; a < active.size(); ++a) {
+    groups_[active[a]].rate_Bps = rates[a];
+    const std::size_t l = bottleneck[a];
+    if (l == MaxMinFlow::npos) continue;
+    Group& g = groups_[active[a]];
+    if (std::find(g.common.begin(), g.common.end(), l) != g.common.end()) continue;
+    auto crosses = [l](const std::vector<std::pair<std::size_t, double>>& m) {
+      return std::any_of(m.begin(), m.end(), [l](const auto& use) { return use.first == l; });
+    };
+    Group part;
+    part.flow.penalty = g.flow.penalty;
+    part.flow.bound = g.flow.bound;
+    part.remaining = g.remaining;
+    part.active_at_s = g.active_at_s;
+    part.active = g.active;
+    part.transfer = g.transfer;
+    std::vector<std::vector<std::pair<std::size_t, double>>> rest;
+    for (auto& m : g.members) (crosses(m) ? part.members : rest).push_back(std::move(m));
+    g.members = std::move(rest);
+    set_uses(g);
+    set_uses(part);
+    ++pending_[part.transfer];
+    groups_.push_back(std::move(part));
+    split = true;
+  }
+  return split;
 }
 
 double GroupedFlows::next_event_s() const {

@@ -12,8 +12,17 @@
 // members on that link and the others, and the rates are solved again; a split is permanent. So
 // every flow moves at its max-min rate, as at flow level, and groups stay few where servers and
 // workers are alike.
+//
+// Two savings keep the solve cheap where groups are many (colocated servers: every node's NIC
+// also carries its own server's traffic, and each pull that starts peels its node's worker off
+// every push in flight): links that every declared route crosses together (a NIC and its switch
+// port, a lone GPU's PCIe link and its switch's uplink) are one constraint, and when groups only
+// end, the groups whose level (rate × penalty) is below the lowest ended group's keep their rates
+// and only the others are solved again (progressive filling reaches that level through the same
+// events with or without the ended groups, since none of their links fills below it).
 #include <cstddef>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,7 +40,10 @@ namespace trainsim::engine {
 /// transfer through it; its manager actor is a daemon (it ends with the simulation).
 class GroupedFlows {
 public:
-  explicit GroupedFlows(Simulation& sim);
+  /// `routes`: every (source, destination) pair that transfers will use, or empty. With them,
+  /// links crossed by exactly the same declared routes (and of the same capacity) are solved as
+  /// one constraint; a transfer on an undeclared pair is then a broken invariant.
+  explicit GroupedFlows(Simulation& sim, const std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>& routes = {});
   GroupedFlows(const GroupedFlows&) = delete;
   GroupedFlows& operator=(const GroupedFlows&) = delete;
 
@@ -49,16 +61,20 @@ public:
 private:
   struct Group {
     MaxMinFlow flow;            // per member: penalty and bound; uses weighted by member count
-    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight)
+    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight), a link once
+    std::vector<std::size_t> common;  // the links every member crosses
     double remaining = 0;       // bytes left per member
     double active_at_s = 0;     // when its latency is paid and it starts sharing bandwidth
     double rate_Bps = 0;        // per member, while active
     bool active = false;
+    bool frozen = false;        // keeps its rate in the current partial solve
     std::size_t transfer = 0;   // index into pending_
   };
+  void declare(const std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>& routes);
   void manager();
   void advance_to(double now_s);
   void solve();
+  bool solve_once();
   void set_uses(Group& g);
   double next_event_s() const;
   std::size_t link_index(const simgrid::s4u::Link* link);
@@ -68,6 +84,9 @@ private:
   double tcp_gamma_ = 0;     // network/TCP-gamma
   bool crosstraffic_ = false;
   std::unordered_map<const simgrid::s4u::Link*, std::size_t> link_index_;
+  std::unordered_map<const simgrid::s4u::Link*, const simgrid::s4u::Link*> representative_;  // declared duplicates
+  bool declared_ = false;
+  std::set<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>> declared_pairs_;
   std::vector<double> capacity_;
   std::vector<Group> groups_;               // live groups, in creation order
   std::vector<std::size_t> pending_;        // per transfer: groups still moving
@@ -75,6 +94,11 @@ private:
   simgrid::s4u::SemaphorePtr wake_;
   double updated_s_ = 0;
   bool dirty_ = false;
+  bool full_solve_ = true;  // a group started since the last solve: every rate may change
+  double ended_level_ = std::numeric_limits<double>::infinity();  // lowest level of the groups ended since
+  std::vector<double> load_;      // per link: what the active groups use at their current rates
+  std::vector<double> residual_;
+  std::vector<std::size_t> position_;  // set_uses' scratch, per link: index into a group's uses or npos  // capacity_ less the frozen groups' use, during a partial solve
 };
 
 }  // namespace trainsim::engine

@@ -25,6 +25,7 @@ Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOpti
   static char* argv[] = {name, nullptr};
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   platforms::configure_network_model(spec_);
+  if (options.full_network_solve) sg4::Engine::set_config("network/optim:Full");
   platforms::BuildOptions build;
   build.server_nodes = options.server_nodes;
   built_ = platforms::build_platform(*engine_, spec_, build);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -202,27 +203,26 @@ void server_communicator_actor(Run& run) {
     software.emplace(plan.servers.size(), plan.server_throughput_Bps);
     ps.software = &*software;
   }
-  // auto: coarse for dedicated servers, whose groups stay whole (every worker's NIC carries the
-  // same traffic), when every operation sends one size to each server it uses (a variable per
-  // push, or sharded): there it matched flow level in every case measured. Flow for colocated
-  // servers, where each node's NIC also carries its own server's traffic, groups split down to
-  // single workers and the coarse executor is no faster; and for operations that send unequal
-  // sizes to three or more servers, where coarse differed from flow level by 0.03–6 % for a
-  // reason not yet found (README "Parameter-server representations").
+  // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
+  // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
+  // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
+  // servers (README "Parameter-server representations"). `flow` runs one SimGrid flow per worker
+  // and server.
   const auto representation = plan::parse_server_representation(plan.representation).value_or(plan::ServerRepresentation::automatic);
-  const bool dedicated = !plan.servers.empty() && plan.servers.front().host == plan::ServerHost::server_node;
-  const bool one_size_per_op = std::all_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) {
-    double size = 0;
-    for (double b : op.bytes_per_server)
-      if (b != 0) {
-        if (size != 0 && b != size) return false;
-        size = b;
-      }
-    return true;
-  });
-  if (representation == plan::ServerRepresentation::coarse ||
-      (representation == plan::ServerRepresentation::automatic && dedicated && one_size_per_op)) {
-    run.grouped = std::make_unique<GroupedFlows>(run.sim);
+  if (representation != plan::ServerRepresentation::flow) {
+    // Every route a push or pull will take, so that links crossed by the same routes are solved
+    // as one constraint.
+    std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
+    std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
+    for (const plan::CommOp& op : plan.ops) {
+      if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
+      for (sg4::Host* w : worker_hosts(run, op))
+        for (std::size_t i = 0; i < run.servers.size(); ++i) {
+          const auto route = op.kind == CommKind::push ? std::make_pair(w, run.servers[i]) : std::make_pair(run.servers[i], w);
+          if (op.bytes_per_server.at(i) != 0 && w != run.servers[i] && seen.insert(route).second) routes.push_back(route);
+        }
+    }
+    run.grouped = std::make_unique<GroupedFlows>(run.sim, routes);
     ps.grouped = run.grouped.get();
   }
   if (!plan.overlap)
@@ -374,6 +374,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   const workloads::Workload workload = plan::load_scenario_workload(input);
 
   SimulationOptions sim_options;
+  sim_options.full_network_solve = options.full_network_solve;
   if (input.strategy.kind == plan::StrategyKind::parameter_server && input.strategy.placement == plan::ServerPlacement::dedicated)
     sim_options.server_nodes = input.strategy.servers;
   // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add

@@ -39,10 +39,12 @@ Json scenario_json(const Json& platform, const std::string& kind, bool overlap, 
   return s;
 }
 
-IterationResult simulate(const Json& document) {
+IterationResult simulate(const Json& document, bool full_network_solve = false) {
   const std::string text = run_forked([&] {
     const Scenario s = read_scenario(document, "oracle.json");
-    return simulate_iteration(s, SimulateOptions{}).to_json().dump();
+    SimulateOptions options;
+    options.full_network_solve = full_network_solve;
+    return simulate_iteration(s, options).to_json().dump();
   });
   return IterationResult::from_json(parse_json_text(text, "simulated result"));
 }
@@ -271,6 +273,30 @@ TEST(TrainingOracle, PerWorkerAggregationPushesOncePerNode) {
   EXPECT_LT(per_node.breakdown.communication_s, 0.5 * each_gpu.breakdown.communication_s);
 }
 
+namespace {
+
+// Runs `doc` at flow level and coarse: iteration times within 1 %, per-server bytes, busiest links
+// and network bytes identical. Returns the coarse result.
+IterationResult expect_coarse_matches_flow(Json doc, const std::string& where) {
+  doc["strategy"]["representation"] = "flow";
+  const IterationResult flow = simulate(doc);
+  doc["strategy"]["representation"] = "coarse";
+  const IterationResult coarse = simulate(doc);
+  EXPECT_NEAR(coarse.iteration_time_s, flow.iteration_time_s, 0.01 * flow.iteration_time_s) << where;
+  EXPECT_EQ(coarse.servers.size(), flow.servers.size()) << where;
+  for (std::size_t i = 0; i < flow.servers.size() && i < coarse.servers.size(); ++i)
+    EXPECT_DOUBLE_EQ(coarse.servers[i].bytes, flow.servers[i].bytes) << where;
+  EXPECT_EQ(coarse.busiest_links.size(), flow.busiest_links.size()) << where;
+  for (std::size_t i = 0; i < flow.busiest_links.size() && i < coarse.busiest_links.size(); ++i) {
+    EXPECT_EQ(coarse.busiest_links[i].name, flow.busiest_links[i].name) << where;
+    EXPECT_DOUBLE_EQ(coarse.busiest_links[i].bytes, flow.busiest_links[i].bytes) << where;
+  }
+  EXPECT_DOUBLE_EQ(coarse.network_bytes, flow.network_bytes) << where;
+  return coarse;
+}
+
+}  // namespace
+
 TEST(ParameterServerRepresentations, CoarseGroupsMatchFlowLevelForEveryPlacementAndServerKind) {
   // The coarse representation (flows grouped per server, size and latency, advanced at SimGrid's
   // max-min rates, split where members' own links differ) against one SimGrid flow per worker and
@@ -297,20 +323,58 @@ TEST(ParameterServerRepresentations, CoarseGroupsMatchFlowLevelForEveryPlacement
             doc["strategy"]["placement"] = placement;
             doc["strategy"]["worker_aggregation"] = aggregation;
             if (throughput > 0) doc["strategy"]["server_throughput_GBps"] = throughput;
-            doc["strategy"]["representation"] = "flow";
-            const IterationResult flow = simulate(doc);
-            doc["strategy"]["representation"] = "coarse";
-            const IterationResult coarse = simulate(doc);
-            const std::string where = std::string(aggregation) + " " + network + " " + placement + " " + servers + " throughput " +
-                                      std::to_string(throughput) + (overlap ? " overlap" : " no overlap");
-            EXPECT_NEAR(coarse.iteration_time_s, flow.iteration_time_s, 0.01 * flow.iteration_time_s) << where;
-            ASSERT_EQ(coarse.servers.size(), flow.servers.size()) << where;
-            for (std::size_t i = 0; i < flow.servers.size(); ++i) EXPECT_DOUBLE_EQ(coarse.servers[i].bytes, flow.servers[i].bytes) << where;
-            ASSERT_EQ(coarse.busiest_links.size(), flow.busiest_links.size()) << where;
-            for (std::size_t i = 0; i < flow.busiest_links.size(); ++i) {
-              EXPECT_EQ(coarse.busiest_links[i].name, flow.busiest_links[i].name) << where;
-              EXPECT_DOUBLE_EQ(coarse.busiest_links[i].bytes, flow.busiest_links[i].bytes) << where;
-            }
-            EXPECT_DOUBLE_EQ(coarse.network_bytes, flow.network_bytes) << where;
+            expect_coarse_matches_flow(doc, std::string(aggregation) + " " + network + " " + placement + " " + servers + " throughput " +
+                                                std::to_string(throughput) + (overlap ? " overlap" : " no overlap"));
           }
+}
+
+TEST(ParameterServerRepresentations, CoarseMatchesFlowLevelForColocatedServersOnSingleGpuNodes) {
+  // The benchmark's shape, small: single-GPU nodes, a server on every node or on all but one, a
+  // push per variable. Every node's NIC carries its own worker's pushes and pulls and its server's
+  // incast and pulls, so groups split (each pull that starts peels its node's worker off every
+  // push in flight), partial re-solves run after groups end, and the NIC and its switch port are
+  // one constraint. `auto` picks coarse here: its result is the coarse one to the last bit.
+  for (int servers : {6, 5})
+    for (const char* placement : {"round_robin", "greedy", "sharded"})
+      for (double throughput : {0.0, 0.5})
+        for (bool overlap : {true, false}) {
+          Json doc = scenario_json(cluster(6, 1, 10, 5), "parameter_server", overlap);
+          doc["strategy"]["bucket_MB"] = 0;
+          doc["strategy"]["servers"] = servers;
+          doc["strategy"]["server_placement"] = "colocated";
+          doc["strategy"]["placement"] = placement;
+          if (throughput > 0) doc["strategy"]["server_throughput_GBps"] = throughput;
+          const std::string where = std::to_string(servers) + " servers " + placement + " throughput " + std::to_string(throughput) +
+                                    (overlap ? " overlap" : " no overlap");
+          const IterationResult coarse = expect_coarse_matches_flow(doc, where);
+          doc["strategy"]["representation"] = "auto";
+          EXPECT_EQ(simulate(doc).iteration_time_s, coarse.iteration_time_s) << where;
+        }
+}
+
+TEST(ParameterServerRepresentations, UnequalSizesPerServerMatchSimGridsFullSolve) {
+  // Buckets that send unequal sizes to three or more servers: the coarse representation equals
+  // SimGrid's flow level when SimGrid solves its max-min system in full at every change
+  // (network/optim:Full). Its default lazy update gave ResNet-18 on 2 workers with 3 dedicated
+  // servers 75.1 ms against 79.5 ms: three pulls into one worker's 10 Gb/s NIC ran at 2/3 of the
+  // NIC each, twice its capacity in all, for 3 ms (README "Parameter-server representations").
+  for (const char* servers : {"dedicated", "colocated"})
+    for (const char* placement : {"round_robin", "greedy"})
+      for (double bucket_MB : {25.0, 5.0})
+        for (int nodes : {3, 4}) {
+          if (std::string(servers) == "dedicated") nodes -= 1;  // 2 and 3 workers
+          Json doc = scenario_json(cluster(nodes, 1, 10, 5), "parameter_server", true);
+          doc["strategy"]["bucket_MB"] = bucket_MB;
+          doc["strategy"]["servers"] = 3;
+          doc["strategy"]["server_placement"] = servers;
+          doc["strategy"]["placement"] = placement;
+          const std::string where =
+              std::string(servers) + " " + placement + " bucket " + std::to_string(bucket_MB) + " MB, " + std::to_string(nodes) + " nodes";
+          doc["strategy"]["representation"] = "flow";
+          const IterationResult full = simulate(doc, true);
+          doc["strategy"]["representation"] = "auto";
+          const IterationResult coarse = simulate(doc);
+          EXPECT_NEAR(coarse.iteration_time_s, full.iteration_time_s, 1e-6 * full.iteration_time_s) << where;
+          EXPECT_DOUBLE_EQ(coarse.network_bytes, full.network_bytes) << where;
+        }
 }

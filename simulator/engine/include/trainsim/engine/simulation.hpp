@@ -22,6 +22,10 @@ namespace trainsim::engine {
 struct SimulationOptions {
   /// Extra nodes holding only a CPU (dedicated parameter servers); see server_hosts().
   int server_nodes = 0;
+  /// Solve SimGrid's max-min system in full at every change (network/optim:Full) instead of its
+  /// default lazy, selective update. 3.32's lazy update can leave a link over its capacity (README
+  /// "Parameter-server representations"); the full solve is slower and is a checking aid.
+  bool full_network_solve = false;
 };
 
 /// One link's share of the traffic.

@@ -34,6 +34,8 @@ struct SimulateOptions {
   std::function<void(const plan::TrainingPlan&)> on_plan;
   /// CPU scenarios: called with the CPU plan instead.
   std::function<void(const plan::CpuPlan&)> on_cpu_plan;
+  /// SimGrid's full max-min solve instead of its lazy update (SimulationOptions::full_network_solve).
+  bool full_network_solve = false;
 };
 
 /// Plans and simulates one iteration of `scenario`. Must be called at most once per process
