@@ -38,12 +38,20 @@ namespace {
 constexpr double kCoreSpeed = 1e9;
 
 // One running phase of an op (its serial part on one thread, or its parallel part on k threads),
-// as a SimGrid execution that is restarted with its remaining work whenever its pace changes.
+// as a SimGrid execution that its owner (the pool actor running the op) restarts with its remaining
+// work whenever its pace changes. Another actor that changes the pace only wakes the owner, with
+// a message on the op's mailbox: SimGrid 3.32 does not survive one actor cancelling an exec that
+// another actor waits on (ASan: use after free in ActivityImpl's release from EngineImpl::run),
+// whereas cancelling an exec nobody waits on is what its own examples do.
 struct Phase {
   sg4::ExecPtr exec;
+  sg4::CommPtr wake;      // the owner's pending receive on `mailbox`
+  sg4::Mailbox* mailbox = nullptr;
   int threads = 1;        // software threads the phase runs on
   int pace = 1;           // threads per core where its slowest thread runs (see pace_now)
   double amount = 0;      // work of `exec`, summed over its SimGrid threads
+  bool listening = false; // the owner waits on `wake` (set and read only in actor code, which
+  bool woken = false;     // SimGrid runs one actor at a time): a wake-up was sent to `wake`
 };
 
 struct CpuRun {
@@ -60,6 +68,7 @@ struct CpuRun {
   std::size_t finished = 0;
   int runnable = 0;                  // software threads that want a core now, over every running op
   std::map<int, Phase> phases;       // by op index: the phase each running op is in
+  std::vector<sg4::Mailbox*> mailboxes;  // by op index: where its owner is woken (see repace)
 };
 
 // Oversubscription. A parallel op is a barrier-synchronised region whose work the library splits
@@ -87,46 +96,60 @@ sg4::ExecPtr start_exec(CpuRun& run, Phase& phase, double amount) {
   return exec;
 }
 
-// Restarts every running phase whose pace differs from the pace the threads now runnable give.
+// Wakes the owner of every running phase whose pace differs from the pace the threads now
+// runnable give; the owner restarts it (run_phase). Zero bytes on the loopback, with no latency:
+// the owner wakes at this same simulated instant.
 void repace(CpuRun& run) {
-  const int pace = pace_now(run);
+  // Sending is a simcall, during which other actors run and may end their phases: look each one
+  // up again.
   std::vector<int> ops;
   for (const auto& [op, phase] : run.phases) ops.push_back(op);
   for (int op : ops) {
     auto it = run.phases.find(op);
     if (it == run.phases.end()) continue;
     Phase& phase = it->second;
-    if (phase.pace == pace || !phase.exec || phase.exec->get_state() == sg4::Activity::State::FINISHED) continue;
-    // Set the new pace before any simcall, so that another actor repacing at the same instant
-    // leaves this phase alone; start the new exec before cancelling the old, so that the owner,
-    // woken by the cancellation, finds its replacement.
-    // An exec whose work is done may not have been finished by the engine yet (it finishes it after
-    // the actors of this instant have run): cancelling it then crashes SimGrid 3.32. Let it end.
-    const double ratio = phase.exec->get_remaining_ratio();
-    if (ratio <= 1e-12) continue;
-    phase.pace = pace;
-    const double remaining = ratio * phase.amount;
-    sg4::ExecPtr old = phase.exec;
-    phase.exec = start_exec(run, phase, remaining);
-    old->cancel();
+    if (!phase.listening || phase.woken || phase.pace == pace_now(run)) continue;
+    phase.woken = true;
+    phase.mailbox->put_init(&run, 0)->detach();  // the payload is never read
   }
 }
 
-// Runs `core_seconds` of work on `threads` threads, paced as above.
+// Runs `core_seconds` of work on `threads` threads, paced as above. The owner waits for whichever
+// comes first, its exec or a wake-up; then, and before its first wait (the pace may have changed
+// while it was in the simcalls that start the exec and the receive, when nobody could wake it), it
+// cancels its own exec if the pace is no longer the exec's and starts one with the work left at
+// the pace of now. When the exec ends first, a wake-up already on its way is received (it
+// completes at this instant), otherwise the pending receive is withdrawn.
 void run_phase(CpuRun& run, int op, int threads, double core_seconds) {
   Phase& phase = run.phases[op];
   phase.threads = threads;
   phase.pace = pace_now(run);
+  phase.mailbox = run.mailboxes[static_cast<std::size_t>(op)];
   phase.exec = start_exec(run, phase, core_seconds * kCoreSpeed);
+  void* message = nullptr;
   while (true) {
-    sg4::ExecPtr exec = phase.exec;
-    try {
-      exec->wait();
-    } catch (const simgrid::CancelException&) {
-      continue;  // repaced: wait for the replacement
+    phase.wake = phase.mailbox->get_async<void>(&message);
+    phase.listening = true;
+    phase.woken = false;
+    // An exec whose work is done may not have been finished by the engine yet (it does so after
+    // the actors of this instant have run): let it end rather than cancel it.
+    const double ratio = phase.exec->get_remaining_ratio();
+    const int pace = pace_now(run);
+    if (pace != phase.pace && ratio > 1e-12) {
+      phase.pace = pace;  // before the simcalls, so that an actor running meanwhile sees it
+      phase.exec->cancel();
+      phase.exec = start_exec(run, phase, ratio * phase.amount);
     }
-    if (exec == phase.exec) break;
+    // No pace change is lost: the exec runs at the pace of now, or a wake-up is on its way.
+    TRAINSIM_CHECK(phase.woken || phase.pace == pace_now(run) || phase.exec->get_remaining_ratio() <= 1e-12,
+                   "a CPU phase waits at a stale pace");
+    if (sg4::Activity::wait_any({phase.exec, phase.wake}) == 0) break;
   }
+  phase.listening = false;
+  if (phase.woken)
+    phase.wake->wait();
+  else
+    phase.wake->cancel();
   run.phases.erase(op);
 }
 
@@ -249,7 +272,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   sg4::Engine::set_config("network/weight-S:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
   auto* zone = sg4::create_full_zone("cpu-node");
-  CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}};
+  CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}, {}};
   run.cpu = zone->create_host("cpu", kCoreSpeed);
   run.cpu->set_core_count(plan.platform.physical_cores());
   run.dram = zone->create_host("dram", kCoreSpeed);
@@ -268,6 +291,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
     run.waiting_for[i] = static_cast<int>(plan.ops[i].deps.size());
     if (run.waiting_for[i] == 0) run.ready.insert(static_cast<int>(i));
   }
+  for (std::size_t i = 0; i < n; ++i) run.mailboxes.push_back(sg4::Mailbox::by_name("wake-" + std::to_string(i)));
   for (int p = 0; p < plan.pools; ++p) sg4::Actor::create("pool-" + std::to_string(p), run.cpu, [&run, p] { pool_actor(run, p); });
   engine.run();
   TRAINSIM_CHECK(run.finished == n, "the CPU iteration ended with ops left (a dependency cycle in the plan)");
