@@ -32,31 +32,31 @@ std::vector<CpuSpec> make_catalog() {
   std::vector<CpuSpec> c;
   // Memory bandwidth per socket = channels × MT/s × 8 bytes (a 64-bit DDR channel).
   auto add = [&c](std::string name, int cores, int smt, double ghz, int vector_bits, int fma_units, bool bf16, int channels,
-                  double mtps, std::string source) {
+                  double mtps, double l2_KiB, std::string source) {
     c.push_back(CpuSpec{std::move(name), cores, smt, ghz * GHz, vector_bits, fma_units, bf16, channels, mtps,
-                        channels * mtps * 1e6 * 8, std::move(source)});
+                        channels * mtps * 1e6 * 8, l2_KiB * 1024, std::move(source)});
   };
-  add("Xeon-Gold-6148", 20, 2, 2.4, 512, 2, false, 6, 2666,
+  add("Xeon-Gold-6148", 20, 2, 2.4, 512, 2, false, 6, 2666, 1024,
       "Intel ARK 120489 (Skylake-SP, 2017): 20 cores, 40 threads, 2.4 GHz base, AVX-512 with 2 FMA units, "
-      "6 channels DDR4-2666");
-  add("Xeon-Platinum-8160", 24, 2, 2.1, 512, 2, false, 6, 2666,
+      "6 channels DDR4-2666, 1 MiB L2 per core");
+  add("Xeon-Platinum-8160", 24, 2, 2.1, 512, 2, false, 6, 2666, 1024,
       "Intel ARK 120501 (Skylake-SP, 2017): 24 cores, 48 threads, 2.1 GHz base, AVX-512 with 2 FMA units, "
-      "6 channels DDR4-2666");
-  add("Xeon-Platinum-8168", 24, 2, 2.7, 512, 2, false, 6, 2666,
+      "6 channels DDR4-2666, 1 MiB L2 per core");
+  add("Xeon-Platinum-8168", 24, 2, 2.7, 512, 2, false, 6, 2666, 1024,
       "Intel ARK 120504 (Skylake-SP, 2017; the DGX-1 host): 24 cores, 48 threads, 2.7 GHz base, AVX-512 with 2 FMA "
-      "units, 6 channels DDR4-2666");
-  add("Xeon-Platinum-8260", 24, 2, 2.4, 512, 2, false, 6, 2933,
+      "units, 6 channels DDR4-2666, 1 MiB L2 per core");
+  add("Xeon-Platinum-8260", 24, 2, 2.4, 512, 2, false, 6, 2933, 1024,
       "Intel ARK 192474 (Cascade Lake, 2019): 24 cores, 48 threads, 2.4 GHz base, AVX-512 with 2 FMA units, "
-      "6 channels DDR4-2933");
-  add("Xeon-Platinum-8380", 40, 2, 2.3, 512, 2, false, 8, 3200,
+      "6 channels DDR4-2933, 1 MiB L2 per core");
+  add("Xeon-Platinum-8380", 40, 2, 2.3, 512, 2, false, 8, 3200, 1280,
       "Intel ARK 212287 (Ice Lake-SP, 2021): 40 cores, 80 threads, 2.3 GHz base, AVX-512 with 2 FMA units, "
-      "8 channels DDR4-3200");
-  add("EPYC-7742", 64, 2, 2.25, 256, 2, false, 8, 3200,
+      "8 channels DDR4-3200, 1.25 MiB L2 per core");
+  add("EPYC-7742", 64, 2, 2.25, 256, 2, false, 8, 3200, 512,
       "AMD EPYC 7742 product page (Zen 2, 2019): 64 cores, 128 threads, 2.25 GHz base, AVX2 with two 256-bit FMA "
-      "pipes, 8 channels DDR4-3200");
-  add("EPYC-9654", 96, 2, 2.4, 256, 2, true, 12, 4800,
+      "pipes, 8 channels DDR4-3200, 512 KiB L2 per core");
+  add("EPYC-9654", 96, 2, 2.4, 256, 2, true, 12, 4800, 1024,
       "AMD EPYC 9654 product page (Zen 4, 2022): 96 cores, 192 threads, 2.4 GHz base, AVX-512 (with BF16) on two "
-      "256-bit FMA pipes, 12 channels DDR5-4800");
+      "256-bit FMA pipes, 12 channels DDR5-4800, 1 MiB L2 per core");
   return c;
 }
 

@@ -1,7 +1,8 @@
 // A CPU iteration (plan/cpu_threading.hpp) on SimGrid:
 //
 //   host "cpu": the node's physical cores (SimGrid's multi-core CPU model: an execution of k
-//               threads takes k cores; more threads than cores share them fairly)
+//               threads takes k cores); more runnable threads than cores pace every parallel op
+//               by its slowest thread (see pace_now)
 //   host "dram" ── link "memory" (the node's memory bandwidth, max-min shared) ── host "cpu"
 //
 //   pool actor p (one per inter-op pool): take the first ready op in graph order ─ serial part on
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -35,6 +37,23 @@ namespace {
 // Work is given to SimGrid in seconds of one core: a core runs 1e9 units per second.
 constexpr double kCoreSpeed = 1e9;
 
+// One running phase of an op (its serial part on one thread, or its parallel part on k threads),
+// as a SimGrid execution that its owner (the pool actor running the op) restarts with its remaining
+// work whenever its pace changes. Another actor that changes the pace only wakes the owner, with
+// a message on the op's mailbox: SimGrid 3.32 does not survive one actor cancelling an exec that
+// another actor waits on (ASan: use after free in ActivityImpl's release from EngineImpl::run),
+// whereas cancelling an exec nobody waits on is what its own examples do.
+struct Phase {
+  sg4::ExecPtr exec;
+  sg4::CommPtr wake;      // the owner's pending receive on `mailbox`
+  sg4::Mailbox* mailbox = nullptr;
+  int threads = 1;        // software threads the phase runs on
+  int pace = 1;           // threads per core where its slowest thread runs (see pace_now)
+  double amount = 0;      // work of `exec`, summed over its SimGrid threads
+  bool listening = false; // the owner waits on `wake` (set and read only in actor code, which
+  bool woken = false;     // SimGrid runs one actor at a time): a wake-up was sent to `wake`
+};
+
 struct CpuRun {
   const plan::CpuPlan& plan;
   sg4::Host* cpu = nullptr;
@@ -47,42 +66,171 @@ struct CpuRun {
   std::vector<double> start_s, end_s;
   std::vector<int> pool_of;
   std::size_t finished = 0;
+  int runnable = 0;                  // software threads that want a core now, over every running op
+  std::map<int, Phase> phases;       // by op index: the phase each running op is in
+  std::vector<sg4::Mailbox*> mailboxes;  // by op index: where its owner is woken (see repace)
 };
 
-void run_op(const plan::CpuOp& op, CpuRun& run) {
-  if (op.serial_s > 0) sg4::this_actor::execute(op.serial_s * kCoreSpeed);
-  sg4::ExecPtr compute;
+// Oversubscription. A parallel op is a barrier-synchronised region whose work the library splits
+// evenly over its k threads (OpenMP static schedule, MKL-DNN's blocking, Eigen's equal shards): it
+// ends when its slowest thread does. With R runnable threads on P physical cores the most loaded
+// core holds ⌈R/P⌉ of them, as SMT siblings (which share one core's FMA units) or, past the
+// hardware threads, in OS time slices; its thread gets 1/⌈R/P⌉ of the core, so the whole region
+// runs at that pace while the threads that finish early wait at the barrier. SimGrid's fluid
+// sharing would instead give a region its average share of the cores (R/P), missing the
+// straggler. Hence the pace, recomputed whenever R changes.
+int pace_now(const CpuRun& run) {
+  const int cores = run.plan.platform.physical_cores();
+  return std::max(1, (run.runnable + cores - 1) / cores);
+}
+
+// A phase of `threads` threads at `pace` advances like ⌈threads/pace⌉ threads at full speed: the
+// cores its fast threads leave idle at the barrier are free for the other pools. One thread at
+// pace p runs at 1/p of a core (a bound; SimGrid 3.32 ignores bounds on multi-thread execs).
+sg4::ExecPtr start_exec(CpuRun& run, Phase& phase, double amount) {
+  const int lanes = std::max(1, (phase.threads + phase.pace - 1) / phase.pace);
+  auto exec = sg4::Exec::init()->set_flops_amount(amount / lanes)->set_thread_count(lanes)->set_host(run.cpu);
+  if (phase.threads == 1 && phase.pace > 1) exec->set_bound(kCoreSpeed / phase.pace);
+  exec->start();
+  phase.amount = amount;
+  return exec;
+}
+
+// Wakes the owner of every running phase whose pace differs from the pace the threads now
+// runnable give; the owner restarts it (run_phase). Zero bytes on the loopback, with no latency:
+// the owner wakes at this same simulated instant.
+void repace(CpuRun& run) {
+  // Sending is a simcall, during which other actors run and may end their phases: look each one
+  // up again.
+  std::vector<int> ops;
+  for (const auto& [op, phase] : run.phases) ops.push_back(op);
+  for (int op : ops) {
+    auto it = run.phases.find(op);
+    if (it == run.phases.end()) continue;
+    Phase& phase = it->second;
+    if (!phase.listening || phase.woken || phase.pace == pace_now(run)) continue;
+    phase.woken = true;
+    phase.mailbox->put_init(&run, 0)->detach();  // the payload is never read
+  }
+}
+
+// Runs `core_seconds` of work on `threads` threads, paced as above. The owner waits for whichever
+// comes first, its exec or a wake-up; then, and before its first wait (the pace may have changed
+// while it was in the simcalls that start the exec and the receive, when nobody could wake it), it
+// cancels its own exec if the pace is no longer the exec's and starts one with the work left at
+// the pace of now. When the exec ends first, a wake-up already on its way is received (it
+// completes at this instant), otherwise the pending receive is withdrawn.
+void run_phase(CpuRun& run, int op, int threads, double core_seconds) {
+  Phase& phase = run.phases[op];
+  phase.threads = threads;
+  phase.pace = pace_now(run);
+  phase.mailbox = run.mailboxes[static_cast<std::size_t>(op)];
+  phase.exec = start_exec(run, phase, core_seconds * kCoreSpeed);
+  void* message = nullptr;
+  while (true) {
+    phase.wake = phase.mailbox->get_async<void>(&message);
+    phase.listening = true;
+    phase.woken = false;
+    // An exec whose work is done may not have been finished by the engine yet (it does so after
+    // the actors of this instant have run): let it end rather than cancel it.
+    const double ratio = phase.exec->get_remaining_ratio();
+    const int pace = pace_now(run);
+    if (pace != phase.pace && ratio > 1e-12) {
+      phase.pace = pace;  // before the simcalls, so that an actor running meanwhile sees it
+      phase.exec->cancel();
+      phase.exec = start_exec(run, phase, ratio * phase.amount);
+    }
+    // No pace change is lost: the exec runs at the pace of now, or a wake-up is on its way.
+    TRAINSIM_CHECK(phase.woken || phase.pace == pace_now(run) || phase.exec->get_remaining_ratio() <= 1e-12,
+                   "a CPU phase waits at a stale pace");
+    if (sg4::Activity::wait_any({phase.exec, phase.wake}) == 0) break;
+  }
+  phase.listening = false;
+  if (phase.woken)
+    phase.wake->wait();
+  else
+    phase.wake->cancel();
+  run.phases.erase(op);
+}
+
+void set_runnable(CpuRun& run, int delta) {
+  run.runnable += delta;
+  repace(run);
+}
+
+// A pool's OpenMP team: the threads of its ops. After a parallel region they do not sleep at once
+// but spin at the barrier for the runtime's block time (Intel OpenMP's KMP_BLOCKTIME, 200 ms by
+// default), so an idle pool's threads still want their cores until it runs out.
+struct Team {
+  bool live = false;     // its threads are working or spinning, counted in `runnable`
+  double idle_since = -1;
+};
+
+void run_op(int index, CpuRun& run, Team& team) {
+  const plan::CpuOp& op = run.plan.ops[static_cast<std::size_t>(index)];
+  const auto& platform = run.plan.platform;
+  if (op.serial_s > 0) {
+    // The pool's own thread does the serial part; when the team is live it is one of its threads.
+    if (!team.live) set_runnable(run, 1);
+    run_phase(run, index, 1, op.serial_s);
+    if (!team.live) set_runnable(run, -1);
+  }
+  if (!team.live) {
+    set_runnable(run, run.plan.threads_per_pool);
+    team.live = true;
+  }
+  // Threads sharing a core evict each other's L2 working set (SMT siblings share the core's L2;
+  // time-sliced threads find it refilled by the other): each of the op's threads reloads its
+  // working set once per co-runner. Past the hardware threads, every barrier of the region also
+  // costs the OS context switches of the threads ahead on the same hardware thread (Intel's
+  // OpenMP runtime yields in its barrier waits when oversubscribed: kmp_wait_release.h).
+  const int pace = pace_now(run);
+  const int hardware_threads = platform.logical_cores();
+  const int time_slices = std::max(0, (run.runnable + hardware_threads - 1) / hardware_threads - 1);
+  const double reload_bytes = (pace - 1) * op.threads * op.working_set_bytes;
+  const double bytes = op.bytes + reload_bytes;
   sg4::CommPtr memory;
-  if (op.parallel_s > 0) {
-    compute = sg4::Exec::init()->set_flops_amount(op.parallel_s / op.threads * kCoreSpeed)->set_thread_count(op.threads)->set_host(run.cpu);
-    compute->start();
-  }
-  if (op.bytes >= 1) {
-    memory = sg4::Comm::sendto_init(run.dram, run.cpu)->set_payload_size(static_cast<std::uint64_t>(op.bytes));
+  if (bytes >= 1) {
+    memory = sg4::Comm::sendto_init(run.dram, run.cpu)->set_payload_size(static_cast<std::uint64_t>(bytes));
     memory->start();
-    // The op's threads cannot draw more than their cores' bandwidth. SimGrid 3.32 ignores
-    // set_rate() on host-to-host comms (sendto), so the cap is a lower bound on the op's memory
-    // time instead: it waits at least bytes / cap, while its flow competes for the shared link.
-    sg4::this_actor::sleep_for(op.bytes / op.bandwidth_cap_Bps);
   }
-  if (compute) compute->wait();
+  // The op's threads cannot draw more than their cores' bandwidth. SimGrid 3.32 ignores
+  // set_rate() on host-to-host comms (sendto), so the cap is a lower bound on the op's memory
+  // time instead: it waits at least bytes / cap, while its flow competes for the shared link.
+  const double memory_floor_s = bytes >= 1 ? bytes / op.bandwidth_cap_Bps : 0.0;
+  const double start = sg4::Engine::get_clock();
+  if (op.parallel_s > 0) run_phase(run, index, op.threads, op.parallel_s);
+  if (time_slices > 0) sg4::this_actor::sleep_for(time_slices * run.plan.threading.context_switch_s);
+  const double left = memory_floor_s - (sg4::Engine::get_clock() - start);
+  if (left > 0) sg4::this_actor::sleep_for(left);
   if (memory) memory->wait();
 }
 
 void pool_actor(CpuRun& run, int pool) {
   const std::size_t n = run.plan.ops.size();
+  const double spin_s = run.plan.threading.spin_wait_s;
+  Team team;
   std::unique_lock lock(*run.mutex);
   while (run.finished < n) {
     if (run.ready.empty()) {
-      run.changed->wait(lock);
+      if (!team.live) {
+        run.changed->wait(lock);
+        continue;
+      }
+      if (team.idle_since < 0) team.idle_since = sg4::Engine::get_clock();
+      if (run.changed->wait_until(lock, team.idle_since + spin_s) == std::cv_status::timeout && run.ready.empty()) {
+        team.live = false;  // the block time ran out: the team sleeps
+        set_runnable(run, -run.plan.threads_per_pool);
+      }
       continue;
     }
+    team.idle_since = -1;
     const int op = *run.ready.begin();
     run.ready.erase(run.ready.begin());
     lock.unlock();
     run.start_s[static_cast<std::size_t>(op)] = sg4::Engine::get_clock();
     run.pool_of[static_cast<std::size_t>(op)] = pool;
-    run_op(run.plan.ops[static_cast<std::size_t>(op)], run);
+    run_op(op, run, team);
     run.end_s[static_cast<std::size_t>(op)] = sg4::Engine::get_clock();
     lock.lock();
     ++run.finished;
@@ -90,6 +238,7 @@ void pool_actor(CpuRun& run, int pool) {
       if (--run.waiting_for[static_cast<std::size_t>(next)] == 0) run.ready.insert(next);
     run.changed->notify_all();
   }
+  if (team.live) set_runnable(run, -run.plan.threads_per_pool);
 }
 
 void write_cpu_trace(const plan::CpuPlan& plan, const CpuRun& run, const std::string& path) {
@@ -123,7 +272,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   sg4::Engine::set_config("network/weight-S:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
   auto* zone = sg4::create_full_zone("cpu-node");
-  CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0};
+  CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}, {}};
   run.cpu = zone->create_host("cpu", kCoreSpeed);
   run.cpu->set_core_count(plan.platform.physical_cores());
   run.dram = zone->create_host("dram", kCoreSpeed);
@@ -142,6 +291,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
     run.waiting_for[i] = static_cast<int>(plan.ops[i].deps.size());
     if (run.waiting_for[i] == 0) run.ready.insert(static_cast<int>(i));
   }
+  for (std::size_t i = 0; i < n; ++i) run.mailboxes.push_back(sg4::Mailbox::by_name("wake-" + std::to_string(i)));
   for (int p = 0; p < plan.pools; ++p) sg4::Actor::create("pool-" + std::to_string(p), run.cpu, [&run, p] { pool_actor(run, p); });
   engine.run();
   TRAINSIM_CHECK(run.finished == n, "the CPU iteration ended with ops left (a dependency cycle in the plan)");

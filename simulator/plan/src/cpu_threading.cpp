@@ -19,7 +19,8 @@ int ThreadingOptions::threads_per_pool(const platforms::CpuPlatformSpec& platfor
 
 ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::CpuPlatformSpec& platform) {
   node.allow_only({"inter_op_pools", "intra_op_threads", "mode", "dispatch_us", "fork_join_us", "serial_fraction",
-                   "conv_efficiency", "matmul_efficiency", "other_efficiency", "core_bandwidth_GBps", "cross_socket_factor"});
+                   "conv_efficiency", "matmul_efficiency", "other_efficiency", "core_bandwidth_GBps", "cross_socket_factor",
+                   "context_switch_us", "spin_wait_ms"});
   ThreadingOptions o;
   // A sane bound: four software threads per hardware thread is already far into oversubscription;
   // beyond it a setting is a typo (48000 for 48), not a what-if.
@@ -44,6 +45,8 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
   if (auto v = node.find("other_efficiency")) o.other_efficiency = v->number_in(1e-6, 1);
   if (auto v = node.find("core_bandwidth_GBps")) o.core_bandwidth_Bps = v->number_in(1e-3, 1e4) * 1e9;
   if (auto v = node.find("cross_socket_factor")) o.cross_socket_factor = v->number_in(1, 100);
+  if (auto v = node.find("context_switch_us")) o.context_switch_s = v->number_in(0, 1e6) * 1e-6;
+  if (auto v = node.find("spin_wait_ms")) o.spin_wait_s = v->number_in(0, 1e6) * 1e-3;
   return o;
 }
 
@@ -176,25 +179,10 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
 
   const ThreadingOptions& o = s.threading;
   const double core_peak = plan.platform.cpu.core_peak_flops(plan.precision);
-  const int physical = plan.platform.physical_cores();
   const int k_setting = plan.threads_per_pool;
   const bool spans_sockets = k_setting > plan.platform.cpu.cores;
   const auto work = op_work(workload, plan.batch, plan.precision, o.mode, s.workload.optimizer);
 
-  // Threads that may be live at once: k per running op, and no more ops run than there are pools
-  // or than the op graph's widest level holds. Past the physical cores an op's join waits for
-  // threads the OS has descheduled, so the fork-join cost grows with the oversubscription; the
-  // cores themselves are shared in SimGrid.
-  std::vector<int> level(work.size(), 0);
-  std::map<int, int> ops_at_level;
-  for (std::size_t i = 0; i < work.size(); ++i) {
-    for (int d : work[i].deps) level[i] = std::max(level[i], level[static_cast<std::size_t>(d)] + 1);
-    ++ops_at_level[level[i]];
-  }
-  int widest = 1;
-  for (const auto& [l, count] : ops_at_level) widest = std::max(widest, count);
-  const double live_threads = static_cast<double>(std::min(plan.pools, widest)) * k_setting;
-  const double oversubscription = std::max(1.0, live_threads / physical);
   // Calibration: κ scales the hardware-rate terms (compute, memory) so that one thread running
   // the ops one after the other takes the measured time; the framework's overheads stay fixed.
   double rate_terms_1 = 0, fixed_1 = 0;
@@ -225,11 +213,14 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
     // Libraries fork and join through a tree (Intel OpenMP's hyper barrier, Eigen's recursive
     // task split): one step per level, log2 of the threads.
     const double levels = std::ceil(std::log2(static_cast<double>(op.threads)));
-    const double fork_join = o.fork_join_s * levels * oversubscription * (spans_sockets ? o.cross_socket_factor : 1.0);
+    // Oversubscription (more runnable threads than cores) is not a constant of the op: it depends on
+    // what else runs at the time, so the engine adds it while simulating.
+    const double fork_join = o.fork_join_s * levels * (spans_sockets ? o.cross_socket_factor : 1.0);
     op.serial_s = o.dispatch_s + serial_share * compute_1 + fork_join;
     op.parallel_s = (1 - serial_share) * compute_1;
     op.bytes = kappa * w.bytes;
     op.bandwidth_cap_Bps = op.threads * o.core_bandwidth_Bps;
+    op.working_set_bytes = std::min(plan.platform.cpu.l2_bytes, op.bytes / op.threads);
     plan.ops.push_back(std::move(op));
   }
   return plan;
@@ -239,7 +230,8 @@ Json CpuPlan::to_json() const {
   Json ops_json = Json::array();
   for (const auto& op : ops)
     ops_json.push_back({{"name", op.name}, {"class", op.op_class}, {"deps", op.deps}, {"threads", op.threads},
-                        {"serial_s", op.serial_s}, {"parallel_s", op.parallel_s}, {"bytes", op.bytes}});
+                        {"serial_s", op.serial_s}, {"parallel_s", op.parallel_s}, {"bytes", op.bytes},
+                        {"working_set_bytes", op.working_set_bytes}});
   return Json{{"cpu", platform.cpu.name},
               {"sockets", platform.sockets},
               {"physical_cores", platform.physical_cores()},

@@ -26,6 +26,7 @@ struct CpuSpec {
   int memory_channels = 0;       ///< per socket
   double memory_MTps = 0;        ///< transfers per second of one channel, in millions (DDR4-2666 → 2666)
   double memory_bandwidth_Bps = 0;  ///< per socket: channels × MT/s × 8 bytes
+  double l2_bytes = 0;           ///< private L2 cache of one core (its hardware threads share it)
   std::string source;            ///< where the figures come from
 
   /// fp32 FLOP per cycle of one core: vector_bits / 32 lanes × 2 × fma_units.

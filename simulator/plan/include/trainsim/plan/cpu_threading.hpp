@@ -10,8 +10,11 @@
 //             + max(parallel compute / k threads,  bytes / min(k · core bandwidth, socket share))
 //
 //   `inter_op_pools` pools take ready ops in graph order; the engine runs each pool as an actor on
-//   a SimGrid host with the node's physical cores (threads beyond them share cores) and streams
-//   every op's bytes over one memory link of the node's bandwidth (concurrent ops share it).
+//   a SimGrid host with the node's physical cores and streams every op's bytes over one memory link
+//   of the node's bandwidth (concurrent ops share it). More runnable threads than cores cost what
+//   oversubscription costs (engine/src/cpu_training.cpp): a parallel op advances at the pace of its
+//   slowest thread, whose core is shared; shared cores reload their L2; past the hardware threads
+//   the OS switches contexts at every barrier.
 #include <string>
 #include <vector>
 
@@ -39,12 +42,14 @@ struct ThreadingOptions {
   double other_efficiency = 0.1;   ///< FLOP-bound share of elementwise, normalisation, pooling, loss
   double core_bandwidth_Bps = 12e9;  ///< streaming bandwidth one core can draw (line-fill buffers bound it)
   double cross_socket_factor = 2;    ///< fork-join cost multiplier when an op's threads span sockets
+  double context_switch_s = 3.8e-6;  ///< direct cost of one OS context switch (Li, Ding, Shen, ExpCS 2007)
+  double spin_wait_s = 0.2;          ///< an idle team's threads spin this long before sleeping (KMP_BLOCKTIME)
 
   /// Threads per pool after resolving 0 against the platform.
   int threads_per_pool(const platforms::CpuPlatformSpec& platform) const;
   /// Reads `threading` (keys: inter_op_pools, intra_op_threads, mode, dispatch_us, fork_join_us,
   /// serial_fraction, conv_efficiency, matmul_efficiency, other_efficiency, core_bandwidth_GBps,
-  /// cross_socket_factor). Pools and threads are each ≥ 1 and ≤ 4 × the platform's hardware
+  /// cross_socket_factor, context_switch_us, spin_wait_ms). Pools and threads are each ≥ 1 and ≤ 4 × the platform's hardware
   /// threads. Throws InputError at the offending pointer.
   static ThreadingOptions read(const JsonNode& node, const platforms::CpuPlatformSpec& platform);
 };
@@ -60,6 +65,9 @@ struct CpuOp {
   double parallel_s = 0;         ///< the parallel part's compute on ONE thread (core-seconds); spread over `threads`
   double bytes = 0;              ///< memory traffic, streamed during the parallel part
   double bandwidth_cap_Bps = 0;  ///< threads × core bandwidth: the most it can draw
+  /// What one of its threads keeps in its core's L2 between steps: min(L2, bytes / threads). A
+  /// thread that shares its core (SMT sibling or time slice) loses it to the other and reloads it.
+  double working_set_bytes = 0;
 
   /// Alone on the machine: serial_s + max(parallel_s / threads, bytes / min(cap, node bandwidth)).
   double alone_s(double node_bandwidth_Bps) const;
