@@ -34,6 +34,14 @@ struct MaxMinFlow {
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flows,
                                   std::vector<std::size_t>* bottleneck = nullptr);
 
+/// The max-min problems of flows on `routes`, built once and solved for any subset of them:
+/// links by dense index (`capacity`), FATPIPE links as each flow's bound, penalty 1.
+struct RouteProblems {
+  std::vector<double> capacity;   ///< per dense link index
+  std::vector<MaxMinFlow> flows;  ///< parallel to the routes
+};
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes);
+
 /// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
 /// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the
 /// smallest fair share fixes the rate of every flow still free on it). FATPIPE links cap each flow

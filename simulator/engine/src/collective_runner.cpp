@@ -335,21 +335,41 @@ void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, co
     // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
     // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
     const double lf = sim.latency_factor(), chunk = schedule.chunk_bytes();
+    // Every edge's route up (child → parent) and down, as max-min problems built once; each step
+    // solves the subset it moves (same link order, so the same rates as solving each afresh).
+    std::vector<const RouteInfo*> routes(2 * n * trees, nullptr);  // [2·(t·n + p) + down]
+    for (std::size_t t = 0; t < trees; ++t)
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int parent = schedule.parent(int(t), int(p)); parent >= 0) {
+          routes[2 * (t * n + p)] = &sim.route(hosts[p], hosts[std::size_t(parent)]);
+          routes[2 * (t * n + p) + 1] = &sim.route(hosts[std::size_t(parent)], hosts[p]);
+        }
+    std::vector<const RouteInfo*> used;
+    std::vector<std::size_t> slot(routes.size(), 0);
+    for (std::size_t e = 0; e < routes.size(); ++e)
+      if (routes[e]) {
+        slot[e] = used.size();
+        used.push_back(routes[e]);
+      }
+    const RouteProblems problems = route_problems(used);
+    std::vector<const MaxMinFlow*> pointers;
     auto solve = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
-      std::vector<CoarseFlows::Flow> flows;
+      pointers.clear();
       std::vector<std::size_t> edge;
       for (std::size_t t = 0; t < trees; ++t)
         for (std::size_t p = 0; p < n; ++p)
           if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
-            sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
-            sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
-            flows.push_back({&sim.route(from, to), t, 0, nullptr});
+            pointers.push_back(&problems.flows[slot[2 * (t * n + p) + (up ? 0 : 1)]]);
             edge.push_back(t * n + p);
-            if (account) sim.account_flow(from, to, schedule.chunks() * chunk);  // all m chunks
+            if (account)  // all m chunks
+              sim.account_flow(up ? hosts[p] : hosts[std::size_t(parent)], up ? hosts[std::size_t(parent)] : hosts[p],
+                               schedule.chunks() * chunk);
           }
-      share_max_min(flows);
-      for (std::size_t e = 0; e < flows.size(); ++e) out[edge[e]] = flows[e].route->latency_s * lf + chunk / flows[e].rate_Bps;
-      stats.flows += static_cast<long long>(flows.size());
+      // Only the links these flows use count, as when solving them on their own.
+      const std::vector<double> rates = max_min_rates(problems.capacity, pointers);
+      for (std::size_t e = 0; e < edge.size(); ++e)
+        out[edge[e]] = routes[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
+      stats.flows += static_cast<long long>(edge.size());
     };
     solve(true, all, d.up_loaded, true);
     solve(false, all, d.down_loaded, true);
