@@ -164,10 +164,12 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
     if (end > 0) sg4::this_actor::sleep_for(end);
     return;
   }
+  std::vector<CriticalHop> critical;  // all read before the first actor starts (cached_coarse_flows)
+  for (std::size_t r = 0; r < rings.size(); ++r) critical.push_back(critical_hop(sim, rings[r], shared, r));
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const Ring* ring = &rings[r];
-    const CriticalHop crit = critical_hop(sim, *ring, shared, r);
+    const CriticalHop crit = critical[r];
     auto body = [&sim, ring, &options, crit] {
       const std::vector<sg4::Host*> hosts = hosts_of(sim, ring->ranks);
       const std::size_t n = hosts.size();
@@ -249,7 +251,9 @@ void run_steps(Simulation& sim, const std::vector<Ring>& rings, const Collective
 /// coarse_flows of `rings`, kept for the next call: the rates depend only on the rings' routes,
 /// not on their bytes, and a training iteration runs the same rings for every bucket (five
 /// solves of 524,288 flows at 65,536 GPUs). One Simulation exists per process, so the cache
-/// never outlives its routes.
+/// never outlives its routes. The reference is valid until the next call: run_rings and its
+/// representations read it before any simcall (actor creation, sleep, wait), so another actor's
+/// collective cannot replace it underneath them.
 const CoarseFlows& cached_coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   static const Simulation* owner = nullptr;
   static std::vector<std::vector<int>> ranks;
