@@ -6,6 +6,8 @@
 #include <utility>
 
 #include <simgrid/s4u/Link.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <xbt/log.h>
 
@@ -322,29 +324,53 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   const auto policy = sg4::Link::SharingPolicy::SPLITDUPLEX;
   const sg4::ClusterCallbacks callbacks(
       [&leaf](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) { return leaf(zone, id); });
+  // SimGrid 3.32 checks every new link's and host's name for uniqueness by walking all zones from
+  // the root (StandardLinkImpl and HostImpl constructors: Link/Host::by_name_or_null →
+  // NetZoneImpl::get_{link,host}_by_name_or_null), and every zone's seal lists the hosts of the
+  // whole tree (NetZoneImpl::seal → get_all_hosts → Engine::get_filtered_hosts, sorted). Built
+  // under the root, node k's zone walks the k zones before it: quadratic in nodes (66 % of a
+  // 16,384-GPU iteration). So the topology is built in a detached subtree: the root is an empty
+  // zone of ours, the topology's parent a zone outside the root's tree that carries the root's
+  // models, attached to the root once everything is built. The cluster zones still create their
+  // leaves in order (the netpoint ids they index by are unchanged) and routes never leave the
+  // topology zone, so hosts, links, routes and names are the same as built directly under the
+  // root; names are unique by construction (node k's start with "node<k>/").
+  sg4::NetZone* root = nullptr;
+  sg4::NetZone* staging = nullptr;
+  if (engine.get_netzone_root() == nullptr) {
+    root = sg4::create_full_zone("trainsim");  // the first zone becomes SimGrid's root
+    staging = sg4::create_full_zone("topology");  // root exists: this one starts detached
+    auto* impl = staging->get_impl();
+    const auto* models = root->get_impl();
+    impl->set_network_model(models->get_network_model());
+    impl->set_cpu_pm_model(models->get_cpu_pm_model());
+    impl->set_cpu_vm_model(models->get_cpu_vm_model());
+    impl->set_disk_model(models->get_disk_model());
+    impl->set_host_model(models->get_host_model());
+  }
   sg4::NetZone* cluster = nullptr;
   switch (net.topology) {
     case TopologyKind::single_switch:
-      cluster = sg4::create_fatTree_zone("network", nullptr, sg4::FatTreeParams(1, {unsigned(leaves)}, {1}, {1}),
+      cluster = sg4::create_fatTree_zone("network", staging, sg4::FatTreeParams(1, {unsigned(leaves)}, {1}, {1}),
                                          callbacks, link_Bps, link_latency, policy);
       break;
     case TopologyKind::fat_tree: {
       const auto& down = net.fat_tree.down;
       const std::vector<unsigned> number(down.size(), 1);
       cluster = sg4::create_fatTree_zone(
-          "network", nullptr, sg4::FatTreeParams(unsigned(down.size()), down, fat_tree_parents(net.fat_tree), number),
+          "network", staging, sg4::FatTreeParams(unsigned(down.size()), down, fat_tree_parents(net.fat_tree), number),
           callbacks, link_Bps, link_latency, policy);
       break;
     }
     case TopologyKind::torus: {
       std::vector<unsigned long> dims(net.torus_dimensions.begin(), net.torus_dimensions.end());
-      cluster = sg4::create_torus_zone("network", nullptr, dims, callbacks, link_Bps, link_latency, policy);
+      cluster = sg4::create_torus_zone("network", staging, dims, callbacks, link_Bps, link_latency, policy);
       break;
     }
     case TopologyKind::dragonfly: {
       const DragonflyShape& d = net.dragonfly;
       cluster = sg4::create_dragonfly_zone(
-          "network", nullptr,
+          "network", staging,
           sg4::DragonflyParams({d.groups, d.group_links}, {d.chassis, d.chassis_links}, {d.routers, d.router_links},
                                d.nodes_per_router),
           callbacks, link_Bps, link_latency, policy);
@@ -352,6 +378,7 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
     }
   }
   cluster->seal();
+  if (staging) staging->set_parent(root);
   // The cluster zones call back leaf by leaf in id order, so out.gpus is already node-major.
   // Every link the nodes did not create is the topology's: name it from SimGrid's name for it.
   std::vector<const sg4::Link*> topology;

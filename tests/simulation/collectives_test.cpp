@@ -167,6 +167,34 @@ TEST(Representations, LockstepMatchesStepWhereCoarseIsNotExact) {
   }
 }
 
+TEST(Representations, RingPhasesPlayedWithoutSimgridFlowsMatchSimgridsOwnFlows) {
+  // On the ideal model the coarse and lockstep ring phases are played by the engine's own copy of
+  // SimGrid's CM02 sharing (latency phase, then max-min weighted by route latency) instead of as
+  // SimGrid flows, whose end costs O(concurrent flows) each in 3.32. Explicit factors equal to the
+  // ideal model's are the same SimGrid configuration but still run SimGrid flows: both must agree.
+  const char* ideal_factors = R"({"latency_factor": 1, "bandwidth_factor": 1, "tcp_gamma_bytes": 0, "crosstraffic": false})";
+  for (const char* platform :
+       {R"({"preset": "dgx1-v100", "nodes": 8)", R"({"preset": "cluster-25gbe", "nodes": 4)",
+        R"({"preset": "dgx-a100", "nodes": 4)", R"({"preset": "cluster-100gbe", "nodes": 8, "network": {"topology": "torus", "model": MODEL}})",
+        R"({"preset": "piz-daint", "nodes": 16)", R"({"preset": "cluster-ib-edr", "nodes": 6)"}) {
+    auto spec_with = [&](const std::string& model) {
+      std::string json = platform;
+      if (const auto at = json.find("MODEL"); at != std::string::npos)
+        json.replace(at, 5, model);
+      else
+        json += R"(, "network": {"model": )" + model + "}}";
+      return tp::read_platform_spec(trainsim::parse_json_text(json, "test"));
+    };
+    const tp::PlatformSpec played = spec_with("\"ideal\""), simgrid = spec_with(ideal_factors);
+    for (const te::Representation r : {te::Representation::coarse, te::Representation::lockstep})
+      for (const double bytes : {64 * KiB, 1 * MiB, 64 * MiB}) {
+        const double expected = timed(simgrid, request(te::Algorithm::ring, r), bytes);
+        EXPECT_NEAR(timed(played, request(te::Algorithm::ring, r), bytes), expected, 1e-9 * expected)
+            << platform << " " << te::to_string(r) << " " << bytes << " bytes";
+      }
+  }
+}
+
 TEST(Ring, UsesTheFourNvlinkChannelsOfADgx1) {
   // S split over 4 link-disjoint rings; each ring's slowest hop is one NVLink 2 at 25 GB/s x 0.8.
   const double S = 1 * GiB;

@@ -128,6 +128,32 @@ TEST_P(EveryLinkIsNamed, WithAClassAndInTheDirectionOfItsRoutes) {
             "");
 }
 
+// The builder builds the topology outside the root zone (SimGrid 3.32's name checks walk every
+// zone from the root, quadratic in nodes) and attaches it at the end: afterwards every host and
+// link is reachable from the root, by name too, and routes cross only the topology's zones.
+TEST_P(EveryLinkIsNamed, AndReachableFromTheRootAfterTheDetachedBuild) {
+  const tp::PlatformSpec spec = spec_of(GetParam().platform);
+  const Topology& t = GetParam();
+  EXPECT_EQ(in_child(spec, t.server_nodes,
+                     [&](sg4::Engine& e, const tp::BuiltPlatform& b) {
+                       std::ostringstream problems;
+                       if (e.get_netzone_root()->get_name() != "trainsim")
+                         problems << "root " << e.get_netzone_root()->get_name() << "\n";
+                       const std::size_t hosts = b.gpus.size() + b.cpus.size() + b.servers.size();
+                       if (e.get_host_count() != hosts) problems << e.get_host_count() << " hosts, built " << hosts << "\n";
+                       for (const auto* list : {&b.gpus, &b.cpus, &b.servers})
+                         for (sg4::Host* h : *list)
+                           if (e.host_by_name_or_null(h->get_name()) != h) problems << h->get_name() << " not found\n";
+                       for (const auto& [link, info] : b.links)
+                         if (e.link_by_name_or_null(link->get_name()) != link) problems << link->get_name() << " not found\n";
+                       std::vector<sg4::Link*> links;
+                       b.gpus.front()->route_to(b.gpus.back(), links, nullptr);
+                       if (links.empty()) problems << "no route between the first and the last GPU\n";
+                       return problems.str();
+                     }),
+            "");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Topologies, EveryLinkIsNamed,
     ::testing::Values(

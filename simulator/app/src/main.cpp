@@ -41,8 +41,8 @@ CLI::Validator number_at_least(double min, bool strict, const char* name) {
 }  // namespace
 
 void notice_large_platform(int nodes) {
-  if (nodes > 2048)
-    std::cerr << "trainsim: " << nodes << " nodes: SimGrid 3.32 takes minutes to build a platform this large (README, Troubleshooting)\n";
+  if (nodes > 4096)
+    std::cerr << "trainsim: " << nodes << " nodes: building and simulating a platform this large takes tens of seconds (README, Troubleshooting)\n";
 }
 
 CLI::Validator positive_number() { return number_at_least(0, true, "POSITIVE"); }

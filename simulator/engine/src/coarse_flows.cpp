@@ -162,33 +162,113 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   return out;
 }
 
-void share_max_min(std::vector<CoarseFlows::Flow>& flows) {
-  // Links indexed densely; FATPIPE links cap each flow at their bandwidth without sharing.
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes) {
+  RouteProblems out;
+  out.flows.resize(routes.size());
   std::unordered_map<const sg4::Link*, std::size_t> index;
-  std::vector<const sg4::Link*> links;
-  std::vector<double> capacity;
-  std::vector<MaxMinFlow> problem(flows.size());
-  for (std::size_t f = 0; f < flows.size(); ++f)
-    for (const sg4::Link* l : flows[f].route->links) {
+  for (std::size_t f = 0; f < routes.size(); ++f) {
+    out.flows[f].uses.reserve(routes[f]->links.size());
+    for (const sg4::Link* l : routes[f]->links) {
       if (l->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) {
-        problem[f].bound = std::min(problem[f].bound, l->get_bandwidth());
+        out.flows[f].bound = std::min(out.flows[f].bound, l->get_bandwidth());
         continue;
       }
-      auto [it, added] = index.try_emplace(l, links.size());
-      if (added) {
-        links.push_back(l);
-        capacity.push_back(l->get_bandwidth());
-      }
-      problem[f].uses.emplace_back(it->second, 1.0);
+      auto [it, added] = index.try_emplace(l, out.capacity.size());
+      if (added) out.capacity.push_back(l->get_bandwidth());
+      out.flows[f].uses.emplace_back(it->second, 1.0);
     }
+  }
+  return out;
+}
+
+void share_max_min(std::vector<CoarseFlows::Flow>& flows) {
+  // Links indexed densely; FATPIPE links cap each flow at their bandwidth without sharing.
+  std::vector<const RouteInfo*> routes;
+  routes.reserve(flows.size());
+  for (const auto& f : flows) routes.push_back(f.route);
+  const RouteProblems problem = route_problems(routes);
   std::vector<std::size_t> bottleneck;
   std::vector<const MaxMinFlow*> pointers;
-  for (const MaxMinFlow& f : problem) pointers.push_back(&f);
-  const std::vector<double> rates = max_min_rates(capacity, pointers, &bottleneck);
+  pointers.reserve(flows.size());
+  for (const MaxMinFlow& f : problem.flows) pointers.push_back(&f);
+  const std::vector<double> rates = max_min_rates(problem.capacity, pointers, &bottleneck);
+  // The link behind a dense index: the first flow using it names it.
+  std::vector<const sg4::Link*> links(problem.capacity.size(), nullptr);
+  for (std::size_t f = 0; f < flows.size(); ++f) {
+    std::size_t u = 0;
+    for (const sg4::Link* l : flows[f].route->links)
+      if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
+        const std::size_t i = problem.flows[f].uses[u++].first;
+        if (!links[i]) links[i] = l;
+      }
+  }
   for (std::size_t f = 0; f < flows.size(); ++f) {
     flows[f].rate_Bps = rates[f];
     flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
   }
+}
+
+std::vector<double> play_flows(const std::vector<const RouteInfo*>& routes, const std::vector<double>& bytes,
+                               double latency_factor) {
+  const std::size_t n = routes.size();
+  RouteProblems built = route_problems(routes);
+  const std::vector<double>& capacity = built.capacity;
+  std::vector<MaxMinFlow>& problem = built.flows;
+  // CM02: penalty = route latency (weight-S 0); a flow without latency starts sharing at once
+  // with penalty 1. Its bound (the route's smallest bandwidth, or TCP-gamma, 0 = none) never
+  // binds below a shared link's fair share, so only FATPIPE links cap it here.
+  for (std::size_t f = 0; f < n; ++f) problem[f].penalty = routes[f]->latency_s > 0 ? routes[f]->latency_s : 1.0;
+  std::vector<double> remaining(bytes), finish(n, 0.0), latency_end(n);
+  for (std::size_t f = 0; f < n; ++f) latency_end[f] = routes[f]->latency_s * latency_factor;
+  // Flows by the end of their latency, so that each event only looks at the flows it changes.
+  std::vector<std::size_t> by_latency(n);
+  for (std::size_t f = 0; f < n; ++f) by_latency[f] = f;
+  std::stable_sort(by_latency.begin(), by_latency.end(),
+                   [&](std::size_t a, std::size_t b) { return latency_end[a] < latency_end[b]; });
+  std::size_t next_start = 0;
+  std::vector<std::size_t> active;
+  double now = 0;
+  auto start_due = [&] {
+    // Latencies that end now (to rounding) end together, as SimGrid's heap pops equal dates together.
+    for (; next_start < n && latency_end[by_latency[next_start]] <= now * (1 + 1e-12); ++next_start) {
+      const std::size_t f = by_latency[next_start];
+      if (remaining[f] <= 0)
+        finish[f] = latency_end[f];
+      else
+        active.push_back(f);
+    }
+  };
+  start_due();
+  std::vector<const MaxMinFlow*> pointers;
+  while (!active.empty() || next_start < n) {
+    if (active.empty()) {
+      now = latency_end[by_latency[next_start]];
+      start_due();
+      continue;
+    }
+    pointers.clear();
+    for (std::size_t f : active) pointers.push_back(&problem[f]);
+    const std::vector<double> rate = max_min_rates(capacity, pointers);
+    double dt = next_start < n ? latency_end[by_latency[next_start]] - now : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < active.size(); ++i)
+      dt = std::min(dt, std::isfinite(rate[i]) ? remaining[active[i]] / rate[i] : 0.0);
+    now += dt;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const std::size_t f = active[i];
+      if (std::isfinite(rate[i])) remaining[f] -= rate[i] * dt;
+      // Flows that would end within 1e-9 of the elapsed time end now: equal flows computed with
+      // different rounding must not make events of their own. A flow limited by nothing ends at once.
+      if (!std::isfinite(rate[i]) || remaining[f] <= rate[i] * now * 1e-9) {
+        finish[f] = now;
+      } else {
+        active[kept++] = f;
+      }
+    }
+    active.resize(kept);
+    start_due();
+  }
+  return finish;
 }
 
 CriticalHop critical_hop(Simulation& sim, const Ring& ring, const CoarseFlows& flows, std::size_t ring_index) {

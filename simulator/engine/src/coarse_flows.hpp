@@ -34,6 +34,14 @@ struct MaxMinFlow {
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flows,
                                   std::vector<std::size_t>* bottleneck = nullptr);
 
+/// The max-min problems of flows on `routes`, built once and solved for any subset of them:
+/// links by dense index (`capacity`), FATPIPE links as each flow's bound, penalty 1.
+struct RouteProblems {
+  std::vector<double> capacity;   ///< per dense link index
+  std::vector<MaxMinFlow> flows;  ///< parallel to the routes
+};
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes);
+
 /// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
 /// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the
 /// smallest fair share fixes the rate of every flow still free on it). FATPIPE links cap each flow
@@ -53,6 +61,17 @@ struct CoarseFlows {
 /// Fills every flow's rate_Bps and bottleneck from its route: all flows active at once, shared as
 /// above (the solver coarse_flows uses; the trees' lockstep uses it for their steps too).
 void share_max_min(std::vector<CoarseFlows::Flow>& flows);
+
+/// When each of `flows` finishes, in seconds from their common start, on an otherwise idle network
+/// under the ideal model, played the way SimGrid 3.32's CM02 model plays them (network_cm02.cpp,
+/// maxmin.cpp) without simulating them: a flow first waits its route latency × `latency_factor`
+/// with no bandwidth, then shares every link of its route max-min fairly with the other flows past
+/// their latency, weighted by SimGrid's sharing penalty (the route's unscaled latency when
+/// weight-S is 0, as in the ideal model; 1 for a route without latency); FATPIPE links cap a flow
+/// without sharing. Rates are re-solved (max_min_rates) whenever a flow starts sharing or ends.
+/// `bytes[f]` ≥ 0 are the flows' sizes; a flow of 0 bytes ends when its latency is paid.
+std::vector<double> play_flows(const std::vector<const RouteInfo*>& routes, const std::vector<double>& bytes,
+                               double latency_factor);
 
 /// Solves the coarse flows of `rings` (each with ≥ 2 ranks) on sim's routes.
 CoarseFlows coarse_flows(Simulation& sim, const std::vector<plan::Ring>& rings);

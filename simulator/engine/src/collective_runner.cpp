@@ -123,14 +123,53 @@ void run_flows(Simulation& sim, const std::vector<FlowSpec>& flows) {
   for (auto& a : actors) a->join();
 }
 
+/// Whether ring phases are played by play_flows instead of SimGrid flows: on the ideal model,
+/// whose sharing play_flows reproduces. SimGrid 3.32 keeps every host-to-host comm in one list
+/// (sendto_init detaches it into maestro's activities_) that each comm's end scans whole
+/// (CommImpl::finish, std::list::remove), so F concurrent flows cost O(F²): 82 % of a 25 MB ring
+/// on 2,048 GPUs (16,384 flows per step). The engine runs one all-reduce at a time, so a ring
+/// phase has the network to itself, which play_flows assumes.
+bool plays_flows(const Simulation& sim) {
+  return sim.spec().network.model == platforms::NetworkModel::ideal;
+}
+
 /// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;
 /// then the remaining K−1 latencies of the ring's critical hop and K step overheads are slept.
 void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlows& shared,
                 const CollectiveOptions& options, CollectiveStats& stats) {
+  if (plays_flows(sim)) {
+    // The same flows played by play_flows: each ring ends when its last hop's flow ends, plus the
+    // rest it sleeps; the collective when its last ring does.
+    std::vector<const RouteInfo*> routes;
+    std::vector<double> bytes;
+    for (const Ring& ring : rings) {
+      const std::size_t n = ring.ranks.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        sg4::Host* from = sim.gpu(ring.ranks[i]);
+        sg4::Host* to = sim.gpu(ring.ranks[(i + 1) % n]);
+        routes.push_back(&sim.route(from, to));
+        bytes.push_back(sim.account_flow(from, to, ring.steps * ring.chunk_bytes));
+      }
+      stats.flows += static_cast<long long>(n);
+    }
+    const std::vector<double> finish = play_flows(routes, bytes, sim.latency_factor());
+    double end = 0;
+    std::size_t f = 0;
+    for (std::size_t r = 0; r < rings.size(); ++r) {
+      const CriticalHop crit = critical_hop(sim, rings[r], shared, r);
+      double ring_end = 0;
+      for (std::size_t i = 0; i < rings[r].ranks.size(); ++i, ++f) ring_end = std::max(ring_end, finish[f]);
+      end = std::max(end, ring_end + (rings[r].steps - 1) * crit.latency_s + rings[r].steps * options.step_overhead_s);
+    }
+    if (end > 0) sg4::this_actor::sleep_for(end);
+    return;
+  }
+  std::vector<CriticalHop> critical;  // all read before the first actor starts (cached_coarse_flows)
+  for (std::size_t r = 0; r < rings.size(); ++r) critical.push_back(critical_hop(sim, rings[r], shared, r));
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const Ring* ring = &rings[r];
-    const CriticalHop crit = critical_hop(sim, *ring, shared, r);
+    const CriticalHop crit = critical[r];
     auto body = [&sim, ring, &options, crit] {
       const std::vector<sg4::Host*> hosts = hosts_of(sim, ring->ranks);
       const std::size_t n = hosts.size();
@@ -151,6 +190,30 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
 /// same time and move the same flows again, whose bytes are accounted without simulating them.
 void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const CollectiveOptions& options,
                   CollectiveStats& stats) {
+  if (plays_flows(sim)) {
+    // One step's flows played by play_flows (same bytes accounted, in the same order, as below).
+    std::vector<const RouteInfo*> routes;
+    std::vector<double> bytes;
+    std::vector<std::pair<sg4::Host*, sg4::Host*>> hops;
+    for (const Ring& ring : rings)
+      for (std::size_t i = 0; i < ring.ranks.size(); ++i) {
+        sg4::Host* from = sim.gpu(ring.ranks[i]);
+        sg4::Host* to = sim.gpu(ring.ranks[(i + 1) % ring.ranks.size()]);
+        hops.emplace_back(from, to);
+        routes.push_back(&sim.route(from, to));
+        bytes.push_back(sim.account_flow(from, to, ring.chunk_bytes));
+      }
+    const int rest = rings[0].steps - 1;
+    std::size_t h = 0;
+    for (const Ring& ring : rings)
+      for (std::size_t i = 0; i < ring.ranks.size(); ++i, ++h)
+        if (rest > 0) sim.account_flow(hops[h].first, hops[h].second, rest * ring.chunk_bytes);
+    stats.flows += static_cast<long long>(routes.size());
+    const std::vector<double> finish = play_flows(routes, bytes, sim.latency_factor());
+    const double step = options.step_overhead_s + *std::max_element(finish.begin(), finish.end());
+    if (step > 0) sg4::this_actor::sleep_for(rings[0].steps * step);
+    return;
+  }
   const double start = sg4::Engine::get_clock();
   if (options.step_overhead_s > 0) sg4::this_actor::sleep_for(options.step_overhead_s);
   std::vector<std::vector<sg4::Host*>> hosts;
@@ -185,6 +248,27 @@ void run_steps(Simulation& sim, const std::vector<Ring>& rings, const Collective
   for (const auto& runner : runners) stats.flows += runner->flows();
 }
 
+/// coarse_flows of `rings`, kept for the next call: the rates depend only on the rings' routes,
+/// not on their bytes, and a training iteration runs the same rings for every bucket (five
+/// solves of 524,288 flows at 65,536 GPUs). One Simulation exists per process, so the cache
+/// never outlives its routes. The reference is valid until the next call: run_rings and its
+/// representations read it before any simcall (actor creation, sleep, wait), so another actor's
+/// collective cannot replace it underneath them.
+const CoarseFlows& cached_coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
+  static const Simulation* owner = nullptr;
+  static std::vector<std::vector<int>> ranks;
+  static CoarseFlows flows;
+  bool same = owner == &sim && ranks.size() == rings.size();
+  for (std::size_t r = 0; same && r < rings.size(); ++r) same = ranks[r] == rings[r].ranks;
+  if (!same) {
+    flows = coarse_flows(sim, rings);
+    owner = &sim;
+    ranks.clear();
+    for (const Ring& ring : rings) ranks.push_back(ring.ranks);
+  }
+  return flows;
+}
+
 }  // namespace
 
 CollectiveStats run_rings(Simulation& sim, const std::vector<Ring>& rings, const CollectiveOptions& options) {
@@ -195,7 +279,8 @@ CollectiveStats run_rings(Simulation& sim, const std::vector<Ring>& rings, const
   if (active.empty()) return stats;
   stats.channels = int(active.size());
   Representation rep = options.representation;
-  const CoarseFlows shared = rep != Representation::step ? coarse_flows(sim, active) : CoarseFlows{};
+  static const CoarseFlows none;
+  const CoarseFlows& shared = rep != Representation::step ? cached_coarse_flows(sim, active) : none;
   const bool uniform =
       std::all_of(active.begin(), active.end(), [&](const Ring& r) { return r.steps == active[0].steps; });
   if (rep == Representation::automatic)
@@ -274,21 +359,41 @@ void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, co
     // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
     // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
     const double lf = sim.latency_factor(), chunk = schedule.chunk_bytes();
+    // Every edge's route up (child → parent) and down, as max-min problems built once; each step
+    // solves the subset it moves (same link order, so the same rates as solving each afresh).
+    std::vector<const RouteInfo*> routes(2 * n * trees, nullptr);  // [2·(t·n + p) + down]
+    for (std::size_t t = 0; t < trees; ++t)
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int parent = schedule.parent(int(t), int(p)); parent >= 0) {
+          routes[2 * (t * n + p)] = &sim.route(hosts[p], hosts[std::size_t(parent)]);
+          routes[2 * (t * n + p) + 1] = &sim.route(hosts[std::size_t(parent)], hosts[p]);
+        }
+    std::vector<const RouteInfo*> used;
+    std::vector<std::size_t> slot(routes.size(), 0);
+    for (std::size_t e = 0; e < routes.size(); ++e)
+      if (routes[e]) {
+        slot[e] = used.size();
+        used.push_back(routes[e]);
+      }
+    const RouteProblems problems = route_problems(used);
+    std::vector<const MaxMinFlow*> pointers;
     auto solve = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
-      std::vector<CoarseFlows::Flow> flows;
+      pointers.clear();
       std::vector<std::size_t> edge;
       for (std::size_t t = 0; t < trees; ++t)
         for (std::size_t p = 0; p < n; ++p)
           if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
-            sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
-            sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
-            flows.push_back({&sim.route(from, to), t, 0, nullptr});
+            pointers.push_back(&problems.flows[slot[2 * (t * n + p) + (up ? 0 : 1)]]);
             edge.push_back(t * n + p);
-            if (account) sim.account_flow(from, to, schedule.chunks() * chunk);  // all m chunks
+            if (account)  // all m chunks
+              sim.account_flow(up ? hosts[p] : hosts[std::size_t(parent)], up ? hosts[std::size_t(parent)] : hosts[p],
+                               schedule.chunks() * chunk);
           }
-      share_max_min(flows);
-      for (std::size_t e = 0; e < flows.size(); ++e) out[edge[e]] = flows[e].route->latency_s * lf + chunk / flows[e].rate_Bps;
-      stats.flows += static_cast<long long>(flows.size());
+      // Only the links these flows use count, as when solving them on their own.
+      const std::vector<double> rates = max_min_rates(problems.capacity, pointers);
+      for (std::size_t e = 0; e < edge.size(); ++e)
+        out[edge[e]] = routes[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
+      stats.flows += static_cast<long long>(edge.size());
     };
     solve(true, all, d.up_loaded, true);
     solve(false, all, d.down_loaded, true);

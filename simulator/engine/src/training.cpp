@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -93,24 +94,31 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
   }
 }
 
-void gpu_actor(Run& run, int rank) {
-  const plan::GpuPlan& gpu = run.plan.gpu_plans[static_cast<std::size_t>(rank)];
+// The GPUs `ranks` (same profile and slowdown) computing one iteration. A GPU host runs nothing
+// but its own compute when no parameter server aggregates on GPUs, so GPUs that compute alike
+// finish every segment at the same instants: one actor plays them all (one SimGrid actor and
+// exec per group instead of per GPU: 65,536 actors exceed Linux's default 65,530 memory maps,
+// each actor's stack being one or two) and records every rank's times.
+void gpu_actor(Run& run, const std::vector<int>& ranks) {
+  const plan::GpuPlan& gpu = run.plan.gpu_plans[static_cast<std::size_t>(ranks.front())];
   const plan::ComputeProfile& profile = run.plan.profiles[gpu.profile];
   const std::size_t k = run.plan.buckets.size();
   const bool communicate = !run.plan.ops.empty();
-  auto& ends = run.segment_end_s[static_cast<std::size_t>(rank)];
   for (std::size_t segment = 0; segment < profile.segments_s.size(); ++segment) {
     execute_seconds(profile.segments_s[segment] * gpu.slowdown);
-    ends.push_back(sg4::Engine::get_clock());
-    if (segment >= 1 && segment <= k && communicate) run.bucket_ready[segment - 1]->release();
+    const double now = sg4::Engine::get_clock();
+    for (int r : ranks) run.segment_end_s[static_cast<std::size_t>(r)].push_back(now);
+    if (segment >= 1 && segment <= k && communicate)
+      for (std::size_t i = 0; i < ranks.size(); ++i) run.bucket_ready[segment - 1]->release();
   }
-  ++run.backward_finished;
+  run.backward_finished += static_cast<int>(ranks.size());
   if (communicate) {
-    run.backward_done->release();
-    run.communication_done->acquire();
+    for (std::size_t i = 0; i < ranks.size(); ++i) run.backward_done->release();
+    for (std::size_t i = 0; i < ranks.size(); ++i) run.communication_done->acquire();
   }
   execute_seconds(profile.update.seconds * gpu.slowdown);
-  run.end_s[static_cast<std::size_t>(rank)] = sg4::Engine::get_clock();
+  const double end = sg4::Engine::get_clock();
+  for (int r : ranks) run.end_s[static_cast<std::size_t>(r)] = end;
 }
 
 void communicator_actor(Run& run) {
@@ -406,7 +414,22 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
 
-  for (int r = 0; r < plan.gpus; ++r) sg4::Actor::create("gpu-" + std::to_string(r), sim.gpu(r), [&run, r] { gpu_actor(run, r); });
+  // GPUs grouped by (profile, slowdown) in rank order; one per group unless servers may
+  // aggregate on GPU hosts (then a GPU's host is shared and each GPU keeps its own actor).
+  std::vector<std::vector<int>> groups;
+  {
+    std::map<std::pair<std::size_t, double>, std::size_t> group_of;
+    for (int r = 0; r < plan.gpus; ++r) {
+      const plan::GpuPlan& g = plan.gpu_plans[static_cast<std::size_t>(r)];
+      const std::size_t next = groups.size();
+      const std::size_t at =
+          plan.servers.empty() ? group_of.try_emplace({g.profile, g.slowdown}, next).first->second : next;
+      if (at == groups.size()) groups.emplace_back();
+      groups[at].push_back(r);
+    }
+  }
+  for (const std::vector<int>& ranks : groups)
+    sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())
     sg4::Actor::create("communicator", sim.gpu(0), [&run] { server_communicator_actor(run); });
   else if (!plan.ops.empty())
