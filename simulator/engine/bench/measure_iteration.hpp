@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -19,11 +20,13 @@ struct IterationFigures {
   double peak_rss_MiB = 0;
   double iteration_s = 0;
   double samples_per_s = 0;
-  bool ok = false;  ///< the child simulated the iteration and exited 0
+  bool ok = false;         ///< the child simulated the iteration and exited 0
+  bool over_limit = false; ///< the child was stopped at `limit_s`
 };
 
-/// Simulates `scenario` in a forked child and reports its cost and result.
-inline IterationFigures measure_iteration(const trainsim::Json& scenario) {
+/// Simulates `scenario` in a forked child and reports its cost and result; a child still running
+/// after `limit_s` seconds of wall time (0: no limit) is stopped (SIGALRM) and reported over limit.
+inline IterationFigures measure_iteration(const trainsim::Json& scenario, unsigned limit_s = 0) {
   IterationFigures f;
   int channel[2];
   if (::pipe(channel) != 0) return f;
@@ -32,6 +35,7 @@ inline IterationFigures measure_iteration(const trainsim::Json& scenario) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(channel[0]);
+    if (limit_s > 0) ::alarm(limit_s);
     const auto s = trainsim::plan::read_scenario(scenario, "bench");
     const auto r = trainsim::engine::simulate_iteration(s, {});
     const std::string line = std::to_string(r.iteration_time_s) + " " + std::to_string(r.samples_per_s);
@@ -49,6 +53,7 @@ inline IterationFigures measure_iteration(const trainsim::Json& scenario) {
   f.peak_rss_MiB = usage.ru_maxrss / 1024.0;
   if (n > 0) std::sscanf(buffer, "%lf %lf", &f.iteration_s, &f.samples_per_s);
   f.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  f.over_limit = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
   return f;
 }
 
