@@ -128,9 +128,11 @@ void run_flows(Simulation& sim, const std::vector<FlowSpec>& flows) {
 /// (sendto_init detaches it into maestro's activities_) that each comm's end scans whole
 /// (CommImpl::finish, std::list::remove), so F concurrent flows cost O(F²): 82 % of a 25 MB ring
 /// on 2,048 GPUs (16,384 flows per step). The engine runs one all-reduce at a time, so a ring
-/// phase has the network to itself, which play_flows assumes.
+/// phase has the network to itself, which play_flows assumes. Not on a SimGrid XML platform: it
+/// may carry what play_flows does not reproduce (bandwidth or latency profiles, WIFI or FATPIPE
+/// links, <config> settings of the network model).
 bool plays_flows(const Simulation& sim) {
-  return sim.spec().network.model == platforms::NetworkModel::ideal;
+  return sim.spec().network.model == platforms::NetworkModel::ideal && !sim.spec().simgrid_xml;
 }
 
 /// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;

@@ -214,10 +214,18 @@ void server_communicator_actor(Run& run) {
   // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
   // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
   // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
-  // servers (README "Parameter-server representations"). `flow` runs one SimGrid flow per worker
-  // and server.
+  // servers (README "Parameter-server representations"). Except where the plan copies buckets
+  // between GPUs and host memory (per-worker aggregation on multi-GPU nodes): those copies are
+  // SimGrid flows that share PCIe links with the pushes and pulls, and the coarse groups do not
+  // see them (nor they the groups), so auto runs flow level there. `flow` runs one SimGrid flow
+  // per worker and server.
   const auto representation = plan::parse_server_representation(plan.representation).value_or(plan::ServerRepresentation::automatic);
-  if (representation != plan::ServerRepresentation::flow) {
+  const bool copies = std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) {
+    return op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device;
+  });
+  const bool coarse = representation == plan::ServerRepresentation::coarse ||
+                      (representation == plan::ServerRepresentation::automatic && !copies);
+  if (coarse) {
     // Every route a push or pull will take, so that links crossed by the same routes are solved
     // as one constraint.
     std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
@@ -415,7 +423,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   run.communication_done = sg4::Semaphore::create(0);
 
   // GPUs grouped by (profile, slowdown) in rank order; one per group unless servers may
-  // aggregate on GPU hosts (then a GPU's host is shared and each GPU keeps its own actor).
+  // aggregate on GPU hosts: every parameter-server plan keeps one actor per GPU (a GPU's host may
+  // then be shared).
   std::vector<std::vector<int>> groups;
   {
     std::map<std::pair<std::size_t, double>, std::size_t> group_of;

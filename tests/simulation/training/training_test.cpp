@@ -352,6 +352,26 @@ TEST(ParameterServerRepresentations, CoarseMatchesFlowLevelForColocatedServersOn
         }
 }
 
+TEST(ParameterServerRepresentations, AutoRunsFlowLevelWherePlansCopyBetweenGpusAndHost) {
+  // Per-worker aggregation on 8-GPU nodes copies every bucket to host memory and back: SimGrid
+  // flows on the PCIe links the pushes and pulls also cross. The coarse groups do not see them, so
+  // `auto` runs flow level; forced coarse is 4 % fast here (README "Parameter-server
+  // representations"), which is what makes this test fail if `auto` picked coarse.
+  Json doc = scenario_json(Json{{"preset", "dgx1-v100"}, {"nodes", 2}}, "parameter_server", false, "resnet50");
+  doc["workload"]["batch_per_gpu"] = 32;
+  doc["strategy"]["bucket_MB"] = 1;
+  doc["strategy"]["servers"] = 2;
+  doc["strategy"]["server_placement"] = "colocated";
+  doc["strategy"]["representation"] = "flow";
+  const IterationResult flow = simulate(doc);
+  doc["strategy"]["representation"] = "coarse";
+  const IterationResult coarse = simulate(doc);
+  doc["strategy"]["representation"] = "auto";
+  const IterationResult automatic = simulate(doc);
+  EXPECT_EQ(automatic.iteration_time_s, flow.iteration_time_s);
+  EXPECT_GT(std::abs(coarse.iteration_time_s - flow.iteration_time_s), 0.01 * flow.iteration_time_s);
+}
+
 TEST(ParameterServerRepresentations, UnequalSizesPerServerMatchSimGridsFullSolve) {
   // Buckets that send unequal sizes to three or more servers: the coarse representation equals
   // SimGrid's flow level when SimGrid solves its max-min system in full at every change
