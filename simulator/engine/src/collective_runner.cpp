@@ -356,6 +356,20 @@ void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, co
     for (auto& a : actors) a->join();
   };
   auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
+  // The durations TreeSchedule::EdgeDurations holds, by `run` (step or solve): each direction
+  // with all its edges loaded, then level by level alone. `account_down_loaded`: whether the
+  // loaded down phase accounts its bytes (the solved form accounts all m chunks of both loaded
+  // phases; the step form accounts the up phase's m chunks and the flows it simulates).
+  auto phases = [&](const auto& run, bool account_down_loaded) {
+    run(true, all, d.up_loaded, true);
+    run(false, all, d.down_loaded, account_down_loaded);
+    for (int level = 0; level < levels; ++level) {
+      run(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
+          d.up_alone, false);
+      run(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
+          d.down_alone, false);
+    }
+  };
   if (sim.spec().network.model == platforms::NetworkModel::ideal) {
     // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
     // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
@@ -397,25 +411,9 @@ void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, co
         out[edge[e]] = routes[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
       stats.flows += static_cast<long long>(edge.size());
     };
-    solve(true, all, d.up_loaded, true);
-    solve(false, all, d.down_loaded, true);
-    for (int level = 0; level < levels; ++level) {
-      solve(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
-            d.up_alone, false);
-      solve(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
-            d.down_alone, false);
-    }
-    const double end = begin + schedule.completion_s(d, options.step_overhead_s);
-    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
-    return;
-  }
-  step(true, all, d.up_loaded, true);
-  step(false, all, d.down_loaded, false);
-  for (int level = 0; level < levels; ++level) {
-    step(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
-         d.up_alone, false);
-    step(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
-         d.down_alone, false);
+    phases(solve, true);
+  } else {
+    phases(step, false);
   }
   const double end = begin + schedule.completion_s(d, options.step_overhead_s);
   if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
