@@ -174,7 +174,10 @@ RouteProblems route_problems(const std::vector<const RouteInfo*>& routes) {
         continue;
       }
       auto [it, added] = index.try_emplace(l, out.capacity.size());
-      if (added) out.capacity.push_back(l->get_bandwidth());
+      if (added) {
+        out.capacity.push_back(l->get_bandwidth());
+        out.links.push_back(l);
+      }
       out.flows[f].uses.emplace_back(it->second, 1.0);
     }
   }
@@ -192,19 +195,9 @@ void share_max_min(std::vector<CoarseFlows::Flow>& flows) {
   pointers.reserve(flows.size());
   for (const MaxMinFlow& f : problem.flows) pointers.push_back(&f);
   const std::vector<double> rates = max_min_rates(problem.capacity, pointers, &bottleneck);
-  // The link behind a dense index: the first flow using it names it.
-  std::vector<const sg4::Link*> links(problem.capacity.size(), nullptr);
-  for (std::size_t f = 0; f < flows.size(); ++f) {
-    std::size_t u = 0;
-    for (const sg4::Link* l : flows[f].route->links)
-      if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
-        const std::size_t i = problem.flows[f].uses[u++].first;
-        if (!links[i]) links[i] = l;
-      }
-  }
   for (std::size_t f = 0; f < flows.size(); ++f) {
     flows[f].rate_Bps = rates[f];
-    flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : links[bottleneck[f]];
+    flows[f].bottleneck = bottleneck[f] == MaxMinFlow::npos ? nullptr : problem.links[bottleneck[f]];
   }
 }
 

@@ -37,8 +37,9 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
 /// The max-min problems of flows on `routes`, built once and solved for any subset of them:
 /// links by dense index (`capacity`), FATPIPE links as each flow's bound, penalty 1.
 struct RouteProblems {
-  std::vector<double> capacity;   ///< per dense link index
-  std::vector<MaxMinFlow> flows;  ///< parallel to the routes
+  std::vector<double> capacity;          ///< per dense link index
+  std::vector<const simgrid::s4u::Link*> links;  ///< the link behind each dense index
+  std::vector<MaxMinFlow> flows;         ///< parallel to the routes
 };
 RouteProblems route_problems(const std::vector<const RouteInfo*>& routes);
 
