@@ -27,40 +27,47 @@ constexpr double GiB = kGiB;
 std::vector<GpuSpec> make_catalog() {
   std::vector<GpuSpec> c;
   auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes,
-                  double mem_bw, std::string source) {
-    c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, false, std::move(source)});
+                  double mem_bw, int sms, std::string source) {
+    c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, sms, false, std::move(source)});
   };
-  add("K80", 4.37 * T, 4.37 * T, 4.37 * T, 4.37 * T, 12 * GiB, 240 * GB,
+  // SM counts: K80 13 SMX per GK210 die (Tesla K80 board: 2 × 13 = 26 SMX, 4992 CUDA cores of 192
+  // per SMX); P100 56 (Tesla P100 whitepaper, 2016, both form factors); V100 80 (Tesla V100 GPU
+  // architecture whitepaper, 2017, SXM2 and PCIe); T4 40 (Turing architecture whitepaper, 2018:
+  // 2560 CUDA cores of 64 per SM); A100 108 (A100 Tensor Core GPU architecture whitepaper, 2020);
+  // H100 SXM5 132, H100 PCIe 114 (H100 Tensor Core GPU architecture whitepaper, 2022); H200 132
+  // (the H100 SXM5's GH100 configuration); B200 148 (two dies of 74 enabled SMs: Chips and Cheese,
+  // "Nvidia's B200: Keeping the CUDA Juggernaut Rolling", 2025).
+  add("K80", 4.37 * T, 4.37 * T, 4.37 * T, 4.37 * T, 12 * GiB, 240 * GB, 13,
       "NVIDIA Tesla K80 datasheet (2014): 8.73 TFLOP/s fp32 boost, 24 GB, 480 GB/s per board of two GK210 dies; "
       "one die listed");
-  add("P100-PCIe-16GB", 9.3 * T, 9.3 * T, 18.7 * T, 9.3 * T, 16 * GiB, 732 * GB,
+  add("P100-PCIe-16GB", 9.3 * T, 9.3 * T, 18.7 * T, 9.3 * T, 16 * GiB, 732 * GB, 56,
       "NVIDIA Tesla P100 datasheet (2016), PCIe 16 GB");
-  add("P100-SXM2-16GB", 10.6 * T, 10.6 * T, 21.2 * T, 10.6 * T, 16 * GiB, 732 * GB,
+  add("P100-SXM2-16GB", 10.6 * T, 10.6 * T, 21.2 * T, 10.6 * T, 16 * GiB, 732 * GB, 56,
       "NVIDIA Tesla P100 datasheet (2016), SXM2 (NVLink)");
-  add("V100-PCIe-16GB", 14 * T, 14 * T, 112 * T, 14 * T, 16 * GiB, 900 * GB,
+  add("V100-PCIe-16GB", 14 * T, 14 * T, 112 * T, 14 * T, 16 * GiB, 900 * GB, 80,
       "NVIDIA Tesla V100 datasheet (2018), PCIe: 14 TFLOP/s fp32, 112 TFLOP/s fp16 tensor");
-  add("V100-PCIe-32GB", 14 * T, 14 * T, 112 * T, 14 * T, 32 * GiB, 900 * GB,
+  add("V100-PCIe-32GB", 14 * T, 14 * T, 112 * T, 14 * T, 32 * GiB, 900 * GB, 80,
       "NVIDIA Tesla V100 datasheet (2018), PCIe 32 GB");
-  add("V100-SXM2-16GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 16 * GiB, 900 * GB,
+  add("V100-SXM2-16GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 16 * GiB, 900 * GB, 80,
       "NVIDIA Tesla V100 datasheet (2018), SXM2: 15.7 TFLOP/s fp32, 125 TFLOP/s fp16 tensor");
-  add("V100-SXM2-32GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 32 * GiB, 900 * GB,
+  add("V100-SXM2-32GB", 15.7 * T, 15.7 * T, 125 * T, 15.7 * T, 32 * GiB, 900 * GB, 80,
       "NVIDIA Tesla V100 datasheet (2018), SXM2 32 GB");
-  add("T4", 8.1 * T, 8.1 * T, 65 * T, 8.1 * T, 16 * GiB, 320 * GB,
+  add("T4", 8.1 * T, 8.1 * T, 65 * T, 8.1 * T, 16 * GiB, 320 * GB, 40,
       "NVIDIA T4 datasheet (2019): 8.1 TFLOP/s fp32, 65 TFLOP/s fp16 tensor, 320 GB/s");
-  add("A100-SXM4-40GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 40 * GiB, 1555 * GB,
+  add("A100-SXM4-40GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 40 * GiB, 1555 * GB, 108,
       "NVIDIA A100 datasheet (2021), SXM4 40 GB: 19.5 fp32, 156 tf32, 312 fp16/bf16 TFLOP/s dense");
-  add("A100-SXM4-80GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 80 * GiB, 2039 * GB,
+  add("A100-SXM4-80GB", 19.5 * T, 156 * T, 312 * T, 312 * T, 80 * GiB, 2039 * GB, 108,
       "NVIDIA A100 datasheet (2021), SXM4 80 GB: 2039 GB/s HBM2e");
-  add("H100-SXM", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 80 * GiB, 3350 * GB,
+  add("H100-SXM", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 80 * GiB, 3350 * GB, 132,
       "NVIDIA H100 datasheet (2023), SXM5: 67 fp32, 494.7 tf32, 989.4 fp16/bf16 TFLOP/s dense, 3.35 TB/s");
-  add("H100-PCIe", 51 * T, 378 * T, 756 * T, 756 * T, 80 * GiB, 2000 * GB,
+  add("H100-PCIe", 51 * T, 378 * T, 756 * T, 756 * T, 80 * GiB, 2000 * GB, 114,
       "NVIDIA H100 datasheet (2023), PCIe: 51 fp32, 378 tf32, 756 fp16/bf16 TFLOP/s dense, 2 TB/s");
-  add("H200", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 141 * GB, 4800 * GB,
+  add("H200", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 141 * GB, 4800 * GB, 132,
       "NVIDIA H200 datasheet (2024), SXM: H100 compute, 141 GB HBM3e at 4.8 TB/s");
-  add("B200", 80 * T, 1100 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB,
+  add("B200", 80 * T, 1100 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB, 148,
       "NVIDIA DGX B200 datasheet (2024), per GPU: 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, 180 GB, "
       "8 TB/s; fp32 80 TFLOP/s from the HGX B200 spec sheet");
-  GpuSpec cpu{"CPU-host", 4.15 * T, 4.15 * T, 4.15 * T, 4.15 * T, 512 * GiB, 256 * GB, true,
+  GpuSpec cpu{"CPU-host", 4.15 * T, 4.15 * T, 4.15 * T, 4.15 * T, 512 * GiB, 256 * GB, 0, true,
               "2x Intel Xeon Platinum 8168 (DGX-1 V100 host): 24 cores x 2.7 GHz x 32 fp32 FLOP/cycle (AVX-512, "
               "2 FMA units) per socket; 6 DDR4-2666 channels (128 GB/s) per socket"};
   c.push_back(std::move(cpu));

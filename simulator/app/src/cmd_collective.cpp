@@ -147,7 +147,11 @@ int run_collective(const CollectiveCliOptions& o) {
                            {"channels", t.channels},
                            {"algorithm", request.op == plan::CollectiveOp::allreduce ? plan::to_string(t.algorithm) : algorithm},
                            {"protocol", t.protocol ? plan::to_string(*t.protocol) : "-"}});
-    if (t.protocol) results.back()["nccl_model_time_s"] = t.predicted_s;
+    if (t.protocol) {
+      results.back()["nccl_model_time_s"] = t.predicted_s;
+      results.back()["kernel_sms"] = t.kernel_sms;
+      results.back()["gpu_sms"] = spec.gpu.sm_count;
+    }
   }
   if (!o.json_output.empty()) {
     Json j;
@@ -166,14 +170,20 @@ int run_collective(const CollectiveCliOptions& o) {
   }
   std::string out = fmt::format("# trainsim collective: {} ({}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
                                 spec.name, ranks, platforms::to_string(spec.network.model));
-  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {:<16} {:<8} {:>8}  {}\n", "size(B)", "time(us)", "algbw(GB/s)",
-                     "busbw(GB/s)", "algorithm", "protocol", "channels", "representation");
+  // Protocol runs add the SMs NCCL's kernel holds (of the GPU's), taken from overlapped compute.
+  const bool sms = !results.empty() && results[0].contains("kernel_sms");
+  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {:<16} {:<8} {:>8}  {}{}\n", "size(B)", "time(us)", "algbw(GB/s)",
+                     "busbw(GB/s)", "algorithm", "protocol", "channels", "representation",
+                     sms ? fmt::format("  SMs (of {})", spec.gpu.sm_count) : "");
   for (const auto& r : results)
-    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {:<16} {:<8} {:>8}  {}\n",
+    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {:<16} {:<8} {:>8}  {}{}\n",
                        r["size_bytes"].get<double>(), r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
                        r["busbw_GBps"].get<double>(), r["algorithm"].get<std::string>(),
                        r["protocol"].get<std::string>(), r["channels"].get<int>(),
-                       r["representation"].get<std::string>());
+                       r["representation"].get<std::string>(),
+                       r.contains("kernel_sms")
+                           ? fmt::format("{:>{}}  {:>3}", "", 14 - int(r["representation"].get<std::string>().size()), r["kernel_sms"].get<int>())
+                           : "");
   std::fputs(out.c_str(), stdout);
   return 0;
 }

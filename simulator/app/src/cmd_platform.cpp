@@ -50,6 +50,7 @@ int platform_info(const PlatformInfoOptions& o) {
                                {"bf16", spec.gpu.peak_flops(Precision::bf16)}};
     j["gpu_memory_bytes"] = spec.gpu.memory_bytes;
     j["gpu_memory_bandwidth_Bps"] = spec.gpu.memory_bandwidth_Bps;
+    j["gpu_sm_count"] = spec.gpu.sm_count;
     j["gpu_source"] = spec.gpu.source;
     j["node_injection_Bps"] = net.node_injection_Bps;
     j["bisection_Bps"] = net.bisection_Bps;
@@ -62,10 +63,10 @@ int platform_info(const PlatformInfoOptions& o) {
   if (!spec.source.empty()) out += fmt::format("source     {}\n", spec.source);
   out += fmt::format("GPUs       {} x {} ({} per node x {} nodes)\n", built.gpus, spec.gpu.name,
                      built.gpus_per_node, built.gpus / built.gpus_per_node);
-  out += fmt::format("GPU peak   fp32 {}FLOP/s, tf32 {}FLOP/s, fp16 {}FLOP/s, bf16 {}FLOP/s; memory {} at {}\n",
+  out += fmt::format("GPU peak   fp32 {}FLOP/s, tf32 {}FLOP/s, fp16 {}FLOP/s, bf16 {}FLOP/s; memory {} at {}; {} SMs\n",
                      format_si(spec.gpu.peak_flops(Precision::fp32)), format_si(spec.gpu.peak_flops(Precision::tf32)),
                      format_si(spec.gpu.peak_flops(Precision::fp16)), format_si(spec.gpu.peak_flops(Precision::bf16)),
-                     format_bytes(spec.gpu.memory_bytes), format_rate_GBps(spec.gpu.memory_bandwidth_Bps));
+                     format_bytes(spec.gpu.memory_bytes), format_rate_GBps(spec.gpu.memory_bandwidth_Bps), spec.gpu.sm_count);
   if (!spec.simgrid_xml) {
     out += fmt::format("intra-node {} {:.1f} GB/s x {:.3g} efficiency, {:.2f} us; PCIe {:.2f} GB/s, {} switches\n",
                        platforms::to_string(spec.intra_node.kind), spec.intra_node.bandwidth_Bps / 1e9,

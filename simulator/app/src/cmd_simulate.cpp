@@ -52,6 +52,9 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",
                      format_seconds(r.breakdown.compute_s), format_seconds(r.breakdown.communication_s),
                      format_seconds(r.breakdown.exposed_communication_s), format_seconds(r.breakdown.idle_s));
+  if (r.breakdown.comm_kernel_slowdown_s > 0)
+    out << fmt::format("  compute slowed        {} by collective kernels holding SMs while they overlap it\n",
+                       format_seconds(r.breakdown.comm_kernel_slowdown_s));
   const auto& m = r.memory;
   out << fmt::format("  memory per GPU        {} of {}{} (weights {}, gradients {}, optimizer {}, activations {}, framework {})\n",
                      format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",

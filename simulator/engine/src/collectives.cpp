@@ -402,7 +402,9 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
                            (run.choice.algorithm == Algorithm::tree && topo.nodes > 1);
         timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
                            run.choice.algorithm,
-                           run.choice.protocol, run.choice.predicted_s});
+                           run.choice.protocol, run.choice.predicted_s,
+                           plan::nccl_kernel_sms(topo, run.choice, bytes, spec.gpu.sm_count,
+                                                 run.choice.algorithm == Algorithm::ring ? request.options.channels : 0)});
         continue;
       }
       switch (request.op) {
@@ -411,7 +413,7 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
         case CollectiveOp::all_gather: stats = all_gather(sim, ranks, bytes, request.options); break;
         case CollectiveOp::broadcast: stats = broadcast(sim, ranks, bytes, request.options); break;
       }
-      timings.push_back({bytes, sim.now() - start, stats.used, stats.channels, request.algorithm, std::nullopt, 0.0});
+      timings.push_back({bytes, sim.now() - start, stats.used, stats.channels, request.algorithm, std::nullopt, 0.0, 0});
     }
   });
   sim.run();

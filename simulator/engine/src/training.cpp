@@ -55,6 +55,9 @@ struct Run {
   int backward_finished = 0;                        // GPUs past their last backward segment
   ExposedTraffic exposed;                           // link bytes of the operations that may be exposed
   std::unique_ptr<GroupedFlows> grouped;            // the parameter servers' coarse executor, when used
+  std::vector<int> compute_groups;                  // the first rank of every GPU actor's group: its exec runs on that GPU's host
+  bool kernels_share_sms = false;                   // some operation's kernel takes SMs from overlapped compute
+  std::vector<double> kernel_slowdown_s;            // per GPU: compute time lost to collective kernels' SMs
 };
 
 void execute_seconds(double seconds) {
@@ -104,9 +107,14 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
   const plan::ComputeProfile& profile = run.plan.profiles[gpu.profile];
   const std::size_t k = run.plan.buckets.size();
   const bool communicate = !run.plan.ops.empty();
+  double lost_s = 0;
   for (std::size_t segment = 0; segment < profile.segments_s.size(); ++segment) {
+    const double begin = sg4::Engine::get_clock();
     execute_seconds(profile.segments_s[segment] * gpu.slowdown);
     const double now = sg4::Engine::get_clock();
+    // A segment overlapped by a collective's kernel runs at that kernel's compute share for the
+    // overlap: what it took beyond its planned time is the loss.
+    if (run.kernels_share_sms) lost_s += std::max(0.0, (now - begin) - profile.segments_s[segment] * gpu.slowdown);
     for (int r : ranks) run.segment_end_s[static_cast<std::size_t>(r)].push_back(now);
     if (segment >= 1 && segment <= k && communicate)
       for (std::size_t i = 0; i < ranks.size(); ++i) run.bucket_ready[segment - 1]->release();
@@ -118,7 +126,35 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
   }
   execute_seconds(profile.update.seconds * gpu.slowdown);
   const double end = sg4::Engine::get_clock();
-  for (int r : ranks) run.end_s[static_cast<std::size_t>(r)] = end;
+  for (int r : ranks) {
+    run.end_s[static_cast<std::size_t>(r)] = end;
+    run.kernel_slowdown_s[static_cast<std::size_t>(r)] = lost_s;
+  }
+}
+
+// The SMs an all-reduce's kernel holds (op.kernel_sms of the GPU's SMs) while it runs, from
+// the launch to the end of the collective: on the host of every GPU actor among the operation's
+// participants, an exec that SimGrid shares with that actor's compute. SimGrid 3.32's Cas01 CPU
+// model shares a host max-min among its execs in proportion to 1 / sharing penalty, and
+// Exec::set_priority(p) sets the penalty to 1 / p (src/s4u/s4u_Exec.cpp, src/surf/cpu_cas01.cpp;
+// every GPU host has one core, so each exec may take the whole host). With compute at priority 1
+// and this exec at c / (S − c), compute runs at (S − c) / S of the GPU's speed while both run, and
+// at full speed when this one is cancelled. The exec's work never runs out within a collective;
+// only the communicator, its owner, waits on it or cancels it. A grouped actor stands for GPUs
+// that all take part in the same collectives, so one exec on its host slows all of them alike.
+std::vector<sg4::ExecPtr> hold_sms(Run& run, const plan::CommOp& op) {
+  std::vector<sg4::ExecPtr> kernels;
+  if (op.kind != CommKind::all_reduce || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
+  for (int first : run.compute_groups) {
+    if (first < op.first_rank || first >= op.first_rank + op.ranks) continue;
+    sg4::Host* host = run.sim.gpu(first);
+    sg4::ExecPtr exec = sg4::this_actor::exec_init(host->get_speed() * 1e9);  // 1e9 s of work: never finishes first
+    exec->set_host(host);
+    exec->set_priority((1 - op.compute_share) / op.compute_share);
+    exec->start();
+    kernels.push_back(std::move(exec));
+  }
+  return kernels;
 }
 
 void communicator_actor(Run& run) {
@@ -146,7 +182,9 @@ void communicator_actor(Run& run) {
     }
     OpTiming& timing = run.op_timings[static_cast<std::size_t>(op.id)];
     timing.start_s = sg4::Engine::get_clock();
+    const std::vector<sg4::ExecPtr> kernels = hold_sms(run, op);
     run_op(run, op, ps, options);
+    for (const sg4::ExecPtr& k : kernels) k->cancel();
     timing.end_s = sg4::Engine::get_clock();
     // An operation that ended while some GPU was still in backward lies wholly before the exposed
     // window (which opens when the last GPU's backward ends): only its total bytes matter.
@@ -413,11 +451,13 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr, {}, false, {}};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);
   run.op_timings.resize(plan.ops.size());
+  run.kernel_slowdown_s.assign(n, 0.0);
+  run.kernels_share_sms = std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) { return op.kernel_sms > 0; });
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) run.bucket_ready.push_back(sg4::Semaphore::create(0));
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
@@ -437,6 +477,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
       groups[at].push_back(r);
     }
   }
+  for (const std::vector<int>& ranks : groups) run.compute_groups.push_back(ranks.front());
   for (const std::vector<int>& ranks : groups)
     sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())
@@ -460,8 +501,16 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
     max_compute = std::max(max_compute, c);
     sum_compute += c;
   }
+  // Compute lost to collective kernels' SMs is its own part of the breakdown: exposed
+  // communication is what the iteration took beyond every GPU's compute and that loss.
+  double max_busy = 0;
+  for (int r = 0; r < plan.gpus; ++r) {
+    const double lost = run.kernel_slowdown_s[static_cast<std::size_t>(r)];
+    result.breakdown.comm_kernel_slowdown_s = std::max(result.breakdown.comm_kernel_slowdown_s, lost);
+    max_busy = std::max(max_busy, plan.compute_s(r) + lost);
+  }
   result.breakdown.compute_s = max_compute;
-  result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_compute);
+  result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_busy);
   result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
   result.buckets = bucket_timings(plan, run.op_timings);
   result.breakdown.communication_s = communication_time(result.buckets);

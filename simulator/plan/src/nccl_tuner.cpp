@@ -45,6 +45,21 @@ double nvlink_GBps(int cc) { return cc >= 100 ? 40.1 : cc >= 90 ? 20.6 : cc >= 7
 
 int index_of(Protocol p) { return p == Protocol::ll ? 0 : p == Protocol::ll128 ? 1 : 2; }
 
+// enqueue.cc (topoGetAlgoInfo, "Ring/Tree channel tuning"): ring and tree drop channels from
+// `channels` while each would get fewer than threads × threshold bytes (512 threads LL and
+// Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple, the ring's LL threshold times the ranks).
+int drop_channels(int channels, Algorithm a, Protocol p, int ranks, double bytes) {
+  const double threads = p == Protocol::ll128 ? 640 : 512;
+  const double threshold = (p == Protocol::simple ? 64.0 : 8.0) * (a == Algorithm::ring && p == Protocol::ll ? ranks : 1);
+  while (channels >= 2 && bytes < channels * threads * threshold) --channels;
+  return channels;
+}
+
+// NVLS CTAs per collective (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
+// 24 in one node, NVLS_NCHANNELS_SM100 32 across nodes).
+int nvls_ctas(const NcclTopology& topo) { return topo.compute_capability >= 100 ? (topo.nodes > 1 ? 32 : 24) : 16; }
+constexpr int kMaxChannels = 64;  // src/include/device.h MAXCHANNELS
+
 }  // namespace
 
 NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
@@ -131,13 +146,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       // enqueue.cc: ring and tree drop channels while each would get fewer than threads ×
       // threshold bytes (512 threads LL and Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple,
       // the ring's LL threshold times the ranks); NVLS keeps its channels.
-      c.channels = topo.channels;
-      if (a != Algorithm::nvls) {
-        const double threads = p == Protocol::ll128 ? 640 : 512;
-        const double threshold =
-            (p == Protocol::simple ? 64.0 : 8.0) * (a == Algorithm::ring && p == Protocol::ll ? n : 1);
-        while (c.channels >= 2 && bytes < c.channels * threads * threshold) --c.channels;
-      }
+      c.channels = a == Algorithm::nvls ? topo.channels : drop_channels(topo.channels, a, p, n, bytes);
       c.latency_s = lat * 1e-6;
       c.bus_bandwidth_Bps = busBw * 1e9;
       c.predicted_s = c.latency_s + bytes / (algBw * 1e9);
@@ -160,6 +169,20 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
   if (all.empty()) return algorithm == Algorithm::ring ? NcclChoice{} : nccl_choose(topo, bytes, Algorithm::ring);
   return *std::min_element(all.begin(), all.end(),
                            [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
+}
+
+int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels) {
+  if (topo.ranks < 2 || bytes <= 0) return 0;
+  if (choice.algorithm == Algorithm::nvls) return nvls_ctas(topo);
+  // connect.cc (ncclTopoPostset): "Duplication should be complete now", comm->nChannels =
+  // min(MAXCHANNELS, 2 × the graph's channels); enqueue.cc starts the per-size drop from there.
+  if (comm_channels <= 0) comm_channels = std::min(kMaxChannels, 2 * topo.channels);
+  return drop_channels(comm_channels, choice.algorithm, choice.protocol, topo.ranks, bytes);
+}
+
+int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double bytes, int gpu_sm_count, int comm_channels) {
+  if (gpu_sm_count <= 1) return 0;
+  return std::min(nccl_ctas(topo, choice, bytes, comm_channels), gpu_sm_count - 1);
 }
 
 double nccl_launch_s(Algorithm algorithm, Protocol protocol) {

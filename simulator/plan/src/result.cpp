@@ -150,7 +150,8 @@ Json IterationResult::to_json() const {
   j["breakdown_s"] = Json{{"compute", breakdown.compute_s},
                           {"communication", breakdown.communication_s},
                           {"exposed_communication", breakdown.exposed_communication_s},
-                          {"idle", breakdown.idle_s}};
+                          {"idle", breakdown.idle_s},
+                          {"comm_kernel_slowdown", breakdown.comm_kernel_slowdown_s}};
   j["network_bytes"] = network_bytes;
   Json links = Json::array();
   for (const auto& l : busiest_links)
@@ -216,6 +217,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   r.breakdown.communication_s = b.at("communication").as_number();
   r.breakdown.exposed_communication_s = b.at("exposed_communication").as_number();
   r.breakdown.idle_s = b.at("idle").as_number();
+  r.breakdown.comm_kernel_slowdown_s = optional_number(b, "comm_kernel_slowdown", 0);
   r.network_bytes = node.at("network_bytes").as_number();
   if (auto links = node.find("busiest_links"))
     for (const auto& l : links->elements()) {

@@ -320,6 +320,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   double kappa = 1.0;
   if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
   plan.calibration_factor = kappa;
+  plan.gpu_sm_count = scenario.platform.gpu.sm_count;
   plan.single_gpu_iteration_s = kappa * single_model_s;
   plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
 
@@ -441,6 +442,12 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
           op.step_overhead_s = costs.step_overhead_s;
           op.wire_factor = costs.wire_factor;
           op.channels = choice.algorithm == Algorithm::nvls ? 0 : choice.channels;
+          // NCCL's kernel holds one SM per CTA for its whole life, waiting for peers included, so
+          // compute overlapping it runs on the other SMs (NCCL env docs, NCCL_MAX_CTAS: fewer
+          // CTAs, less impact on compute). Compute is taken to scale with the SMs it has.
+          const int sms = scenario.platform.gpu.sm_count;
+          op.kernel_sms = nccl_kernel_sms(*topo, choice, op.bytes, sms);
+          if (op.kernel_sms > 0) op.compute_share = double(sms - op.kernel_sms) / sms;
         }
         add(op);
       }
@@ -478,6 +485,7 @@ Json TrainingPlan::to_json() const {
   j["reference_batch"] = reference_batch;
   j["single_gpu_iteration_s"] = single_gpu_iteration_s;
   j["calibration_factor"] = calibration_factor;
+  j["gpu_sm_count"] = gpu_sm_count;
   j["memory_per_gpu_bytes"] = memory.to_json();
   if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
   Json profiles_json = Json::array();
@@ -544,6 +552,8 @@ Json TrainingPlan::to_json() const {
         o["channels"] = op.channels;
         o["step_overhead_s"] = op.step_overhead_s;
         o["wire_factor"] = op.wire_factor;
+        o["kernel_sms"] = op.kernel_sms;
+        o["compute_share"] = op.compute_share;
       }
     } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
       o["bytes_per_server"] = op.bytes_per_server;

@@ -140,6 +140,11 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   EXPECT_EQ(results[0]["channels"], 2);  // NCCL drops channels for small sizes (enqueue.cc)
   EXPECT_EQ(results[3]["algorithm"], "nvls");
   EXPECT_EQ(results[3]["protocol"], "Simple");
+  // SMs NCCL's kernel holds: one CTA per channel (2 at 64 KiB), NVLS's 16 CTAs on Hopper, of 132.
+  EXPECT_EQ(results[0]["kernel_sms"], 2);
+  EXPECT_EQ(results[1]["kernel_sms"], 32);  // 1 MiB: 16 graph channels, duplicated (connect.cc)
+  EXPECT_EQ(results[3]["kernel_sms"], 16);
+  EXPECT_EQ(results[3]["gpu_sms"], 132);
   // NVLS (256 MiB): every port carries S(n+1)/n at 85% of 450 × 0.824 GB/s, after a 25 µs launch, so the
   // bus bandwidth exceeds the port's 371 GB/s.
   const double S = 268435456.0, t = 25e-6 + S * 9 / 8 / (0.85 * 450e9 * 0.824);
@@ -149,6 +154,7 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("algorithm        protocol channels"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("nvls             Simple"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("SMs (of 132)"), std::string::npos) << text.out;
   // Across 16 nodes `auto` picks NCCL's tree (chains in nodes, double binary tree of nodes) and
   // reports both trees' channels.
   const auto many = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "16", "--bytes", "1M", "--json", "-"});
@@ -160,6 +166,7 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
                                  "1", "--json", "-"});
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(parse(one.out)["channels"], 1);
+  EXPECT_EQ(parse(one.out)["results"][0]["kernel_sms"], 1);
   EXPECT_LT(parse(one.out)["busbw_GBps"].get<double>(), 50.0);
   // A fixed algorithm with a protocol, and the protocol-less textbook ring, side by side.
   const auto ll = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol", "LL",
@@ -169,6 +176,9 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   ASSERT_EQ(ll.exit_code, 0) << ll.err;
   ASSERT_EQ(simple.exit_code, 0) << simple.err;
   EXPECT_EQ(parse(ll.out)["protocol"], "LL");
+  const auto textbook = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--bytes", "64M", "--json", "-"});
+  ASSERT_EQ(textbook.exit_code, 0) << textbook.err;
+  EXPECT_FALSE(parse(textbook.out)["results"][0].contains("kernel_sms")) << "the textbook ring models no kernel";
   // LL moves data at NCCL's llMaxBw (87.7 GB/s busbw on one A100 node), Simple at the fabric's 240.
   EXPECT_NEAR(parse(ll.out)["busbw_GBps"].get<double>(), 87.7, 0.05 * 87.7);
   EXPECT_GT(parse(simple.out)["busbw_GBps"].get<double>(), 2 * parse(ll.out)["busbw_GBps"].get<double>());

@@ -353,3 +353,42 @@ TEST(Simulate, ScenariosRun) {
 }
 
 }  // namespace
+
+// nccl_allreduce: while a bucket's kernel holds c of the GPU's S SMs, the backward pass it
+// overlaps runs at (S − c)/S. Two buckets of ResNet-50 on 2 DGX A100 nodes: the first bucket's
+// all-reduce ends before the backward does, the second starts after it, so the compute lost is
+// exactly c/S × the first all-reduce's duration, and the breakdown adds up.
+TEST(SimulateCli, NcclKernelsSlowTheComputeTheyOverlapByTheirShareOfSms) {
+  const std::vector<std::string> sets{"--set", "strategy.kind=nccl_allreduce", "--set", "strategy.bucket_MB=50",
+                                      "--set", "platform.nodes=2"};
+  auto args = [&](std::vector<std::string> head) {
+    head.insert(head.end(), sets.begin(), sets.end());
+    return head;
+  };
+  const auto run = run_trainsim(args({"simulate", scenario("quickstart.json"), "--json", "-", "--reproducible"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto dump = run_trainsim(args({"simulate", scenario("quickstart.json"), "--dump-plan", "-"}));
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  const auto result = nlohmann::json::parse(run.out);
+  const auto plan = nlohmann::json::parse(dump.out);
+  ASSERT_EQ(plan["ops"].size(), 2u);
+  const int sms = plan["gpu_sm_count"];
+  ASSERT_EQ(sms, 108);
+  const int c = plan["ops"][0]["kernel_sms"];
+  ASSERT_GT(c, 0);
+  EXPECT_DOUBLE_EQ(plan["ops"][0]["compute_share"].get<double>(), double(sms - c) / sms);
+  const auto& b = result["buckets"];
+  ASSERT_LT(b[0]["end_s"].get<double>(), b[1]["ready_s"].get<double>()) << "the first all-reduce ends within the backward pass";
+  const double first_s = b[0]["end_s"].get<double>() - b[0]["start_s"].get<double>();
+  const auto& d = result["breakdown_s"];
+  EXPECT_NEAR(d["comm_kernel_slowdown"].get<double>(), double(c) / sms * first_s, 1e-12);
+  EXPECT_NEAR(d["compute"].get<double>() + d["comm_kernel_slowdown"].get<double>() + d["exposed_communication"].get<double>(),
+              result["iteration_time_s"].get<double>(), 1e-12);
+  // The textbook ring takes nothing from compute.
+  const auto ring = run_trainsim({"simulate", scenario("quickstart.json"), "--json", "-", "--set", "strategy.bucket_MB=50"});
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_EQ(nlohmann::json::parse(ring.out)["breakdown_s"]["comm_kernel_slowdown"].get<double>(), 0.0);
+  // The summary says it.
+  const auto text = run_trainsim(args({"simulate", scenario("quickstart.json")}));
+  EXPECT_NE(text.out.find("compute slowed"), std::string::npos) << text.out;
+}

@@ -123,3 +123,29 @@ TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
   const plan::NcclChoice nvls = plan::nccl_choose(topology("dgx-h200"), 1 * GiB);
   EXPECT_NEAR(plan::protocol_costs(topology("dgx-h200"), nvls).wire_factor, 1 / 0.85, 1e-9);
 }
+
+TEST(NcclKernelSms, OneCtaPerChannelOfTheCommunicatorLessThoseDroppedForSmallSizes) {
+  // DGX A100, 2 nodes: 12 graph channels, duplicated to 24 (connect.cc), all kept for 256 MiB.
+  const plan::NcclTopology a100 = topology("dgx-a100", 2);
+  ASSERT_EQ(a100.channels, 12);
+  const plan::NcclChoice big = plan::nccl_choose(a100, 256 * MiB);
+  EXPECT_EQ(plan::nccl_ctas(a100, big, 256 * MiB), 24);
+  EXPECT_EQ(plan::nccl_kernel_sms(a100, big, 256 * MiB, 108), 24);
+  // Small sizes drop CTAs while each gets fewer than threads × threshold bytes (enqueue.cc).
+  const plan::NcclChoice small = plan::nccl_choose(a100, 64 * KiB);
+  const int ctas = plan::nccl_ctas(a100, small, 64 * KiB);
+  EXPECT_GE(ctas, 1);
+  EXPECT_LT(ctas, 24);
+  // No bytes or one rank: no kernel.
+  EXPECT_EQ(plan::nccl_ctas(a100, big, 0), 0);
+  // Unknown SM count: nothing taken; more CTAs than SMs: compute keeps one SM.
+  EXPECT_EQ(plan::nccl_kernel_sms(a100, big, 256 * MiB, 0), 0);
+  EXPECT_EQ(plan::nccl_kernel_sms(a100, big, 256 * MiB, 13), 12);
+}
+
+TEST(NcclKernelSms, NvlsRunsSixteenCtasOnHopper) {
+  const plan::NcclTopology h200 = topology("dgx-h200");
+  const plan::NcclChoice nvls = plan::nccl_choose(h200, 256 * MiB);
+  ASSERT_EQ(nvls.algorithm, plan::Algorithm::nvls);
+  EXPECT_EQ(plan::nccl_ctas(h200, nvls, 256 * MiB), 16);  // nvls.cc NVLS_NCHANNELS_SM90
+}

@@ -40,6 +40,15 @@ TEST(GpuCatalog, HasTheIssueListWithPositivePeaksAndSources) {
   EXPECT_DOUBLE_EQ(tp::gpu_by_name("V100-SXM2-16GB").peak_flops(Precision::fp32), 15.7e12);
 }
 
+TEST(GpuCatalog, SmCountsAreTheWhitepapers) {
+  const std::vector<std::pair<std::string, int>> expected{
+      {"K80", 13},           {"P100-PCIe-16GB", 56}, {"P100-SXM2-16GB", 56}, {"V100-PCIe-16GB", 80},
+      {"V100-SXM2-32GB", 80}, {"T4", 40},            {"A100-SXM4-40GB", 108}, {"A100-SXM4-80GB", 108},
+      {"H100-SXM", 132},     {"H100-PCIe", 114},     {"H200", 132},           {"B200", 148}};
+  for (const auto& [name, sms] : expected) EXPECT_EQ(tp::gpu_by_name(name).sm_count, sms) << name;
+  for (const auto& g : tp::gpu_catalog()) EXPECT_EQ(g.sm_count > 0, !g.is_cpu) << g.name;
+}
+
 TEST(GpuCatalog, UnknownNameSuggestsTheNearest) {
   try {
     tp::gpu_by_name("A100-SXM4-80G", "x.json", "/platform/gpu");

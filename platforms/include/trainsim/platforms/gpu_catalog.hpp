@@ -19,6 +19,9 @@ struct GpuSpec {
   double bf16_flops = 0;
   double memory_bytes = 0;         ///< device memory, bytes
   double memory_bandwidth_Bps = 0; ///< device memory bandwidth, bytes/s
+  /// Streaming multiprocessors (SMs) of one device, from NVIDIA's architecture whitepapers; NCCL's
+  /// kernels hold one per channel while a collective runs (0 for the CPU host entry).
+  int sm_count = 0;
   bool is_cpu = false;             ///< true for the CPU host entry
   std::string source;              ///< where the figures come from
 

@@ -24,6 +24,9 @@ struct CollectiveTiming {
   Algorithm algorithm = Algorithm::ring;  ///< the algorithm run (the tuner's pick under `nccl`)
   std::optional<Protocol> protocol;       ///< the protocol modelled; none for a protocol-less run
   double predicted_s = 0;                 ///< NCCL's cost model for the pick (protocol runs only)
+  /// SMs NCCL's kernel for the pick holds on every GPU while it runs (nccl_tuner.hpp
+  /// nccl_kernel_sms; protocol runs only, 0 otherwise): compute overlapping it keeps the rest.
+  int kernel_sms = 0;
 };
 
 /// What to time.

@@ -60,6 +60,20 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes);
 /// unsupported falls back to ring.
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorithm);
 
+/// CUDA blocks (CTAs) NCCL launches for `choice` on an all-reduce of `bytes`: one per channel
+/// (enqueue.cc ncclLaunchKernel: grid = the plan's channels, block = up to NCCL_MAX_NTHREADS
+/// threads), each resident on an SM for the kernel's whole life. Ring and tree: the
+/// communicator's channels, twice the graph's (connect.cc duplicates them, at most MAXCHANNELS
+/// 64), less the channels enqueue.cc drops for small sizes; NVLS: 16 CTAs on Hopper, 24 on
+/// Blackwell (nvls.cc). 0 when nothing runs (fewer than 2 ranks or no bytes). `comm_channels` > 0
+/// sets the communicator's channels instead (NCCL_MIN/MAX_NCHANNELS, `--channels`).
+int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels = 0);
+
+/// SMs the kernel of `choice` holds on a GPU of `gpu_sm_count` SMs: its CTAs (one block per SM),
+/// at most gpu_sm_count − 1 so that compute always keeps one; 0 when the SM count is unknown (≤ 1).
+int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double bytes, int gpu_sm_count,
+                    int comm_channels = 0);
+
 /// What running protocol `p` costs the simulated flows (see the engine), beyond the platform:
 struct ProtocolCosts {
   /// Bytes the flows carry per data byte. At least the protocol's wire overhead (LL 2: a 4-byte

@@ -21,8 +21,11 @@ namespace trainsim::plan {
 struct Breakdown {
   double compute_s = 0;                ///< compute time of the slowest GPU
   double communication_s = 0;          ///< time during which a collective (or PS exchange) was in progress
-  double exposed_communication_s = 0;  ///< iteration time − compute of the slowest GPU
+  double exposed_communication_s = 0;  ///< iteration time − (compute + comm_kernel_slowdown) of the slowest GPU
   double idle_s = 0;                   ///< mean time GPUs waited for slower GPUs
+  /// Compute time a GPU lost to collective kernels holding SMs while it computed (nccl_allreduce),
+  /// the largest over GPUs; 0 for strategies whose collectives take nothing from compute.
+  double comm_kernel_slowdown_s = 0;
 };
 
 /// Device memory needed per GPU (the GPU with the largest batch), in bytes.

@@ -140,6 +140,12 @@ struct CommOp {
   double step_overhead_s = 0;
   double wire_factor = 1;
   int channels = 0;
+  /// all_reduce of nccl_allreduce: SMs its kernel holds on every participating GPU while it runs
+  /// (NCCL's CTAs, nccl_tuner.hpp nccl_ctas; at most the GPU's SMs − 1), and the share of the
+  /// GPU's speed left to compute that overlaps it, (SMs − kernel_sms) / SMs; 0 and 1 when the
+  /// collective takes nothing from compute (textbook kinds, no SM count).
+  int kernel_sms = 0;
+  double compute_share = 1;
   std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
   double host_seconds = 0;                  ///< host_sum: each node CPU's time to add up its GPUs' copies
 };
@@ -165,6 +171,7 @@ struct TrainingPlan {
   double reference_batch = 0;           ///< the one-GPU batch the calibration refers to
   double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
   double calibration_factor = 1;        ///< κ applied to every task
+  int gpu_sm_count = 0;                 ///< SMs of the platform's GPU (0: unknown)
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
   double server_throughput_Bps = 0;     ///< parameter servers: per-server software rate; 0 = unlimited
   std::string worker_aggregation;       ///< parameter servers: "host" or "none" (resolved default)
