@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -391,4 +392,28 @@ TEST(SimulateCli, NcclKernelsSlowTheComputeTheyOverlapByTheirShareOfSms) {
   // The summary says it.
   const auto text = run_trainsim(args({"simulate", scenario("quickstart.json")}));
   EXPECT_NE(text.out.find("compute slowed"), std::string::npos) << text.out;
+}
+
+// The bucket-size scenario at its batch (32 per GPU, PyTorch's DDP benchmark): the best bucket
+// size is neither one all-reduce per layer (107 collectives of 2(n−1) step latencies each, more
+// than the 89 ms backward pass can hide) nor one bucket (all communication after the backward
+// pass), for the textbook ring and for NCCL's tuner alike (README "Bucket size").
+TEST(SimulateCli, BucketSizeScenarioHasAnInteriorOptimum) {
+  const std::vector<int> sizes{0, 1, 2, 5, 10, 25, 50, 100, 1000};
+  for (const char* kind : {"ring_allreduce", "nccl_allreduce"}) {
+    std::map<int, double> iteration_s;
+    for (int mb : sizes) {
+      const auto r = run_trainsim({"simulate", scenario("bucket_size_sweep.json"), "--json", "-", "--set",
+                                   std::string("strategy.kind=") + kind, "--set", "strategy.bucket_MB=" + std::to_string(mb)});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      iteration_s[mb] = nlohmann::json::parse(r.out)["iteration_time_s"].get<double>();
+    }
+    const auto best = std::min_element(iteration_s.begin(), iteration_s.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    EXPECT_GT(best->first, 0) << kind << ": per-layer buckets should not be best";
+    EXPECT_LT(best->first, 100) << kind << ": one bucket (ResNet-50 is 97.5 MiB) should not be best";
+    // Clearly better than both ends, not by round-off: per-layer and one bucket lose ≥ 5 %.
+    EXPECT_GT(iteration_s[0], 1.05 * best->second) << kind;
+    EXPECT_GT(iteration_s[1000], 1.05 * best->second) << kind;
+  }
 }

@@ -159,6 +159,10 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   ASSERT_TRUE(mape.count("tf_benchmarks_2017_aws_distributed"));
   EXPECT_LE(mape["tf_benchmarks_2017_aws_distributed"].first, 15.0);
   EXPECT_LE(mape["pytorch_ddp_benchmark"].first, 10.0);
+  // Issue 11: the PyTorch DDP and TensorFlow (DGX-1, K80) datasets stay ≤ 10 % as collectives gain
+  // NCCL's mechanisms (they map to the textbook ring_allreduce, README "Bucket size").
+  for (const char* dataset : {"tf_benchmarks_2017_dgx1", "tf_benchmarks_2017_gce_k80", "tf_benchmarks_2017_p2_8xlarge"})
+    EXPECT_LE(mape[dataset].first, 10.0) << dataset;
   EXPECT_LE(overall, 9.0);
   EXPECT_LT(overall, overall_paleo) << "the simulation should beat Paleo's scaling rules over all points";
 
