@@ -417,3 +417,25 @@ TEST(SimulateCli, BucketSizeScenarioHasAnInteriorOptimum) {
     EXPECT_GT(iteration_s[1000], 1.05 * best->second) << kind;
   }
 }
+
+// One GPU actor plays alike GPUs together, so a kernel's SM share is one exec on the group's host
+// (not one per GPU of the group, which would slow the group's compute 16-fold). Splitting the group
+// (GPU 5 a hair slower: its own actor and its own exec) must give the same iteration and the same
+// compute lost, up to that hair.
+TEST(SimulateCli, NcclKernelSmShareIsTheSameForGroupedAndSingleGpuActors) {
+  auto run = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"simulate", scenario("quickstart.json"), "--json", "-", "--set", "strategy.kind=nccl_allreduce",
+                                  "--set", "platform.nodes=2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_trainsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto grouped = run({});
+  const auto split = run({"--set", "heterogeneity={\"gpu_speed\":{\"5\":0.9999999}}"});
+  const double lost = grouped["breakdown_s"]["comm_kernel_slowdown"].get<double>();
+  ASSERT_GT(lost, 0);
+  EXPECT_NEAR(split["breakdown_s"]["comm_kernel_slowdown"].get<double>(), lost, 1e-6 * lost + 1e-9);
+  EXPECT_NEAR(split["iteration_time_s"].get<double>(), grouped["iteration_time_s"].get<double>(),
+              1e-6 * grouped["iteration_time_s"].get<double>());
+}
