@@ -228,9 +228,8 @@ void server_communicator_actor(Run& run) {
                       (representation == plan::ServerRepresentation::automatic && !copies);
   if (coarse) {
     // Every route a push or pull will take, so that links crossed by the same routes are solved
-    // as one constraint.
-    // Operations with the same kind, participants and servers take the same routes: each such
-    // set is listed once (a sharded push per variable would otherwise list W × S pairs per variable).
+    // as one constraint. Operations with the same kind, participants and servers take the same
+    // routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
     std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
     std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
     std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
