@@ -5,7 +5,7 @@
 // (one SimGrid engine per process); the parent reports its wall time and peak resident memory.
 // An argument runs only the points whose label contains it (e.g. "vgg16"). A point still running
 // after 120 s is stopped and printed as over the limit (sharded placement on 128 colocated
-// servers: one group per server for every push, split per worker, does not finish in 400 s).
+// servers did, until a variable's flows between alike nodes became one group: about 1 s now).
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -16,7 +16,7 @@ namespace trainsim::engine {
 using plan::Ring;
 
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flow_ptrs,
-                                  std::vector<std::size_t>* bottleneck) {
+                                  std::vector<std::size_t>* bottleneck, std::vector<std::size_t>* tight_round) {
   auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
   const std::size_t n_flows = flow_ptrs.size();
   const std::size_t n_links = capacity.size();
@@ -54,6 +54,8 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   remaining.assign(capacity.begin(), capacity.end());
   std::vector<double> rate(n_flows, 0.0);
   if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
+  if (tight_round) tight_round->assign(n_links, MaxMinFlow::npos);
+  std::size_t round = 0;
   std::vector<char>& fixed = scratch.fixed;
   fixed.assign(n_flows, 0);
   // Links by fair level, smallest first; an entry is stale once its link's version moved on.
@@ -130,6 +132,9 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
       pop_level();
     }
     std::sort(tight.begin(), tight.end());  // link order, as a scan over all links would fix them
+    if (tight_round)
+      for (std::size_t l : tight) (*tight_round)[l] = round;
+    ++round;
     for (std::size_t l : tight)
       for (std::size_t u = user_begin[l]; u < user_begin[l + 1]; ++u)
         if (!fixed[user_flows[u]]) fix(user_flows[u], share / flows(user_flows[u]).penalty, l);

@@ -31,8 +31,13 @@ struct MaxMinFlow {
 /// remaining / Σ(weight/penalty) of its unfixed flows fixes every unfixed flow on it (ties
 /// together), as does a flow's own bound. `capacity` per link index (> 0). Returns the rate per
 /// flow and, in `bottleneck` (optional), the link that fixed it (MaxMinFlow::npos for a bound).
+/// `tight_round` (optional) receives, per link, the round of progressive filling in which the link
+/// was tight (its fair level the round's level, to a relative 1e-12) and fixed its free flows, or
+/// npos: links of one round are at one level, so a group of identical flows fixed in round k gives
+/// every member its max-min rate exactly when each member crosses some link tight in round k.
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flows,
-                                  std::vector<std::size_t>* bottleneck = nullptr);
+                                  std::vector<std::size_t>* bottleneck = nullptr,
+                                  std::vector<std::size_t>* tight_round = nullptr);
 
 /// The max-min problems of flows on `routes`, built once and solved for any subset of them:
 /// links by dense index (`capacity`), FATPIPE links as each flow's bound, penalty 1.

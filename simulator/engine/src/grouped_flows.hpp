@@ -1,17 +1,19 @@
 #pragma once
 // Private to the engine: the coarse representation of parameter-server pushes and pulls. Flows
-// that start together with the same size, the same server end and the same route latency form a
-// group; a group's flows are advanced together as a fluid at the max-min rate SimGrid's network
-// model would give each of them (coarse_flows.hpp's solver, with the model's sharing penalties,
-// bounds and cross-traffic), re-solved only when a group starts or ends. A push of W workers to
-// one server is then one group instead of W SimGrid flows.
+// of one transfer with the same size, route latency, sharing penalty and bound form a group,
+// whichever worker and server they join; a group's flows are advanced together as a fluid at the
+// max-min rate SimGrid's network model would give each of them (coarse_flows.hpp's solver, with
+// the model's sharing penalties, bounds and cross-traffic weights), re-solved only when a group
+// starts or ends. A push of W workers to S servers is then one group instead of W × S SimGrid
+// flows where the nodes are alike (a sharded variable on every node's colocated server).
 //
-// A group's members share one rate only while a link that all of them cross fixes it (the
-// server's NIC or CPU link: the incast). When a link that only some members cross fixes it (a
-// worker NIC that also carries its node's colocated server's pulls), the group splits into the
-// members on that link and the others, and the rates are solved again; a split is permanent. So
-// every flow moves at its max-min rate, as at flow level, and groups stay few where servers and
-// workers are alike.
+// A group's members share one rate only while the links that fix it fix all of them: progressive
+// filling fixes the group in some round, at that round's level, and each member crossing a link
+// tight in that round (a server's NIC, the incast; or, all at one level, every worker's NIC) is
+// fixed there at flow level too. Members crossing no such link (a worker whose NIC also carries
+// its node's colocated server's pulls, while the others' do not) would rise further: they split
+// off into a group of their own and the rates are solved again; a split is permanent. So every
+// flow moves at its max-min rate, as at flow level, and groups stay few where nodes are alike.
 //
 // Two savings keep the solve cheap where groups are many (colocated servers: every node's NIC
 // also carries its own server's traffic, and each pull that starts peels its node's worker off
@@ -21,8 +23,9 @@
 // and only the others are solved again (progressive filling reaches that level through the same
 // events with or without the ended groups, since none of their links fills below it).
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <limits>
-#include <set>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -54,15 +57,33 @@ public:
     double bytes = 0;
   };
   /// Starts every flow of every batch now and returns when all have arrived (call from an actor).
-  /// Counts the flows' bytes on their routes (Simulation::account_flow). Returns the number of
-  /// groups they formed.
+  /// Counts the flows' bytes per route, for account_bytes(). Returns the number of groups they
+  /// formed (before any split).
   std::size_t transfer(const std::vector<Batch>& batches);
 
+  /// Adds the bytes counted since the last call to the simulation's link and network totals
+  /// (Simulation::account_flow, once per route: whole bytes add up exactly, so the totals are
+  /// those of one account per flow). Call it before reading them.
+  void account_bytes();
+
 private:
+  /// What one (source, destination) pair's flow is to the solver, computed once per pair: its
+  /// links (declared duplicates as one constraint) with SimGrid's consumption weights, its
+  /// latency, sharing penalty and bound.
+  struct Route {
+    std::vector<std::pair<std::size_t, double>> uses;  // (link index, weight), a constraint once
+    double latency_s = 0;
+    double penalty = 1;
+    double bound = std::numeric_limits<double>::infinity();
+    simgrid::s4u::Host* src = nullptr;
+    simgrid::s4u::Host* dst = nullptr;
+    double bytes = 0;  // whole bytes sent since the last account_bytes()
+  };
   struct Group {
     MaxMinFlow flow;            // per member: penalty and bound; uses weighted by member count
-    std::vector<std::vector<std::pair<std::size_t, double>>> members;  // each member's (link, weight), a link once
+    std::vector<std::uint32_t> members;  // each member's route (index into routes_)
     std::vector<std::size_t> common;  // the links every member crosses
+    std::vector<char> covering;       // per use: tight when a solve last found every member on a tight link
     double remaining = 0;       // bytes left per member
     double active_at_s = 0;     // when its latency is paid and it starts sharing bandwidth
     double rate_Bps = 0;        // per member, while active
@@ -70,6 +91,8 @@ private:
     bool frozen = false;        // keeps its rate in the current partial solve
     std::size_t transfer = 0;   // index into pending_
   };
+  std::vector<std::pair<const simgrid::s4u::Link*, double>> link_weights(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
+  std::uint32_t route_id(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
   void declare(const std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>& routes);
   void manager();
   void advance_to(double now_s);
@@ -86,7 +109,14 @@ private:
   std::unordered_map<const simgrid::s4u::Link*, std::size_t> link_index_;
   std::unordered_map<const simgrid::s4u::Link*, const simgrid::s4u::Link*> representative_;  // declared duplicates
   bool declared_ = false;
-  std::set<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>> declared_pairs_;
+  bool routes_open_ = true;  // routes may still be added (no declaration, or during it)
+  struct PairHash {
+    std::size_t operator()(const std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>& p) const noexcept {
+      return std::hash<const void*>()(p.first) * 0x9e3779b97f4a7c15ULL ^ std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::uint32_t, PairHash> route_ids_;
+  std::vector<Route> routes_;
   std::vector<double> capacity_;
   std::vector<Group> groups_;               // live groups, in creation order
   std::vector<std::size_t> pending_;        // per transfer: groups still moving
@@ -97,8 +127,9 @@ private:
   bool full_solve_ = true;  // a group started since the last solve: every rate may change
   double ended_level_ = std::numeric_limits<double>::infinity();  // lowest level of the groups ended since
   std::vector<double> load_;      // per link: what the active groups use at their current rates
-  std::vector<double> residual_;
-  std::vector<std::size_t> position_;  // set_uses' scratch, per link: index into a group's uses or npos  // capacity_ less the frozen groups' use, during a partial solve
+  std::vector<double> residual_;  // capacity_ less the frozen groups' use, during a partial solve
+  std::vector<std::size_t> position_;  // set_uses' scratch, per link: index into a group's uses or npos
+  std::vector<std::size_t> tight_round_;  // solve_once's scratch: per link, the filling round it was tight in
 };
 
 }  // namespace trainsim::engine

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -265,11 +266,16 @@ void server_communicator_actor(Run& run) {
                       (representation == plan::ServerRepresentation::automatic && !copies);
   if (coarse) {
     // Every route a push or pull will take, so that links crossed by the same routes are solved
-    // as one constraint.
+    // as one constraint. Operations with the same kind, participants and servers take the same
+    // routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
     std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
     std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
+    std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
     for (const plan::CommOp& op : plan.ops) {
       if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
+      std::vector<bool> servers_used;
+      for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
+      if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::move(servers_used)).second) continue;
       for (sg4::Host* w : worker_hosts(run, op))
         for (std::size_t i = 0; i < run.servers.size(); ++i) {
           const auto route = op.kind == CommKind::push ? std::make_pair(w, run.servers[i]) : std::make_pair(run.servers[i], w);
@@ -309,6 +315,7 @@ void server_communicator_actor(Run& run) {
     first = last;
   }
   for (auto& a : actors) a->join();
+  if (run.grouped) run.grouped->account_bytes();
   // The link analysis spreads an operation's bytes evenly over its span; operations that overlap
   // share links, so overlapping ones are merged into one span carrying all their bytes.
   run.sim.take_recent_bytes();  // attributed from the routes below instead

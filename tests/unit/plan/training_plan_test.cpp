@@ -502,3 +502,19 @@ TEST(TrainingPlan, HostTransportStagesEachBucketThroughTheHosts) {
 }
 
 }  // namespace
+
+// platform.gpu_board slows a die for its whole compute, not only while its sibling is busy
+// (README, Platforms, Boards): exact when the siblings compute alike (they start forward together,
+// run their segments back to back and update when communication ends, so they are busy at the
+// same instants); with unequal siblings the slower die keeps the shared speed after the faster
+// one is done, which overstates it by (1 − W_fast/W_slow)(1 − shared_speed) of its compute.
+TEST(TrainingPlan, ABoardsSharedSpeedAppliesToTheWholeComputeEvenBesideAFasterSibling) {
+  Json doc = scenario_json(1, Json{{"kind", "parameter_server"}, {"servers", 1}});
+  doc["platform"] = Json{{"preset", "aws-p2.8xlarge"}, {"nodes", 1}, {"gpus_per_node", 2},
+                         {"gpu_board", Json{{"shared_speed", 0.8}}}};
+  doc["heterogeneity"] = Json{{"gpu_speed", Json{{"1", 0.5}}}};
+  const TrainingPlan p = plan_of(doc);
+  EXPECT_DOUBLE_EQ(p.gpu_plans[0].slowdown, 1.25);
+  EXPECT_DOUBLE_EQ(p.gpu_plans[1].slowdown, 2.5);  // per instant 2.25: half its work at 2.5 beside die 0, the rest at 2
+  EXPECT_NEAR(p.compute_s(1), 2.5 * p.compute_s(0) / 1.25, 1e-9 * p.compute_s(1));
+}
