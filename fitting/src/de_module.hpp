@@ -1,12 +1,12 @@
 #pragma once
 // Differential evolution as a module loaded on first use (private to fitting/).
 //
-// pagmo2 is the only user of libpagmo, libboost_serialization and libtbb, and loading them costs
-// every trainsim process ~80–110 ms of CPU before main (libpagmo's static initialisers copy its
-// benchmark problems' data tables and register its classes with Boost.Serialization; README,
-// Performance). So the pagmo calls live in a shared module, libtrainsim_fitting_de.so, that
-// fit.cpp opens with dlopen the first time a fit runs: `trainsim collective`, `simulate`,
-// `platform`, … never load it.
+// Loading libpagmo and what it brings (Boost.Serialization, TBB) costs a process 60–110 ms of CPU
+// before main: libpagmo's static initialisers copy its benchmark problems' data tables and
+// register its classes with Boost.Serialization (README, Performance). Only fitting uses pagmo, so
+// the pagmo calls live in a shared module, libtrainsim_fitting_de.so, that de_loader.cpp opens
+// with dlopen the first time a fit runs: `trainsim collective`, `simulate`, `platform`, … never
+// load it.
 //
 // Both sides are built from this tree by the same compiler, so the interface is C++ (std::function,
 // std::vector; exceptions thrown by the cost function cross it as they would a function call);
