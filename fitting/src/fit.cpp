@@ -8,11 +8,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <pagmo/algorithms/de.hpp>
-#include <pagmo/algorithms/sade.hpp>
-#include <pagmo/population.hpp>
-#include <pagmo/problem.hpp>
 
+#include "de_module.hpp"
 #include "objective.hpp"
 #include "random.hpp"
 #include "trainsim/core/error.hpp"
@@ -24,20 +21,6 @@ using detail::mix_seed;
 using detail::Objective;
 using detail::uniform_below;
 
-// pagmo user-defined problem: the decision vector is the constants, inside their bounds. pagmo
-// copies problems, so the (non-copyable) objective is shared. Fitness must be comparable, so a
-// non-finite cost becomes the largest double.
-struct DeProblem {
-  std::shared_ptr<Objective> objective;
-  pagmo::vector_double lower, upper;
-
-  pagmo::vector_double fitness(const pagmo::vector_double& x) const {
-    const double cost = objective->cost(x.data());
-    return {std::isfinite(cost) ? cost : std::numeric_limits<double>::max()};
-  }
-  std::pair<pagmo::vector_double, pagmo::vector_double> get_bounds() const { return {lower, upper}; }
-};
-
 struct DeOutcome {
   std::vector<double> x;
   double cost = std::numeric_limits<double>::infinity();
@@ -45,32 +28,33 @@ struct DeOutcome {
   bool converged = false;
 };
 
+// One DE run by pagmo2, in the module loaded on first use (de_module.hpp). Fitness must be
+// comparable, so a non-finite cost becomes the largest double.
 DeOutcome run_de(const std::shared_ptr<Objective>& objective, const FitOptions& options, unsigned run) {
-  DeProblem udp{objective, {}, {}};
+  detail::DeRequest request;
+  request.fitness = [&objective](const double* x) {
+    const double cost = objective->cost(x);
+    return std::isfinite(cost) ? cost : std::numeric_limits<double>::max();
+  };
   for (const auto& b : objective->bounds()) {
-    udp.lower.push_back(b.lower);
-    udp.upper.push_back(b.upper);
+    request.lower.push_back(b.lower);
+    request.upper.push_back(b.upper);
   }
   const std::size_t dim = objective->dimension();
   const unsigned pop_size =
       options.population_size ? options.population_size : static_cast<unsigned>(std::max<std::size_t>(20, 10 * dim));
-  const auto seed_population = static_cast<unsigned>(mix_seed(options.seed * 1000003ULL + 2 * run) & 0xffffffffU);
-  const auto seed_algorithm = static_cast<unsigned>(mix_seed(options.seed * 1000003ULL + 2 * run + 1) & 0xffffffffU);
-  pagmo::problem problem{udp};
-  pagmo::population population{problem, pop_size, seed_population};
-  if (options.algorithm == DeAlgorithm::sade) {
-    pagmo::sade algorithm{options.generations, 2u, 1u, options.de_tolerance, options.de_tolerance, false, seed_algorithm};
-    population = algorithm.evolve(population);
-  } else {
-    pagmo::de algorithm{options.generations, 0.8, 0.9, 2u, options.de_tolerance, options.de_tolerance, seed_algorithm};
-    population = algorithm.evolve(population);
-  }
+  request.population_size = pop_size;
+  request.generations = options.generations;
+  request.tolerance = options.de_tolerance;
+  request.self_adaptive = options.algorithm == DeAlgorithm::sade;
+  request.seed_population = static_cast<unsigned>(mix_seed(options.seed * 1000003ULL + 2 * run) & 0xffffffffU);
+  request.seed_algorithm = static_cast<unsigned>(mix_seed(options.seed * 1000003ULL + 2 * run + 1) & 0xffffffffU);
+  const detail::DeResponse response = detail::run_de_module(request);
   DeOutcome out;
-  out.x = population.champion_x();
-  out.cost = population.champion_f()[0];
+  out.x = response.x;
+  out.cost = response.fitness;
   if (out.cost >= std::numeric_limits<double>::max()) out.cost = std::numeric_limits<double>::infinity();
-  const auto fevals = population.get_problem().get_fevals();
-  out.generations = static_cast<unsigned>((fevals - pop_size) / pop_size);
+  out.generations = static_cast<unsigned>((response.evaluations - pop_size) / pop_size);
   out.converged = out.generations < options.generations;
   return out;
 }
