@@ -2,7 +2,6 @@
 // Every simulation runs in a forked child: SimGrid allows one engine per process.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 
 #include <simgrid/s4u.hpp>
@@ -425,14 +424,15 @@ TEST(ParameterServerRepresentations, CrossTrafficOnALinkBothDirectionsCrossWeigh
   }
 }
 
-TEST(ParameterServerRepresentations, ShardedPlacementOverEveryNodesServerIsAFewGroupsPerVariable) {
+TEST(ParameterServerRepresentations, ShardedPlacementOverEveryNodesServerRunsAndLoadsEveryServerAlike) {
   // Sharded placement on 128 single-GPU nodes with a server on each (the benchmark's point):
   // every variable's push and pull is W × S = 16,256 flows. On alike nodes they move alike, so
   // the coarse representation keeps them as one group per route kind (a member stays in its group
   // while some link it crosses is tight in the round that fixed the group); splitting them per
-  // server and then per worker (64,000–113,000 live groups) did not finish in 120 s. Now about
-  // 1 s of CPU; the limit leaves room for a loaded machine. The same shape small, against flow
-  // level, is CoarseMatchesFlowLevelForColocatedServersOnSingleGpuNodes.
+  // server and then per worker (64,000–113,000 live groups) did not finish in 120 s; now about
+  // 1 s of CPU. How fast is the benchmark's to say (bench_parameter_server, README Performance),
+  // not this test's: it checks the point runs and every server gets the same bytes. The same shape
+  // small, against flow level, is CoarseMatchesFlowLevelForColocatedServersOnSingleGpuNodes.
   Json doc = scenario_json(Json{{"preset", "cluster-25gbe"}, {"nodes", 128}, {"gpus_per_node", 1}}, "parameter_server", true,
                            "inception_v3");
   doc["workload"]["batch_per_gpu"] = 32;
@@ -440,10 +440,7 @@ TEST(ParameterServerRepresentations, ShardedPlacementOverEveryNodesServerIsAFewG
   doc["strategy"]["servers"] = 128;
   doc["strategy"]["server_placement"] = "colocated";
   doc["strategy"]["placement"] = "sharded";
-  const auto start = std::chrono::steady_clock::now();
   const IterationResult r = simulate(doc);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(wall_s, 60.0);
   ASSERT_EQ(r.servers.size(), 128u);
   for (const auto& server : r.servers) EXPECT_DOUBLE_EQ(server.bytes, r.servers.front().bytes);
   EXPECT_GT(r.iteration_time_s, 0);
