@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -19,6 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using AbiFunction = unsigned (*)();
+using LayoutFunction = std::uint64_t (*)();
 using RunFunction = void (*)(const DeRequest&, DeResponse&);
 
 constexpr const char* kEnvironment = "TRAINSIM_FITTING_MODULE";
@@ -40,7 +42,9 @@ RunFunction open_module() {
   for (const std::string& path : candidates) {
     std::error_code ec;
     if (!fs::exists(path, ec)) continue;
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // An absolute path: dlopen looks a bare file name up in the loader's search path, not here.
+    const std::string absolute = fs::absolute(path, ec).string();
+    void* handle = dlopen((ec ? path : absolute).c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* why = dlerror();
       throw RunError("incomplete installation: the fitting module " + path +
@@ -55,6 +59,11 @@ RunFunction open_module() {
       throw RunError("inconsistent installation: the fitting module " + path +
                      " is not the one this trainsim was built with (interface " + std::to_string(abi ? abi() : 0) +
                      ", expected " + std::to_string(de_module_abi) + "); rebuild or reinstall trainsim");
+    auto layout = reinterpret_cast<LayoutFunction>(dlsym(handle, "trainsim_fitting_de_layout"));
+    if (!layout || layout() != de_module_layout())
+      throw RunError("inconsistent installation: the fitting module " + path +
+                     " was built with other flags than this trainsim (sanitizers, debug standard library or "
+                     "another interface layout); rebuild or reinstall trainsim");
     return run;
   }
   throw RunError(std::string("incomplete installation: the fitting module ") +
@@ -75,8 +84,19 @@ std::vector<std::string> de_module_candidates() {
     out.push_back((dir / TRAINSIM_FITTING_DE_FILE_NAME).string());
     out.push_back((dir.parent_path() / "lib" / "trainsim" / TRAINSIM_FITTING_DE_FILE_NAME).string());
   }
-  const std::string built = TRAINSIM_FITTING_DE_BUILD_PATH;
-  if (std::find(out.begin(), out.end(), built) == out.end()) out.push_back(built);
+  // The build tree's module only for executables of that build tree (tests, benchmarks): an
+  // installed trainsim without its module must not pick up a build tree's, which may since have
+  // been rebuilt or moved.
+  const fs::path built = TRAINSIM_FITTING_DE_BUILD_PATH;
+  const fs::path build_dir = built.parent_path();
+  const auto inside_build = [&] {
+    if (ec || build_dir.empty()) return false;
+    auto e = executable.begin();
+    for (auto b = build_dir.begin(); b != build_dir.end(); ++b, ++e)
+      if (e == executable.end() || *e != *b) return false;
+    return true;
+  };
+  if (inside_build() && std::find(out.begin(), out.end(), built.string()) == out.end()) out.push_back(built.string());
   return out;
 }
 

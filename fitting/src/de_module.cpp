@@ -27,6 +27,7 @@ struct DeProblem {
 }  // namespace
 
 extern "C" unsigned trainsim_fitting_de_abi() { return trainsim::fitting::detail::de_module_abi; }
+extern "C" std::uint64_t trainsim_fitting_de_layout() { return trainsim::fitting::detail::de_module_layout(); }
 
 extern "C" void trainsim_fitting_de_run(const DeRequest& request, DeResponse& response) {
   pagmo::problem problem{DeProblem{&request}};

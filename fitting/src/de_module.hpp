@@ -41,6 +41,20 @@ struct DeResponse {
   std::uint64_t evaluations = 0;  ///< fitness evaluations, the initial population's included
 };
 
+/// The build's layout of the interface: the structs' sizes and the flags that change the standard
+/// library's objects (AddressSanitizer, libstdc++'s debug mode). A module built from this tree
+/// with other flags returns another value and is refused, even with the same ABI number.
+inline constexpr std::uint64_t de_module_layout() {
+  std::uint64_t flags = 0;
+#if defined(__SANITIZE_ADDRESS__)
+  flags |= 1;
+#endif
+#if defined(_GLIBCXX_DEBUG)
+  flags |= 2;
+#endif
+  return (std::uint64_t(sizeof(DeRequest)) << 32) | (std::uint64_t(sizeof(DeResponse)) << 8) | flags;
+}
+
 /// Runs DE (the module's trainsim_fitting_de_run, loaded on first call). Throws RunError when the
 /// module cannot be found or loaded (an incomplete installation, not bad input: the message names
 /// every path tried and how to point trainsim at the module).
@@ -55,5 +69,6 @@ std::vector<std::string> de_module_candidates();
 
 /// The module's entry points (defined in de_module.cpp, looked up by dlsym).
 extern "C" unsigned trainsim_fitting_de_abi();
+extern "C" std::uint64_t trainsim_fitting_de_layout();
 extern "C" void trainsim_fitting_de_run(const trainsim::fitting::detail::DeRequest& request,
                                         trainsim::fitting::detail::DeResponse& response);

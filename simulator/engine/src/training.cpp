@@ -56,8 +56,9 @@ struct Run {
   int backward_finished = 0;                        // GPUs past their last backward segment
   ExposedTraffic exposed;                           // link bytes of the operations that may be exposed
   std::unique_ptr<GroupedFlows> grouped;            // the parameter servers' coarse executor, when used
-  std::vector<int> compute_groups;                  // the first rank of every GPU actor's group: its exec runs on that GPU's host
-  bool kernels_share_sms = false;                   // some operation's kernel takes SMs from overlapped compute
+  std::vector<std::vector<int>> compute_groups;     // every GPU actor's ranks: its exec runs on the first one's host
+  std::vector<int> kernels_on;                      // per group's first rank: collective kernels holding its SMs now
+  std::vector<char> kernel_overlapped;              // per group's first rank: a kernel held SMs during the current segment
   std::vector<double> kernel_slowdown_s;            // per GPU: compute time lost to collective kernels' SMs
 };
 
@@ -108,14 +109,17 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
   const plan::ComputeProfile& profile = run.plan.profiles[gpu.profile];
   const std::size_t k = run.plan.buckets.size();
   const bool communicate = !run.plan.ops.empty();
+  const auto first = static_cast<std::size_t>(ranks.front());
   double lost_s = 0;
   for (std::size_t segment = 0; segment < profile.segments_s.size(); ++segment) {
     const double begin = sg4::Engine::get_clock();
+    run.kernel_overlapped[first] = run.kernels_on[first] > 0;
     execute_seconds(profile.segments_s[segment] * gpu.slowdown);
     const double now = sg4::Engine::get_clock();
     // A segment overlapped by a collective's kernel runs at that kernel's compute share for the
-    // overlap: what it took beyond its planned time is the loss.
-    if (run.kernels_share_sms) lost_s += std::max(0.0, (now - begin) - profile.segments_s[segment] * gpu.slowdown);
+    // overlap: what it took beyond its planned time is the loss. Segments no kernel overlapped
+    // count nothing (their clock difference differs from the plan by round-off only).
+    if (run.kernel_overlapped[first]) lost_s += std::max(0.0, (now - begin) - profile.segments_s[segment] * gpu.slowdown);
     for (int r : ranks) run.segment_end_s[static_cast<std::size_t>(r)].push_back(now);
     if (segment >= 1 && segment <= k && communicate)
       for (std::size_t i = 0; i < ranks.size(); ++i) run.bucket_ready[segment - 1]->release();
@@ -143,19 +147,37 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
 // at full speed when this one is cancelled. The exec's work never runs out within a collective;
 // only the communicator, its owner, waits on it or cancels it. A grouped actor stands for GPUs
 // that all take part in the same collectives, so one exec on its host slows all of them alike.
-std::vector<sg4::ExecPtr> hold_sms(Run& run, const plan::CommOp& op) {
-  std::vector<sg4::ExecPtr> kernels;
+struct HeldSms {
+  std::vector<sg4::ExecPtr> execs;
+  std::vector<std::size_t> firsts;  // the group (its first rank) each exec slows
+};
+
+HeldSms hold_sms(Run& run, const plan::CommOp& op) {
+  HeldSms kernels;
   if (op.kind != CommKind::all_reduce || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
-  for (int first : run.compute_groups) {
-    if (first < op.first_rank || first >= op.first_rank + op.ranks) continue;
+  const auto inside = [&op](int r) { return r >= op.first_rank && r < op.first_rank + op.ranks; };
+  for (const std::vector<int>& group : run.compute_groups) {
+    const auto in = std::count_if(group.begin(), group.end(), inside);
+    TRAINSIM_CHECK(in == 0 || in == static_cast<std::ptrdiff_t>(group.size()),
+                   "a GPU actor's group lies partly inside an all-reduce whose kernel holds SMs");
+    if (in == 0) continue;
+    const int first = group.front();
     sg4::Host* host = run.sim.gpu(first);
     sg4::ExecPtr exec = sg4::this_actor::exec_init(host->get_speed() * 1e9);  // 1e9 s of work: never finishes first
     exec->set_host(host);
     exec->set_priority((1 - op.compute_share) / op.compute_share);
     exec->start();
-    kernels.push_back(std::move(exec));
+    kernels.execs.push_back(std::move(exec));
+    kernels.firsts.push_back(static_cast<std::size_t>(first));
+    ++run.kernels_on[static_cast<std::size_t>(first)];
+    run.kernel_overlapped[static_cast<std::size_t>(first)] = 1;
   }
   return kernels;
+}
+
+void release_sms(Run& run, const HeldSms& kernels) {
+  for (const sg4::ExecPtr& exec : kernels.execs) exec->cancel();
+  for (std::size_t first : kernels.firsts) --run.kernels_on[first];
 }
 
 void communicator_actor(Run& run) {
@@ -183,9 +205,9 @@ void communicator_actor(Run& run) {
     }
     OpTiming& timing = run.op_timings[static_cast<std::size_t>(op.id)];
     timing.start_s = sg4::Engine::get_clock();
-    const std::vector<sg4::ExecPtr> kernels = hold_sms(run, op);
+    const HeldSms kernels = hold_sms(run, op);
     run_op(run, op, ps, options);
-    for (const sg4::ExecPtr& k : kernels) k->cancel();
+    release_sms(run, kernels);
     timing.end_s = sg4::Engine::get_clock();
     // An operation that ended while some GPU was still in backward lies wholly before the exposed
     // window (which opens when the last GPU's backward ends): only its total bytes matter.
@@ -458,13 +480,14 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr, {}, false, {}};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr, {}, {}, {}, {}};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);
   run.op_timings.resize(plan.ops.size());
   run.kernel_slowdown_s.assign(n, 0.0);
-  run.kernels_share_sms = std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) { return op.kernel_sms > 0; });
+  run.kernels_on.assign(n, 0);
+  run.kernel_overlapped.assign(n, 0);
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) run.bucket_ready.push_back(sg4::Semaphore::create(0));
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
@@ -484,7 +507,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
       groups[at].push_back(r);
     }
   }
-  for (const std::vector<int>& ranks : groups) run.compute_groups.push_back(ranks.front());
+  run.compute_groups = groups;
   for (const std::vector<int>& ranks : groups)
     sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())

@@ -50,13 +50,20 @@ IterationBound compute_bound(const IterationResult& r) {
   const double share = r.breakdown.compute_s / r.iteration_time_s;
   if (r.breakdown.communication_s == 0)
     return bound_of(BoundKind::compute, share, "The iteration is compute-bound: there is no communication.");
+  // Hidden communication still costs compute where its kernels hold SMs (nccl_allreduce).
+  const std::string kernels =
+      r.breakdown.comm_kernel_slowdown_s > 0
+          ? fmt::format(", though its kernels' SMs slow that compute by {} ({:.1f} % of the iteration)",
+                        format_seconds(r.breakdown.comm_kernel_slowdown_s),
+                        percent(r.breakdown.comm_kernel_slowdown_s / r.iteration_time_s))
+          : std::string();
   if (r.breakdown.exposed_communication_s == 0)
     return bound_of(BoundKind::compute, share,
-                    "The iteration is compute-bound: communication is fully hidden behind compute.");
+                    "The iteration is compute-bound: communication is fully hidden behind compute" + kernels + ".");
   return bound_of(BoundKind::compute, share,
                   fmt::format("The iteration is compute-bound: communication is hidden behind compute but for {:.1f} % "
-                              "of the iteration.",
-                              percent(r.breakdown.exposed_communication_s / r.iteration_time_s)));
+                              "of the iteration{}.",
+                              percent(r.breakdown.exposed_communication_s / r.iteration_time_s), kernels));
 }
 
 IterationBound link_bound(const std::vector<ConnectionLimit>& tied, double limit_share, double exposed) {
