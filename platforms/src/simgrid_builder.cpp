@@ -31,19 +31,22 @@ int pstate_of(Precision p) {
 }
 
 void configure_network_model(const PlatformSpec& spec) {
-  // SimGrid prints every configuration change at INFO level; keep the CLI's output clean.
-  xbt_log_control_set("root.thresh:warning");
   const NetworkSpec& net = spec.network;
   if (net.model == NetworkModel::tcp) {
+    xbt_log_control_set("root.thresh:warning");  // see configure_max_min_network
     sg4::Engine::set_config("network/model:LV08");
     return;
   }
+  configure_max_min_network(net.model == NetworkModel::factors ? net.factors : NetworkFactors{});
+}
+
+void configure_max_min_network(const NetworkFactors& f) {
   // CM02 is the plain max-min model. In 3.32 it still bounds a flow's rate by TCP-gamma/(2·latency)
   // (a TCP window) and weights sharing by latency (weight-S); both are switched off for `ideal` so
   // that one flow takes exactly latency + bytes/bandwidth, and cross-traffic (ACKs loading the
-  // reverse path) is off.
-  const NetworkFactors ideal;
-  const NetworkFactors& f = net.model == NetworkModel::factors ? net.factors : ideal;
+  // reverse path) is off. SimGrid prints every configuration change at INFO level; keep the CLI's
+  // output clean.
+  xbt_log_control_set("root.thresh:warning");
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config(std::string("network/crosstraffic:") + (f.crosstraffic ? "1" : "0"));
   sg4::Engine::set_config("network/latency-factor:" + std::to_string(f.latency_factor));

@@ -19,6 +19,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "coarse_flows.hpp"
+#include "trainsim/platforms/simgrid_builder.hpp"
 #include "trainsim_test/fork.hpp"
 
 namespace te = trainsim::engine;
@@ -28,20 +29,14 @@ namespace {
 
 constexpr double kBandwidth = 1e9;  // B/s of the shared link
 
-// SimGrid's engine with trainsim's ideal network model (platforms::configure_network_model), in a
+// SimGrid's engine with trainsim's ideal network model (platforms::configure_max_min_network), in a
 // forked child (one engine per process).
 sg4::Engine& ideal_engine() {
   static int argc = 1;
   static char name[] = "coarse_flows_test";
   static char* argv[] = {name, nullptr};
   static sg4::Engine engine(&argc, argv);
-  xbt_log_control_set("root.thresh:warning");
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("network/latency-factor:1");
-  sg4::Engine::set_config("network/bandwidth-factor:1");
-  sg4::Engine::set_config("network/weight-S:0");
-  sg4::Engine::set_config("network/TCP-gamma:0");
+  trainsim::platforms::configure_max_min_network();
   return engine;
 }
 

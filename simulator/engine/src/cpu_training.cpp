@@ -20,13 +20,13 @@
 
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
-#include <xbt/log.h>
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/engine/trace.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
+#include "trainsim/platforms/simgrid_builder.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -264,13 +264,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   sg4::Engine engine(&argc, argv);
   // Memory flows take bytes / bandwidth, shared max-min, with no TCP factors (SimGrid 3.32's
   // default LV08 would scale them as if they were network flows).
-  xbt_log_control_set("root.thresh:warning");
-  sg4::Engine::set_config("network/model:CM02");
-  sg4::Engine::set_config("network/crosstraffic:0");
-  sg4::Engine::set_config("network/latency-factor:1");
-  sg4::Engine::set_config("network/bandwidth-factor:1");
-  sg4::Engine::set_config("network/weight-S:0");
-  sg4::Engine::set_config("network/TCP-gamma:0");
+  platforms::configure_max_min_network();
   auto* zone = sg4::create_full_zone("cpu-node");
   CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}, {}};
   run.cpu = zone->create_host("cpu", kCoreSpeed);

@@ -495,7 +495,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   // GPUs grouped by (profile, slowdown) in rank order; one per group unless servers may
   // aggregate on GPU hosts: every parameter-server plan keeps one actor per GPU (a GPU's host may
   // then be shared).
-  std::vector<std::vector<int>> groups;
+  std::vector<std::vector<int>>& groups = run.compute_groups;
   {
     std::map<std::pair<std::size_t, double>, std::size_t> group_of;
     for (int r = 0; r < plan.gpus; ++r) {
@@ -507,7 +507,6 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
       groups[at].push_back(r);
     }
   }
-  run.compute_groups = groups;
   for (const std::vector<int>& ranks : groups)
     sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())

@@ -329,6 +329,21 @@ TEST(ParameterServerRepresentations, CoarseGroupsMatchFlowLevelForEveryPlacement
           }
 }
 
+namespace {
+
+// Runs `doc` at flow level with SimGrid's full max-min solve at every change and under
+// `representation`: iteration times within 1e-6 and network bytes identical.
+void expect_matches_full_solve(Json doc, const char* representation, const std::string& where) {
+  doc["strategy"]["representation"] = "flow";
+  const IterationResult full = simulate(doc, true);
+  doc["strategy"]["representation"] = representation;
+  const IterationResult other = simulate(doc);
+  EXPECT_NEAR(other.iteration_time_s, full.iteration_time_s, 1e-6 * full.iteration_time_s) << where;
+  EXPECT_DOUBLE_EQ(other.network_bytes, full.network_bytes) << where;
+}
+
+}  // namespace
+
 TEST(ParameterServerRepresentations, CoarseMatchesFlowLevelForColocatedServersOnSingleGpuNodes) {
   // The benchmark's shape, small: single-GPU nodes, a server on every node or on all but one, a
   // push per variable. Every node's NIC carries its own worker's pushes and pulls and its server's
@@ -389,14 +404,9 @@ TEST(ParameterServerRepresentations, UnequalSizesPerServerMatchSimGridsFullSolve
           doc["strategy"]["servers"] = 3;
           doc["strategy"]["server_placement"] = servers;
           doc["strategy"]["placement"] = placement;
-          const std::string where =
-              std::string(servers) + " " + placement + " bucket " + std::to_string(bucket_MB) + " MB, " + std::to_string(nodes) + " nodes";
-          doc["strategy"]["representation"] = "flow";
-          const IterationResult full = simulate(doc, true);
-          doc["strategy"]["representation"] = "auto";
-          const IterationResult coarse = simulate(doc);
-          EXPECT_NEAR(coarse.iteration_time_s, full.iteration_time_s, 1e-6 * full.iteration_time_s) << where;
-          EXPECT_DOUBLE_EQ(coarse.network_bytes, full.network_bytes) << where;
+          expect_matches_full_solve(doc, "auto",
+                                    std::string(servers) + " " + placement + " bucket " + std::to_string(bucket_MB) +
+                                        " MB, " + std::to_string(nodes) + " nodes");
         }
 }
 
@@ -415,12 +425,7 @@ TEST(ParameterServerRepresentations, CrossTrafficOnALinkBothDirectionsCrossWeigh
     doc["strategy"]["servers"] = 3;
     doc["strategy"]["server_placement"] = "colocated";
     doc["strategy"]["placement"] = placement;
-    doc["strategy"]["representation"] = "flow";
-    const IterationResult flow = simulate(doc, true);
-    doc["strategy"]["representation"] = "coarse";
-    const IterationResult coarse = simulate(doc);
-    EXPECT_NEAR(coarse.iteration_time_s, flow.iteration_time_s, 1e-6 * flow.iteration_time_s) << placement;
-    EXPECT_DOUBLE_EQ(coarse.network_bytes, flow.network_bytes) << placement;
+    expect_matches_full_solve(doc, "coarse", placement);
   }
 }
 

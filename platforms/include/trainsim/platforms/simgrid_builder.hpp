@@ -53,6 +53,11 @@ int pstate_of(Precision p);
 ///   factors: CM02 with the spec's factors.
 void configure_network_model(const PlatformSpec& spec);
 
+/// SimGrid's plain max-min network (CM02, weight-S 0) with `factors` (the default: ideal, as
+/// above). Also for engines that simulate no platform's network, such as a CPU node's memory
+/// flows. Call after the Engine exists and before anything is built.
+void configure_max_min_network(const NetworkFactors& factors = {});
+
 /// Builds the platform into the engine's (empty) root. Throws InputError when a SimGrid XML file
 /// is rejected by SimGrid or has no hosts, or when the topology does not fit the server nodes.
 BuiltPlatform build_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec, const BuildOptions& options);
