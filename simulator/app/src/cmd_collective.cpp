@@ -172,18 +172,17 @@ int run_collective(const CollectiveCliOptions& o) {
                                 spec.name, ranks, platforms::to_string(spec.network.model));
   // Protocol runs add the SMs NCCL's kernel holds (of the GPU's), taken from overlapped compute.
   const bool sms = !results.empty() && results[0].contains("kernel_sms");
-  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {:<16} {:<8} {:>8}  {}{}\n", "size(B)", "time(us)", "algbw(GB/s)",
-                     "busbw(GB/s)", "algorithm", "protocol", "channels", "representation",
-                     sms ? fmt::format("  SMs (of {})", spec.gpu.sm_count) : "");
+  out += fmt::format("# {:>14} {:>14} {:>12} {:>12}  {:<16} {:<8} {:>8}  {}\n", "size(B)", "time(us)", "algbw(GB/s)",
+                     "busbw(GB/s)", "algorithm", "protocol", "channels",
+                     sms ? fmt::format("{:<14}  SMs (of {})", "representation", spec.gpu.sm_count) : "representation");
   for (const auto& r : results)
-    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {:<16} {:<8} {:>8}  {}{}\n",
+    out += fmt::format("  {:>14.0f} {:>14.2f} {:>12.2f} {:>12.2f}  {:<16} {:<8} {:>8}  {}\n",
                        r["size_bytes"].get<double>(), r["time_s"].get<double>() * 1e6, r["algbw_GBps"].get<double>(),
                        r["busbw_GBps"].get<double>(), r["algorithm"].get<std::string>(),
                        r["protocol"].get<std::string>(), r["channels"].get<int>(),
-                       r["representation"].get<std::string>(),
-                       r.contains("kernel_sms")
-                           ? fmt::format("{:>{}}  {:>3}", "", 14 - int(r["representation"].get<std::string>().size()), r["kernel_sms"].get<int>())
-                           : "");
+                       r.contains("kernel_sms") ? fmt::format("{:<14}  {:>3}", r["representation"].get<std::string>(),
+                                                              r["kernel_sms"].get<int>())
+                                                : r["representation"].get<std::string>());
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -442,9 +442,9 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
           op.step_overhead_s = costs.step_overhead_s;
           op.wire_factor = costs.wire_factor;
           op.channels = choice.algorithm == Algorithm::nvls ? 0 : choice.channels;
-          // NCCL's kernel holds one SM per CTA for its whole life, waiting for peers included, so
-          // compute overlapping it runs on the other SMs (NCCL env docs, NCCL_MAX_CTAS: fewer
-          // CTAs, less impact on compute). Compute is taken to scale with the SMs it has.
+          // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
+          // life, waiting for peers included, so compute overlapping it runs on the other SMs.
+          // Compute is taken to scale with the SMs it has.
           const int sms = scenario.platform.gpu.sm_count;
           op.kernel_sms = nccl_kernel_sms(*topo, choice, op.bytes, sms);
           if (op.kernel_sms > 0) op.compute_share = double(sms - op.kernel_sms) / sms;
