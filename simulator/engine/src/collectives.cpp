@@ -337,7 +337,7 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   TunedRun run;
   run.choice = *std::min_element(candidates.begin(), candidates.end(),
                                  [](const auto& a, const auto& b) { return a.predicted_s < b.predicted_s; });
-  const plan::ProtocolCosts costs = plan::protocol_costs(topo, run.choice);
+  const plan::ProtocolCosts costs = plan::protocol_costs(topo, run.choice, bytes);
   run.options = request.options;
   run.options.launch_s = costs.launch_s;
   run.options.step_overhead_s += costs.step_overhead_s;

@@ -26,6 +26,14 @@ constexpr std::array<std::array<double, 3>, 4> kPerChTreeLl128{
 constexpr std::array<std::array<double, 3>, 4> kPerChTree{
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
 constexpr std::array<double, 4> kNvlsEfficiency{0, 0, 0.85, 0.74};
+// treeCorrectionFactor [LL, LL128, Simple][log2(bytes / 64)], 64 B to 256 MiB.
+constexpr std::array<std::array<double, 24>, 3> kTreeCorrection{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}}};
+constexpr double kNvlsChunk = 128 * 1024;    // nvls.cc NCCL_NVLS_CHUNKSIZE default
+constexpr int kMaxNvlsArity = 32;            // device.h NCCL_MAX_NVLS_ARITY
+constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel / all-reduce traffic per byte
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
 
 int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
@@ -129,6 +137,8 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       if (a == Algorithm::tree && p == Protocol::ll128)
         busBw = std::min(busBw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          topo.channels * kPerChTreeLl128[std::size_t(gen)][std::size_t(index2)]);
+      // ncclTopoGetAlgoTime: the tree's bandwidth corrected for medium sizes.
+      if (a == Algorithm::tree) busBw *= tree_correction(p, bytes);
       const double algBw = a == Algorithm::tree ? busBw * 0.5 : busBw * n / nsteps;
       const PerProtocol& intra_hw = a == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                     : a == Algorithm::nvls ? kNvlinkNvls
@@ -192,19 +202,47 @@ double nccl_launch_s(Algorithm algorithm, Protocol protocol) {
 
 int calls_per_all_reduce(Algorithm algorithm) { return algorithm == Algorithm::hierarchical ? 3 : 1; }
 
-ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice) {
+double tree_correction(Protocol protocol, double bytes) {
+  const double units = std::floor(bytes / 64);
+  if (units < 1) return 1;
+  const int log_size = int(std::floor(std::log2(units)));  // log2i(nBytes >> 6)
+  if (log_size >= 23) return 1;
+  return kTreeCorrection[std::size_t(index_of(protocol))][std::size_t(log_size)];
+}
+
+NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes) {
+  NvlsPipeline p;
+  p.heads = std::clamp(topo.ranks, 1, kMaxNvlsArity);
+  p.channels = int(std::clamp(std::ceil(bytes / kCbdCell), 1.0, double(nvls_ctas(topo))));
+  const double per_channel = bytes / p.channels;
+  // calcCollChunking with nChannels = 1 and the channel's bytes (the channel-by-data path).
+  double chunk = kNvlsChunk;
+  const double heads = p.heads;
+  if (per_channel < 64 * heads * chunk && chunk > 65536) chunk = 65536;
+  if (per_channel < 8 * heads * chunk && chunk > 32768) chunk = 32768;
+  if (per_channel < 2 * heads * chunk && chunk > 16384) chunk = 16384;
+  p.chunk_bytes = chunk;
+  p.stage_bytes = std::min(per_channel, heads * chunk);
+  p.fill_bytes = 2 * p.stage_bytes * p.channels;
+  return p;
+}
+
+ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice, double bytes) {
   ProtocolCosts c;
   const int pi = index_of(choice.protocol);
   const double raw_busbw = topo.channels * (topo.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps) * 1e9;
   if (choice.algorithm == Algorithm::nvls) {
     c.launch_s = nccl_launch_s(Algorithm::nvls);
     c.wire_factor = 1.0 / kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];
+    // The pipeline's fill, charged as bytes at the same rate (the NVLS flows are alone on the ports).
+    if (bytes > 0) c.wire_factor *= (bytes + nvls_pipeline(topo, bytes).fill_bytes) / bytes;
     return c;
   }
   const double overhead = choice.protocol == Protocol::ll ? 2.0 : choice.protocol == Protocol::ll128 ? 128.0 / 120.0 : 1.0;
   c.wire_factor = overhead;
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
     c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
+  if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
   c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol);
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);

@@ -435,7 +435,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
         op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
         if (nccl) {
           const NcclChoice choice = nccl_choose(*topo, op.bytes);
-          const ProtocolCosts costs = protocol_costs(*topo, choice);
+          const ProtocolCosts costs = protocol_costs(*topo, choice, op.bytes);
           op.algorithm = choice.algorithm;
           op.protocol = choice.protocol;
           op.launch_s = costs.launch_s;

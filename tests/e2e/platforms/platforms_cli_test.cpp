@@ -146,8 +146,10 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   EXPECT_EQ(results[3]["kernel_sms"], 16);
   EXPECT_EQ(results[3]["gpu_sms"], 132);
   // NVLS (256 MiB): every port carries S(n+1)/n at 85% of 450 × 0.824 GB/s, after a 25 µs launch, so the
-  // bus bandwidth exceeds the port's 371 GB/s.
-  const double S = 268435456.0, t = 25e-6 + S * 9 / 8 / (0.85 * 450e9 * 0.824);
+  // bus bandwidth exceeds the port's 371 GB/s; the pipeline's fill adds two loops of 8 heads × 64 KiB
+  // chunks on each of the 16 channels (16 MiB).
+  const double S = 268435456.0, fill = 2 * 16 * 8 * 65536.0;
+  const double t = 25e-6 + (S + fill) * 9 / 8 / (0.85 * 450e9 * 0.824);
   EXPECT_NEAR(results[3]["time_s"].get<double>(), t, 2e-6 + 1e-3 * t);
   EXPECT_GT(results[3]["busbw_GBps"].get<double>(), 450 * 0.824);
   const auto text = run_trainsim({"collective", "--platform", "dgx-h200", "--bytes", "64K:1G:x16"});
@@ -185,9 +187,10 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
 }
 
 // NCCL's tuner (`auto`) against the single-node curves of nccl_allreduce.csv from 64 KiB up,
-// busbw error per size. Printed for the README; the H200 curve (NVLS from 2 MiB) holds a mean ≤ 16%.
-// The A100 curve does not meet the 12%: its 40 µs floor and its 4–256 MiB sizes are slower
-// than NCCL's own cost model (README, Accuracy against nccl-tests).
+// busbw error per size. Printed for the README; the H200 curve (NVLS from 2 MiB, with its chunk
+// pipeline's fill) holds the targets: mean ≤ 12%, no size worse than 25%.
+// The A100 curve does not: its 40 µs floor and its 4–256 MiB sizes are slower than NCCL's own cost
+// model (README, Accuracy against nccl-tests).
 TEST(CollectiveCli, AutoAgainstTheSingleNodeA100AndH200Curves) {
   const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce.csv"));
   const auto ds = csv.column("dataset"), size = csv.column("size_bytes"), busbw = csv.column("busbw_GBps");
@@ -213,7 +216,8 @@ TEST(CollectiveCli, AutoAgainstTheSingleNodeA100AndH200Curves) {
     ASSERT_GE(count, 17);
     std::printf("%s mean %.1f%% worst %.1f%%\n", dataset.c_str(), 100 * sum / count, 100 * worst);
     if (preset == "dgx-h200") {
-      EXPECT_LE(sum / count, 0.16);
+      EXPECT_LE(sum / count, 0.12);
+      EXPECT_LE(worst, 0.25);
     }
   }
 }

@@ -24,6 +24,14 @@ plan::NcclTopology topology(const std::string& name, int nodes = 1) {
   return plan::nccl_topology(spec, spec.total_gpus());
 }
 
+/// The tuner's candidate (a, p) for `bytes` on `t`.
+plan::NcclChoice candidate(const plan::NcclTopology& t, double bytes, plan::Algorithm a, plan::Protocol p) {
+  for (const plan::NcclChoice& c : plan::nccl_candidates(t, bytes))
+    if (c.algorithm == a && c.protocol == p) return c;
+  ADD_FAILURE() << "no candidate " << plan::to_string(a) << "/" << plan::to_string(p);
+  return plan::NcclChoice{};
+}
+
 }  // namespace
 
 TEST(NcclTopology, ReadsGenerationChannelsAndNvlsFromThePlatform) {
@@ -106,22 +114,72 @@ TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
     ADD_FAILURE() << "no ring candidate for " << plan::to_string(p);
     return plan::NcclChoice{};
   };
-  const plan::ProtocolCosts ll = plan::protocol_costs(t, pick(plan::Protocol::ll));
+  const plan::ProtocolCosts ll = plan::protocol_costs(t, pick(plan::Protocol::ll), 1 * MiB);
   // LL: busbw min(llMaxBw 87.7, 240 × 0.5) = 87.7 GB/s, so the flows carry 240 / 87.7 bytes per byte.
   EXPECT_NEAR(ll.wire_factor, 240.0 / 87.7, 1e-9);
   EXPECT_NEAR(ll.launch_s, 6.6e-6, 1e-15);
   EXPECT_NEAR(ll.step_overhead_s, 0, 1e-15);
-  const plan::ProtocolCosts ll128 = plan::protocol_costs(t, pick(plan::Protocol::ll128));
+  const plan::ProtocolCosts ll128 = plan::protocol_costs(t, pick(plan::Protocol::ll128), 1 * MiB);
   EXPECT_NEAR(ll128.wire_factor, 1 / 0.92, 1e-9);
   EXPECT_NEAR(ll128.step_overhead_s, 1.3e-6, 1e-12);
-  const plan::ProtocolCosts simple = plan::protocol_costs(t, pick(plan::Protocol::simple));
+  const plan::ProtocolCosts simple = plan::protocol_costs(t, pick(plan::Protocol::simple), 1 * MiB);
   EXPECT_DOUBLE_EQ(simple.wire_factor, 1.0);
   EXPECT_NEAR(simple.launch_s, 8.4e-6, 1e-15);
   // A Simple step costs the preset's 3.4 µs again: the cut fabric latency plus Simple's overhead.
   EXPECT_NEAR(plan::fabric_latency_cut_s(t) + 0.6e-6, 3.4e-6, 1e-12);
   EXPECT_NEAR(simple.step_overhead_s, 2.8e-6, 1e-12);
+  // NVLS: the efficiency, times the pipeline's fill (1 GiB: 16 channels × 2 loops of 8 × 128 KiB).
   const plan::NcclChoice nvls = plan::nccl_choose(topology("dgx-h200"), 1 * GiB);
-  EXPECT_NEAR(plan::protocol_costs(topology("dgx-h200"), nvls).wire_factor, 1 / 0.85, 1e-9);
+  EXPECT_NEAR(plan::protocol_costs(topology("dgx-h200"), nvls, 1 * GiB).wire_factor, 1 / 0.85 * (1 + 32.0 / 1024), 1e-9);
+  // A tree carries NCCL's medium-size correction: 2 MiB is log2(2 MiB / 64) = 15, LL128 0.6.
+  const plan::NcclTopology two = topology("dgx-a100", 16);
+  const plan::NcclChoice tree = candidate(two, 2 * MiB, plan::Algorithm::tree, plan::Protocol::ll128);
+  EXPECT_NEAR(plan::protocol_costs(two, tree, 2 * MiB).wire_factor, 128.0 / 120.0 / 0.6, 1e-9);
+}
+
+TEST(TreeCorrection, NcclsTableByLog2OfTheSizeOver64Bytes) {
+  // tuning.cc treeCorrectionFactor: index log2i(nBytes >> 6), 64 B (index 0) to 256 MiB (22).
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 64), 0.9);
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::ll, 64), 1.0);
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::ll, 1 * MiB), 0.5);        // 2^14: index 14
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::ll, 1 * MiB - 1), 0.4);    // index 13
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::ll128, 2 * MiB), 0.6);     // index 15
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 256 * KiB), 0.5);  // index 12
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 256 * MiB), 0.9);  // index 22
+  // Outside the table: none (below 64 B, and from 512 MiB on).
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 32), 1.0);
+  EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 512 * MiB), 1.0);
+  // The tuner's tree candidates carry it: the model's busbw at 256 KiB Simple is half the uncorrected.
+  const plan::NcclTopology t = topology("dgx-a100", 16);
+  const double small = candidate(t, 256 * KiB, plan::Algorithm::tree, plan::Protocol::simple).bus_bandwidth_Bps;
+  const double big = candidate(t, 1 * GiB, plan::Algorithm::tree, plan::Protocol::simple).bus_bandwidth_Bps;
+  ASSERT_GT(big, 0);
+  EXPECT_NEAR(small, 0.5 * big, 1e-6 * big);
+}
+
+TEST(NvlsPipeline, ChunksShrinkWithTheChannelsBytesAndTheFillIsTwoLoops) {
+  const plan::NcclTopology h200 = topology("dgx-h200");
+  // 2 MiB: 16 channels of 128 KiB; 128 KiB < 2 × 8 heads × 32 KiB, so 16 KiB chunks: one loop
+  // of 8 × 16 KiB holds the channel's data, and the fill is two more such loops.
+  plan::NvlsPipeline p = plan::nvls_pipeline(h200, 2 * MiB);
+  EXPECT_EQ(p.channels, 16);
+  EXPECT_EQ(p.heads, 8);
+  EXPECT_DOUBLE_EQ(p.chunk_bytes, 16 * KiB);
+  EXPECT_DOUBLE_EQ(p.stage_bytes, 128 * KiB);
+  EXPECT_DOUBLE_EQ(p.fill_bytes, 2 * 2 * MiB);
+  // 8 MiB: 512 KiB per channel is not below 2 × 8 × 32 KiB: 32 KiB chunks, loops of 256 KiB.
+  p = plan::nvls_pipeline(h200, 8 * MiB);
+  EXPECT_DOUBLE_EQ(p.chunk_bytes, 32 * KiB);
+  EXPECT_DOUBLE_EQ(p.fill_bytes, 2 * 16 * 256 * KiB);
+  // 64 MiB: 4 MiB per channel, not below 8 × 8 × 64 KiB: 64 KiB chunks.
+  EXPECT_DOUBLE_EQ(plan::nvls_pipeline(h200, 64 * MiB).chunk_bytes, 64 * KiB);
+  EXPECT_DOUBLE_EQ(plan::nvls_pipeline(h200, 64 * MiB - 1).chunk_bytes, 32 * KiB);
+  // 1 GiB: 64 MiB per channel, not below 64 × 8 × 128 KiB: NVLS_CHUNKSIZE itself.
+  EXPECT_DOUBLE_EQ(plan::nvls_pipeline(h200, 1 * GiB).chunk_bytes, 128 * KiB);
+  // Small sizes get fewer channels: one 16 KiB cell each at least.
+  EXPECT_EQ(plan::nvls_pipeline(h200, 64 * KiB).channels, 4);
+  // The fill's share falls with size: 2× at 2 MiB, 3% at 1 GiB.
+  EXPECT_NEAR(plan::nvls_pipeline(h200, 1 * GiB).fill_bytes / GiB, 1.0 / 32, 1e-12);
 }
 
 TEST(NcclKernelSms, OneCtaPerChannelOfTheCommunicatorLessThoseDroppedForSmallSizes) {

@@ -159,7 +159,7 @@ TEST(TrainingPlan, NcclAllReduceTakesTheTunersPickPerBucketSize) {
   std::set<std::string> picks;
   for (const auto& op : p.ops) {
     const NcclChoice choice = nccl_choose(topo, op.bytes);
-    const ProtocolCosts costs = protocol_costs(topo, choice);
+    const ProtocolCosts costs = protocol_costs(topo, choice, op.bytes);
     EXPECT_EQ(op.algorithm, choice.algorithm);
     ASSERT_TRUE(op.protocol);
     EXPECT_EQ(*op.protocol, choice.protocol);

@@ -13,7 +13,10 @@
 //   busbw    = channels · per-channel bandwidth, then the protocol's fraction and ceiling
 //            (LL: ×0.5 up to llMaxBw; LL128: ×0.92 up to channels·perChMaxRingLL128Bw; tree:
 //            ×0.92 up to channels·perChMaxTreeBw, LL ×1/3.8, LL128 ×7/9 in one node ×120/128 across);
-//   algbw    = busbw · n/nsteps (ring, nvls) or busbw / 2 (tree).
+//   algbw    = busbw · n/nsteps (ring, nvls) or busbw / 2 (tree), the tree's times NCCL's
+//            medium-size correction (tree_correction, as ncclTopoGetAlgoTime applies it).
+// The engine charges the pick (protocol_costs) and, for NVLS, its chunk pipeline's fill, which
+// NCCL's model leaves out (nvls_pipeline).
 // The per-channel bandwidth and channel count stand in for NCCL's topology search (search.cc):
 // one channel per NVLink of the generation's rate (topo.h: 18, 20, 20, 20.6, 40.1 GB/s for sm60 to
 // sm100) up to 16, over the node's fabric bandwidth × efficiency; PCIe 12 GB/s, one channel.
@@ -96,8 +99,35 @@ double nccl_launch_s(Algorithm algorithm, Protocol protocol = Protocol::simple);
 /// NCCLHierarchicalAllreduce: an intra-node reduce-scatter, the inter-node all-reduce, an
 /// intra-node all-gather), 1 otherwise.
 int calls_per_all_reduce(Algorithm algorithm);
-/// The costs of `choice` on `topo` (see ProtocolCosts).
-ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice);
+/// The costs of `choice` on `topo` for an all-reduce of `bytes` (see ProtocolCosts): besides the
+/// protocol's, a tree's wire bytes carry NCCL's medium-size correction (tree_correction) and NVLS's
+/// its pipeline fill (nvls_pipeline).
+ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice, double bytes);
+
+/// NCCL's correction of a tree's bandwidth for medium sizes (tuning.cc treeCorrectionFactor,
+/// applied in ncclTopoGetAlgoTime: "Trees are not perfectly sticking to the model for medium
+/// sizes"), indexed by log2(bytes / 64) from 64 B to 256 MiB: 0.4–1.0; 1 outside that range.
+double tree_correction(Protocol protocol, double bytes);
+
+/// How NCCL's single-node NVLS all-reduce kernel walks `bytes` (all_reduce.h, RunWorkColl
+/// NVLS/Simple, oneNode): each of `channels` CTAs takes its share and loops over it `heads` chunks
+/// at a time; every loop passes three warp groups in turn (scatter into the NVLS buffers, the
+/// switch's reduce-and-multicast of this rank's head chunk, gather into the output). Chunk size
+/// from enqueue.cc calcCollChunking (per channel, NVLS_CHUNKSIZE 128 KiB halved to 64, 32, 16 KiB
+/// as the channel's bytes fall below 64, 8, 2 × heads × chunk); channels from enqueue.cc's
+/// channel-by-data split (one 16 KiB cell each at least, up to nvls.cc's 16 / 24).
+struct NvlsPipeline {
+  int channels = 0;         ///< CTAs that get data
+  int heads = 0;            ///< ranks in the node (connect.cc connectNvls: every GPU heads one chunk per loop)
+  double chunk_bytes = 0;   ///< per head and loop
+  double stage_bytes = 0;   ///< what one loop moves per channel: min(channel's bytes, heads × chunk)
+  /// The pipeline's fill in bytes at the collective's bandwidth: the first loop passes scatter
+  /// and reduce before gather starts and the last passes reduce and gather after scatter ends,
+  /// each stage taken at the loop's transfer time, so 2 × stage_bytes per channel.
+  double fill_bytes = 0;
+};
+/// NCCL's NVLS pipeline for an all-reduce of `bytes` (> 0) on one node of `topo`.
+NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes);
 /// Platform fabric latencies are NCCL's Simple per-step ring latency (presets: 3.4 µs NVLink,
 /// 5.7 µs PCIe); a protocol-aware run takes hw_intra(ring, Simple) − hw_intra(ring, LL) off them
 /// (2.8 µs NVLink, 4.7 µs PCIe) and adds each protocol's step_overhead_s back.
