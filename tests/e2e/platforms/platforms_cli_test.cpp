@@ -189,35 +189,44 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
 // NCCL's tuner (`auto`) against the single-node curves of nccl_allreduce.csv from 64 KiB up,
 // busbw error per size. Printed for the README; the H200 curve (NVLS from 2 MiB, with its chunk
 // pipeline's fill) holds the targets: mean ≤ 12%, no size worse than 25%.
-// The A100 curve does not: its 40 µs floor and its 4–256 MiB sizes are slower than NCCL's own cost
-// model (README, Accuracy against nccl-tests).
+// The A100 curve does not: it was measured with one thread driving all 8 GPUs (nccl-tests -g 8),
+// which floors at 40 µs, and its 4–256 MiB sizes are slower than NCCL's own cost model. The same
+// machine's one-process-per-GPU run (nccl_allreduce_per_process.csv) is printed beside it and
+// held at its current level, a mean ≤ 25% (README, Accuracy against nccl-tests).
 TEST(CollectiveCli, AutoAgainstTheSingleNodeA100AndH200Curves) {
-  const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce.csv"));
-  const auto ds = csv.column("dataset"), size = csv.column("size_bytes"), busbw = csv.column("busbw_GBps");
-  for (const auto& [dataset, preset] : {std::pair<std::string, std::string>{"nccl_tests_a100_8gpu", "dgx-a100"},
-                                        {"nccl_tests_h200_8gpu", "dgx-h200"}}) {
-    const auto r = run_trainsim({"collective", "--platform", preset, "--bytes", "64K:16G:x2", "--json", "-"});
+  struct Curve {
+    std::string file, dataset, preset;
+  };
+  for (const Curve& curve : {Curve{"validation/nccl_allreduce.csv", "nccl_tests_a100_8gpu", "dgx-a100"},
+                             Curve{"validation/nccl_allreduce_per_process.csv", "nccl_tests_a100_8gpu_per_process", "dgx-a100"},
+                             Curve{"validation/nccl_allreduce.csv", "nccl_tests_h200_8gpu", "dgx-h200"}}) {
+    const auto csv = trainsim::CsvTable::read(data(curve.file));
+    const auto ds = csv.column("dataset"), size = csv.column("size_bytes"), busbw = csv.column("busbw_GBps");
+    const auto r = run_trainsim({"collective", "--platform", curve.preset, "--bytes", "64K:16G:x2", "--json", "-"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto results = parse(r.out)["results"];
     double sum = 0, worst = 0;
     int count = 0;
     for (std::size_t row = 0; row < csv.row_count(); ++row) {
-      if (csv.cell(row, ds) != dataset || csv.number(row, size) < 65536) continue;
+      if (csv.cell(row, ds) != curve.dataset || csv.number(row, size) < 65536) continue;
       for (const auto& res : results) {
         if (res["size_bytes"].get<double>() != csv.number(row, size)) continue;
         const double measured = csv.number(row, busbw), simulated = res["busbw_GBps"].get<double>();
         const double err = std::fabs(simulated - measured) / measured;
-        std::printf("%s %12.0f measured %7.2f simulated %7.2f %-5s %-7s %5.1f%%\n", dataset.c_str(),
+        std::printf("%s %12.0f measured %7.2f simulated %7.2f %-5s %-7s %5.1f%%\n", curve.dataset.c_str(),
                     csv.number(row, size), measured, simulated, res["algorithm"].get<std::string>().c_str(),
                     res["protocol"].get<std::string>().c_str(), 100 * err);
         sum += err, worst = std::max(worst, err), ++count;
       }
     }
     ASSERT_GE(count, 17);
-    std::printf("%s mean %.1f%% worst %.1f%%\n", dataset.c_str(), 100 * sum / count, 100 * worst);
-    if (preset == "dgx-h200") {
+    std::printf("%s mean %.1f%% worst %.1f%%\n", curve.dataset.c_str(), 100 * sum / count, 100 * worst);
+    if (curve.preset == "dgx-h200") {
       EXPECT_LE(sum / count, 0.12);
       EXPECT_LE(worst, 0.25);
+    }
+    if (curve.dataset == "nccl_tests_a100_8gpu_per_process") {
+      EXPECT_LE(sum / count, 0.25);
     }
   }
 }
