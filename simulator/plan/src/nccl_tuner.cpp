@@ -183,7 +183,7 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels) {
   if (topo.ranks < 2 || bytes <= 0) return 0;
-  if (choice.algorithm == Algorithm::nvls) return nvls_ctas(topo);
+  if (choice.algorithm == Algorithm::nvls) return nvls_pipeline(topo, bytes).channels;
   // connect.cc (ncclTopoPostset): "Duplication should be complete now", comm->nChannels =
   // min(MAXCHANNELS, 2 × the graph's channels); enqueue.cc starts the per-size drop from there.
   if (comm_channels <= 0) comm_channels = std::min(kMaxChannels, 2 * topo.channels);

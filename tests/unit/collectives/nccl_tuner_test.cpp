@@ -206,4 +206,6 @@ TEST(NcclKernelSms, NvlsRunsSixteenCtasOnHopper) {
   const plan::NcclChoice nvls = plan::nccl_choose(h200, 256 * MiB);
   ASSERT_EQ(nvls.algorithm, plan::Algorithm::nvls);
   EXPECT_EQ(plan::nccl_ctas(h200, nvls, 256 * MiB), 16);  // nvls.cc NVLS_NCHANNELS_SM90
+  // The channel-by-data split gives each channel one 16 KiB cell at least: 4 CTAs for 64 KiB.
+  EXPECT_EQ(plan::nccl_ctas(h200, nvls, 64 * KiB), 4);
 }
