@@ -68,8 +68,9 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 /// threads), each resident on an SM for the kernel's whole life. Ring and tree: the
 /// communicator's channels, twice the graph's (connect.cc duplicates them, at most MAXCHANNELS
 /// 64), less the channels enqueue.cc drops for small sizes; NVLS: 16 CTAs on Hopper, 24 on
-/// Blackwell (nvls.cc), fewer below 256 KiB (nvls_pipeline's channels). 0 when nothing runs (fewer than 2 ranks or no bytes). `comm_channels` > 0
-/// sets the communicator's channels instead (NCCL_MIN/MAX_NCHANNELS, `--channels`).
+/// Blackwell (nvls.cc), fewer below 256 KiB (nvls_pipeline's channels). 0 when nothing runs
+/// (fewer than 2 ranks or no bytes). `comm_channels` > 0 sets the communicator's channels instead
+/// (NCCL_MIN/MAX_NCHANNELS, `--channels`).
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels = 0);
 
 /// SMs the kernel of `choice` holds on a GPU of `gpu_sm_count` SMs: its CTAs (one block per SM),
