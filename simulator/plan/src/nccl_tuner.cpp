@@ -35,6 +35,8 @@ constexpr double kNvlsChunk = 128 * 1024;    // nvls.cc NCCL_NVLS_CHUNKSIZE defa
 constexpr int kMaxNvlsArity = 32;            // device.h NCCL_MAX_NVLS_ARITY
 constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel / all-reduce traffic per byte
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
+constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
+constexpr double kNetOverhead = 1.0;  // µs, tuning.cc getNetOverhead on Intel CPUs (AMD: 2)
 
 int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 
@@ -66,8 +68,6 @@ int drop_channels(int channels, Algorithm a, Protocol p, int ranks, double bytes
 // NVLS CTAs per collective (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
 // 24 in one node, NVLS_NCHANNELS_SM100 32 across nodes).
 int nvls_ctas(const NcclTopology& topo) { return topo.compute_capability >= 100 ? (topo.nodes > 1 ? 32 : 24) : 16; }
-constexpr int kMaxChannels = 64;  // src/include/device.h MAXCHANNELS
-
 }  // namespace
 
 NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
@@ -144,10 +144,18 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
                                     : a == Algorithm::nvls ? kNvlinkNvls
                                     : topo.nvlink          ? kNvlinkRing
                                                            : kPciRing;
-      const double intraLat = intra_hw[std::size_t(pi)];
+      double intraLat = intra_hw[std::size_t(pi)];
       const double interLat = (ppn == 1 ? kNetTree : a == Algorithm::tree ? kNetTree : kNetRing)[std::size_t(pi)];
+      // ncclTopoTuneModel: "Inter-node rings still have to launch nsteps * net overhead"
+      // (getNetOverhead: 1 µs on Intel CPUs, ×3 with Simple), at least that per intra-node step.
+      if (a == Algorithm::ring && nodes > 1) intraLat = std::max(intraLat, kNetOverhead * (p == Protocol::simple ? 3 : 1));
       double lat = (a == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(pi)];
       if (a == Algorithm::ring) lat += (nsteps - nInter) * intraLat + nInter * interLat;
+      // ncclTopoGetAlgoTime: "Plateau effect of ring", a Simple ring across nodes once every
+      // channel of the communicator (twice the graph's) carries 64 bytes or more per rank.
+      if (a == Algorithm::ring && p == Protocol::simple && nodes > 1 &&
+          std::floor(bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(n))) >= 64)
+        lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
       if (a == Algorithm::tree) lat += 2 * ((ppn - 1) * intraLat + log2_nodes * interLat);
       if (a == Algorithm::nvls) lat = intraLat;
       NcclChoice c;

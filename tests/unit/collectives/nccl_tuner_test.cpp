@@ -137,6 +137,20 @@ TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
   EXPECT_NEAR(plan::protocol_costs(two, tree, 2 * MiB).wire_factor, 128.0 / 120.0 / 0.6, 1e-9);
 }
 
+TEST(NcclTuner, RingsAcrossNodesPayTheNetOverheadAndTheSimplePlateau) {
+  // 2 DGX A100 nodes: 16 ranks, 30 steps of which 2 cross nodes; the communicator has 24 channels.
+  const plan::NcclTopology two = topology("dgx-a100", 2);
+  // LL: every intra-node step costs at least the 1 µs net overhead: 6.6 + 28 × 1.0 + 2 × 2.7.
+  EXPECT_NEAR(candidate(two, 16 * KiB, plan::Algorithm::ring, plan::Protocol::ll).latency_s, 40.0e-6, 1e-12);
+  // Simple: 8.4 + 28 × max(3.4, 3 × 1.0) + 2 × 14 = 131.6 µs below 64 bytes per channel and rank
+  // (16 KiB / (24 × 16) = 42) and ×1.4 from there (1 MiB).
+  EXPECT_NEAR(candidate(two, 16 * KiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s, 131.6e-6, 1e-12);
+  EXPECT_NEAR(candidate(two, 1 * MiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s, 1.4 * 131.6e-6, 1e-12);
+  // One node: neither (14 steps of 3.4 µs after 8.4).
+  EXPECT_NEAR(candidate(topology("dgx-a100"), 1 * MiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s,
+              (8.4 + 14 * 3.4) * 1e-6, 1e-12);
+}
+
 TEST(TreeCorrection, NcclsTableByLog2OfTheSizeOver64Bytes) {
   // tuning.cc treeCorrectionFactor: index log2i(nBytes >> 6), 64 B (index 0) to 256 MiB (22).
   EXPECT_DOUBLE_EQ(plan::tree_correction(plan::Protocol::simple, 64), 0.9);

@@ -7,7 +7,9 @@
 // Per algorithm a and protocol p (times in µs, bandwidths in GB/s):
 //   time(S)  = latency(a, p) + S / (1000 · algbw(a, p))
 //   ring     latency = base(a,p) + (nsteps − nInter)·hw_intra(a,p) + nInter·hw_net(a,p),
-//            nsteps = 2(n−1), nInter = 2(nodes−1)
+//            nsteps = 2(n−1), nInter = 2(nodes−1); across nodes hw_intra is at least the net
+//            overhead (1 µs, 3 with Simple) and a Simple ring's latency is ×1.4 (×1.9 before
+//            Ampere) once each channel carries 64 bytes per rank ("plateau effect of ring")
 //   tree     latency = base(a,p) + 2·((ppn−1)·hw_intra + log2(nodes)·hw_net)
 //   nvls     latency = hw_intra(nvls, simple) (25 µs on NVLink); one node, NVSwitch gen 3+ (Hopper on)
 //   busbw    = channels · per-channel bandwidth, then the protocol's fraction and ceiling
