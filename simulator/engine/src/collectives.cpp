@@ -35,6 +35,19 @@ CollectiveStats run_hierarchical(Simulation& sim, const plan::HierarchicalPhases
   return stats;
 }
 
+/// NVLS inside the nodes and the heads' trees between them, at once (plan::NvlsTreePhases: NCCL
+/// pipelines them and they share no link): the intra-node rings in a helper actor, the trees in
+/// the caller; done when both are. Reports the trees' representation and channels.
+CollectiveStats run_nvls_tree(Simulation& sim, const plan::NvlsTreePhases& phases, const CollectiveOptions& options) {
+  CollectiveStats intra;
+  const sg4::ActorPtr nodes = sg4::Actor::create("nvls-intra", sg4::this_actor::get_host(),
+                                                 [&] { intra = run_rings(sim, phases.intra, options); });
+  CollectiveStats stats = run_trees(sim, phases.inter, options);
+  nodes->join();
+  stats.flows += intra.flows;
+  return stats;
+}
+
 }  // namespace
 
 CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
@@ -47,6 +60,12 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
   if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
   switch (algorithm) {
     case Algorithm::nvls: return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
+    case Algorithm::nvls_tree: {
+      // NVLS's efficiency binds the NVSwitch ports, not the NICs (nccl_tuner.hpp nvls_efficiency).
+      const double efficiency = plan::nvls_efficiency(plan::nccl_topology(sim.spec(), n));
+      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, efficiency > 0 ? 1 / efficiency : 1),
+                           options);
+    }
     case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::hierarchical:
       return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
@@ -328,8 +347,12 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   });
   if (candidates.empty()) {
     const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
-    throw InputError("collective request", nvls && !request.protocol ? "algorithm" : "protocol",
+    const bool nvls_tree = !request.tune_algorithm && request.algorithm == Algorithm::nvls_tree;
+    throw InputError("collective request", (nvls || nvls_tree) && !request.protocol ? "algorithm" : "protocol",
                      nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch"
+                     : nvls_tree
+                         ? "NCCL runs NVLS_TREE only with the Simple protocol, across two or more whole nodes of Hopper "
+                           "or later GPUs on NVSwitch with NICs on the GPUs (\"nic_attach\": \"gpu\")"
                           : "NCCL does not run " + to_string(request.tune_algorithm ? Algorithm::ring : request.algorithm) +
                                 " with " + (request.protocol ? plan::to_string(*request.protocol) : std::string("any protocol")) +
                                 " here (LL128 needs NVLink and Volta or later)");
@@ -344,7 +367,8 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.wire_factor = costs.wire_factor;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
-  if (run.choice.algorithm != Algorithm::nvls && run.options.channels == 0) run.options.channels = run.choice.channels;
+  if (run.choice.algorithm != Algorithm::nvls && run.choice.algorithm != Algorithm::nvls_tree && run.options.channels == 0)
+    run.options.channels = run.choice.channels;
   return run;
 }
 
@@ -361,9 +385,10 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
                      "NCCL's protocols and NVLS need a platform description (GPU, fabric, NICs), not a SimGrid XML "
                      "file; use auto or a textbook algorithm without --protocol");
   if (nccl && !request.tune_algorithm && request.algorithm != Algorithm::ring && request.algorithm != Algorithm::tree &&
-      request.algorithm != Algorithm::nvls)
+      request.algorithm != Algorithm::nvls && request.algorithm != Algorithm::nvls_tree)
     throw InputError("collective request", "protocol",
-                     "protocols are modelled for NCCL's algorithms (ring, tree, nvls), not " + to_string(request.algorithm));
+                     "protocols are modelled for NCCL's algorithms (ring, tree, nvls, nvls_tree), not " +
+                         to_string(request.algorithm));
   // A protocol-aware run: the platform's fabric latency is NCCL's Simple step latency; take the
   // protocol-independent part off and let each size's protocol add its own (nccl_tuner.hpp).
   platforms::PlatformSpec spec = given;

@@ -9,6 +9,7 @@ std::string to_string(Algorithm a) {
     case Algorithm::halving_doubling: return "halving_doubling";
     case Algorithm::tree: return "tree";
     case Algorithm::nvls: return "nvls";
+    case Algorithm::nvls_tree: return "nvls_tree";
   }
   return "ring";
 }

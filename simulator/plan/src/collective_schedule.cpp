@@ -120,7 +120,7 @@ TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chu
         ++roots;
       }
     }
-    TRAINSIM_CHECK(roots == 1, "a tree needs exactly one root");
+    TRAINSIM_CHECK(roots >= 1, "a tree needs a root");
     for (std::size_t p = 0; p < n_size; ++p) {
       path.clear();
       int q = int(p);
@@ -138,7 +138,7 @@ TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chu
     for (int d : depth) max_depth = std::max(max_depth, d);
     std::vector<std::vector<int>> by_depth(std::size_t(max_depth) + 1);
     for (std::size_t p = 0; p < n_size; ++p) by_depth[std::size_t(depth[p])].push_back(int(p));
-    std::vector<int> height(n_size, 0), begin(n_size + 1, 0), children(n_size - 1);
+    std::vector<int> height(n_size, 0), begin(n_size + 1, 0), children(n_size - std::size_t(roots));
     for (int d = max_depth; d >= 1; --d)
       for (int p : by_depth[std::size_t(d)]) {
         const auto up = std::size_t(parent[std::size_t(p)]);
@@ -470,6 +470,44 @@ NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, cons
     while (per_channel / chunk < depth * per_depth && chunk > floor_bytes) chunk /= 2;
   const int m = static_cast<int>(std::clamp(std::ceil(per_channel / chunk), 1.0, double(std::max(1, options.max_pipeline_chunks))));
   return NcclTrees{std::move(order), TreeSchedule(int(ranks.size()), std::move(parents), m, per_channel / m), 2 * G};
+}
+
+std::vector<int> nvls_tree_heads(const RingLayout& layout) {
+  const int g = layout.gpus_per_node, nics = std::max(1, layout.nics_per_node);
+  std::vector<int> heads;
+  for (int local = 0; local < g; ++local)  // the first GPU on each NIC (the platform's attachment)
+    if (const int nic = local * nics / g; heads.size() == std::size_t(nic)) heads.push_back(local);
+  return heads;
+}
+
+NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                    const CollectiveOptions& options, double intra_factor) {
+  TRAINSIM_CHECK(intra_factor >= 1, "NVLS_TREE's intra-node factor must be ≥ 1");
+  const int g = layout.gpus_per_node;
+  const std::vector<std::vector<int>> nodes = ranks_by_node(ranks, layout, options);
+  TRAINSIM_CHECK(nodes.size() >= 2, "NVLS_TREE needs ranks on two nodes or more");
+  for (const auto& node : nodes)
+    TRAINSIM_CHECK(int(node.size()) == g, "NVLS_TREE needs whole nodes");
+  std::vector<Ring> intra;
+  for (const auto& node : nodes) {
+    std::vector<Ring> ring = nvls_all_reduce(node, bytes * intra_factor, layout, options);
+    intra.insert(intra.end(), ring.begin(), ring.end());
+  }
+  // Participant k·N + i is head k of node i; tree t of head k is NCCL's tree t over the nodes.
+  const std::vector<int> heads = nvls_tree_heads(layout);
+  const int N = int(nodes.size()), h = int(heads.size());
+  std::vector<int> order;
+  for (int k = 0; k < h; ++k)
+    for (const auto& node : nodes) order.push_back(node.front() / g * g + heads[std::size_t(k)]);
+  std::vector<std::vector<int>> parents(2, std::vector<int>(order.size(), -1));
+  for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < h; ++k)
+      for (int i = 0; i < N; ++i)
+        if (const int up = nccl_tree_parent(N, i, t); up >= 0) parents[std::size_t(t)][std::size_t(k * N + i)] = k * N + up;
+  const double per_tree = bytes / (2.0 * h);
+  const int m = pipeline_chunks(per_tree, options);
+  return NvlsTreePhases{std::move(intra),
+                        NcclTrees{std::move(order), TreeSchedule(h * N, std::move(parents), m, per_tree / m), h}};
 }
 
 }  // namespace trainsim::plan

@@ -25,7 +25,9 @@ constexpr std::array<std::array<double, 3>, 4> kPerChTreeLl128{
     {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
 constexpr std::array<std::array<double, 3>, 4> kPerChTree{
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
+constexpr std::array<std::array<double, 3>, 4> kPerChNvlsTree{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}};
 constexpr std::array<double, 4> kNvlsEfficiency{0, 0, 0.85, 0.74};
+constexpr double kNetNvlsTree = 20.9;  // µs, hwLatencies[NET][NVLS_TREE][SIMPLE]
 // treeCorrectionFactor [LL, LL128, Simple][log2(bytes / 64)], 64 B to 256 MiB.
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection{{
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
@@ -68,6 +70,31 @@ int drop_channels(int channels, Algorithm a, Protocol p, int ranks, double bytes
 // NVLS CTAs per collective (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
 // 24 in one node, NVLS_NCHANNELS_SM100 32 across nodes).
 int nvls_ctas(const NcclTopology& topo) { return topo.compute_capability >= 100 ? (topo.nodes > 1 ? 32 : 24) : 16; }
+
+// The NVLS graph across nodes (search.cc, NCCL_TOPO_PATTERN_NVLS): its per-channel bandwidths.
+// Each of the h channels pulls bwIntra through every GPU's NVSwitch port and twice through its
+// head's, so h + 1 of them fill a port; bwInter is raised while below twice bwIntra, up to the NIC.
+struct NvlsGraph {
+  double heads = 0, bw_intra = 0, bw_inter = 0;
+};
+NvlsGraph nvls_graph(const NcclTopology& topo) {
+  NvlsGraph g;
+  g.heads = topo.nvls_heads;
+  if (g.heads < 1) return g;
+  g.bw_intra = topo.nvlink_GBps / (g.heads + 1);
+  g.bw_inter = std::min(topo.nic_GBps, 2 * g.bw_intra);
+  return g;
+}
+
+// NVLS_TREE's per-channel ceiling (perChMaxNVLSTreeBws).
+double nvls_tree_ceiling_GBps(const NcclTopology& topo) {
+  return kPerChNvlsTree[std::size_t(generation_index(topo.compute_capability))][std::size_t(topo.nodes <= 2 ? 1 : 2)];
+}
+// ncclTopoGetAlgoTime corrects NVLS_TREE's bandwidth by the tree's medium-size factors on
+// Blackwell with x86 CPUs (trainsim assumes x86 hosts).
+double nvls_tree_correction(const NcclTopology& topo, Protocol p, double bytes) {
+  return topo.compute_capability >= 100 ? tree_correction(p, bytes) : 1.0;
+}
 }  // namespace
 
 NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
@@ -94,6 +121,10 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
     t.bw_intra_GBps = std::min(12.0, in.pcie_bandwidth_Bps * in.efficiency / GBps);
   }
   t.bw_inter_GBps = t.bw_intra_GBps;
+  t.nvlink_GBps = t.channels * t.bw_intra_GBps;
+  t.nic_GBps = spec.network.bandwidth_Bps / GBps;
+  // Whole nodes only (the engine's NVLS_TREE runs on whole nodes; partial ones are left out).
+  t.nvls_heads = spec.network.nics_on_gpus && t.ranks % g == 0 ? std::min(std::max(1, spec.network.nics_per_node), g) : 0;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -116,10 +147,13 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
   const double llMaxBw = ll_max[std::size_t(index2)];
   const int nsteps = 2 * (n - 1), nInter = nodes == 1 ? 0 : 2 * (nodes - 1);
   const double log2_nodes = std::floor(std::log2(double(nodes)));
-  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls}) {
+  const NvlsGraph nvls_tree = nvls_graph(topo);
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree}) {
     if (a == Algorithm::nvls && (!topo.nvls || nodes > 1 || topo.channels < 2)) continue;
+    // tuning.cc: NVLS_TREE is disabled on one node and needs two channels (heads).
+    if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_tree.heads < 2)) continue;
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-      if (a == Algorithm::nvls && p != Protocol::simple) continue;
+      if ((a == Algorithm::nvls || a == Algorithm::nvls_tree) && p != Protocol::simple) continue;
       if (p == Protocol::ll128 && (topo.compute_capability < 70 || !topo.nvlink)) continue;  // LL128 needs NVLink-class paths
       const int pi = index_of(p);
       const double bw = nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps;
@@ -128,6 +162,12 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
         const double intra = topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(gen)] * (topo.channels - 1) /
                              topo.channels * 2.0;
         busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
+      }
+      if (a == Algorithm::nvls_tree) {
+        const double h = nvls_tree.heads;
+        const double intra = nvls_tree.bw_intra * kNvlsEfficiency[std::size_t(gen)] * (h - 1) / h * 2.0;
+        const double inter = nvls_tree.bw_inter * (nodes <= 2 ? 2.0 : 1.0);  // "2 node case of NVLSTree"
+        busBw = h * std::min({intra, inter, nvls_tree_ceiling_GBps(topo)}) * nvls_tree_correction(topo, p, bytes);
       }
       if (a == Algorithm::ring && p == Protocol::ll) busBw = std::min(llMaxBw, busBw * 0.5);
       if (a == Algorithm::ring && p == Protocol::ll128)
@@ -141,7 +181,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       if (a == Algorithm::tree) busBw *= tree_correction(p, bytes);
       const double algBw = a == Algorithm::tree ? busBw * 0.5 : busBw * n / nsteps;
       const PerProtocol& intra_hw = a == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
-                                    : a == Algorithm::nvls ? kNvlinkNvls
+                                    : a == Algorithm::nvls || a == Algorithm::nvls_tree ? kNvlinkNvls
                                     : topo.nvlink          ? kNvlinkRing
                                                            : kPciRing;
       double intraLat = intra_hw[std::size_t(pi)];
@@ -158,13 +198,16 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
         lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
       if (a == Algorithm::tree) lat += 2 * ((ppn - 1) * intraLat + log2_nodes * interLat);
       if (a == Algorithm::nvls) lat = intraLat;
+      if (a == Algorithm::nvls_tree) lat = intraLat + 2 * log2_nodes * kNetNvlsTree;  // base latency 0
       NcclChoice c;
       c.algorithm = a;
       c.protocol = p;
       // enqueue.cc: ring and tree drop channels while each would get fewer than threads ×
       // threshold bytes (512 threads LL and Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple,
       // the ring's LL threshold times the ranks); NVLS keeps its channels.
-      c.channels = a == Algorithm::nvls ? topo.channels : drop_channels(topo.channels, a, p, n, bytes);
+      c.channels = a == Algorithm::nvls        ? topo.channels
+                   : a == Algorithm::nvls_tree ? nvls_ctas(topo)
+                                               : drop_channels(topo.channels, a, p, n, bytes);
       c.latency_s = lat * 1e-6;
       c.bus_bandwidth_Bps = busBw * 1e9;
       c.predicted_s = c.latency_s + bytes / (algBw * 1e9);
@@ -192,6 +235,8 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels) {
   if (topo.ranks < 2 || bytes <= 0) return 0;
   if (choice.algorithm == Algorithm::nvls) return nvls_pipeline(topo, bytes).channels;
+  if (choice.algorithm == Algorithm::nvls_tree)  // the channel-by-data split, as for NVLS
+    return int(std::clamp(std::ceil(bytes / kCbdCell), 1.0, double(nvls_ctas(topo))));
   // connect.cc (ncclTopoPostset): "Duplication should be complete now", comm->nChannels =
   // min(MAXCHANNELS, 2 × the graph's channels); enqueue.cc starts the per-size drop from there.
   if (comm_channels <= 0) comm_channels = std::min(kMaxChannels, 2 * topo.channels);
@@ -204,7 +249,7 @@ int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double b
 }
 
 double nccl_launch_s(Algorithm algorithm, Protocol protocol) {
-  if (algorithm == Algorithm::nvls) return kNvlinkNvls[2] * 1e-6;
+  if (algorithm == Algorithm::nvls || algorithm == Algorithm::nvls_tree) return kNvlinkNvls[2] * 1e-6;
   return (algorithm == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(index_of(protocol))] * 1e-6;
 }
 
@@ -246,6 +291,19 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     if (bytes > 0) c.wire_factor *= (bytes + nvls_pipeline(topo, bytes).fill_bytes) / bytes;
     return c;
   }
+  if (choice.algorithm == Algorithm::nvls_tree) {
+    c.launch_s = nccl_launch_s(Algorithm::nvls_tree);
+    // The flows' own busbw: NVLS inside the nodes (the port at NVLS efficiency carries S(g+1)/g)
+    // and the heads' trees between them (each NIC S/h each way on two nodes, 2S/h on more, where
+    // every node is inner in one tree); the per-channel ceiling, where lower, scales their bytes.
+    const double n = topo.ranks, g = double(topo.ranks) / topo.nodes, h = topo.nvls_heads, factor = 2 * (n - 1) / n;
+    const double intra = factor * topo.nvlink_GBps * nvls_efficiency(topo) * g / (g + 1);
+    const double inter = factor * h * topo.nic_GBps / (topo.nodes <= 2 ? 1 : 2);
+    const double ceiling = h * nvls_tree_ceiling_GBps(topo);
+    if (ceiling > 0) c.wire_factor = std::max(1.0, std::min(intra, inter) / ceiling);
+    c.wire_factor /= nvls_tree_correction(topo, choice.protocol, bytes);
+    return c;
+  }
   const double overhead = choice.protocol == Protocol::ll ? 2.0 : choice.protocol == Protocol::ll128 ? 128.0 / 120.0 : 1.0;
   c.wire_factor = overhead;
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
@@ -256,6 +314,10 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
   return c;
+}
+
+double nvls_efficiency(const NcclTopology& topo) {
+  return kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];
 }
 
 double fabric_latency_cut_s(const NcclTopology& topo) {

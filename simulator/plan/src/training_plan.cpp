@@ -167,6 +167,13 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
     }
     case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
     case Algorithm::nvls: add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1); break;
+    case Algorithm::nvls_tree: {
+      const double efficiency = nvls_efficiency(nccl_topology(spec, n));
+      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, efficiency > 0 ? 1 / efficiency : 1);
+      add_rings(phases.intra, 1);
+      add_schedule(phases.inter.schedule, phases.inter.ranks);
+      break;
+    }
     case Algorithm::tree: add_schedule(double_tree_all_reduce(n, 1.0, options), ring_order(ranks, layout, options)); break;
   }
   return out;
@@ -441,7 +448,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
           op.launch_s = costs.launch_s;
           op.step_overhead_s = costs.step_overhead_s;
           op.wire_factor = costs.wire_factor;
-          op.channels = choice.algorithm == Algorithm::nvls ? 0 : choice.channels;
+          op.channels = choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree ? 0 : choice.channels;
           // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
           // life, waiting for peers included, so compute overlapping it runs on the other SMs.
           // Compute is taken to scale with the SMs it has.

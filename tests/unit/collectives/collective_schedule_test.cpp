@@ -415,6 +415,42 @@ TEST(NcclTrees, ChainInsideNodesHeadOnTheChannelsNicAndTheDoubleTreeOfNodes) {
   EXPECT_EQ(trees.schedule.chunks() * trees.schedule.chunk_bytes() * 16, S);
 }
 
+TEST(NvlsTree, NvlsInsideEveryNodeAndOneDoubleTreeOfNodesPerNicHead) {
+  // 3 nodes x 8 GPUs behind 4 NICs (GPUs 2k, 2k+1 on NIC k): heads 0, 2, 4, 6 (NCCL logs
+  // "NVLS Head 1: 2 10" on such nodes).
+  const plan::RingLayout layout{8, iota(8), {iota(8)}, 4};
+  EXPECT_EQ(plan::nvls_tree_heads(layout), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(plan::nvls_tree_heads(plan::RingLayout{8, iota(8), {iota(8)}, 8}), iota(8));
+  const plan::NvlsTreePhases p = plan::nvls_tree_all_reduce(iota(24), S, layout, {}, 1 / 0.85);
+  // Inside: one NVLS step per node, each GPU sending S(g+1)/g times the intra factor.
+  ASSERT_EQ(p.intra.size(), 3u);
+  for (const plan::Ring& r : p.intra) {
+    EXPECT_EQ(r.ranks.size(), 8u);
+    EXPECT_EQ(r.steps, 1);
+    EXPECT_NEAR(r.chunk_bytes, S * 9 / 8 / 0.85, 1e-6 * S);
+  }
+  // Between: participant k·3 + i is head k of node i; each tree is a forest of 4 trees, head k's
+  // NCCL's tree t over the nodes.
+  EXPECT_EQ(p.inter.channels, 4);
+  ASSERT_EQ(p.inter.schedule.trees(), 2);
+  ASSERT_EQ(p.inter.ranks.size(), 12u);
+  for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < 4; ++k)
+      for (int i = 0; i < 3; ++i) {
+        const int q = k * 3 + i;
+        EXPECT_EQ(p.inter.ranks[std::size_t(q)], i * 8 + 2 * k);
+        const int up = plan::nccl_tree_parent(3, i, t);
+        EXPECT_EQ(p.inter.schedule.parent(t, q), up < 0 ? -1 : k * 3 + up);
+      }
+  // Every head moves S/8 per tree up and down each of its tree's 2 edges: 2 trees × 4 heads × 2
+  // edges × 2 directions × S/8.
+  const Traffic tr = walk(p.inter.schedule);
+  double total = 0;
+  for (double b : tr.sent_bytes) total += b;
+  EXPECT_NEAR(total, 2 * 4 * 2 * 2 * S / 8, 1e-6 * S);
+  EXPECT_NEAR(p.inter.schedule.chunks() * p.inter.schedule.chunk_bytes(), S / 8, 1e-6 * S);
+}
+
 TEST(NcclTrees, ChunksHalveUntilEveryChannelHasDepthTimesEightOfThem) {
   // enqueue.cc: 512 KiB down to 128 KiB while a channel gets fewer than depth·8 chunks. 2 nodes x
   // 8 GPUs: depth 7 + 1 = 8, 16 channels; 64 MiB → 4 MiB per channel → 128 KiB chunks (32 < 64).

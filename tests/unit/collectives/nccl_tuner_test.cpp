@@ -223,3 +223,56 @@ TEST(NcclKernelSms, NvlsRunsSixteenCtasOnHopper) {
   // The channel-by-data split gives each channel one 16 KiB cell at least: 4 CTAs for 64 KiB.
   EXPECT_EQ(plan::nccl_ctas(h200, nvls, 64 * KiB), 4);
 }
+
+TEST(NcclTuner, NvlsTreeRunsAcrossNvSwitchNodesWithNicsOnTheGpusAtNcclsPerChannelCeiling) {
+  // NCCL disables NVLS_TREE on one node, before Hopper, and where no GPU has a NIC of its own.
+  auto has_nvls_tree = [](const plan::NcclTopology& t) {
+    for (const plan::NcclChoice& c : plan::nccl_candidates(t, 1 * GiB))
+      if (c.algorithm == plan::Algorithm::nvls_tree) return true;
+    return false;
+  };
+  EXPECT_FALSE(has_nvls_tree(topology("dgx-h100")));
+  EXPECT_FALSE(has_nvls_tree(topology("dgx-a100", 2)));
+  tp::PlatformSpec host_nics = preset("dgx-h100", 2);
+  host_nics.network.nics_on_gpus = false;
+  EXPECT_FALSE(has_nvls_tree(plan::nccl_topology(host_nics, host_nics.total_gpus())));
+  // 2 DGX H100: 8 heads (one per NIC); bwIntra 370.8 / 9, bwInter min(50, 2 bwIntra) = 50 GB/s;
+  // per channel min(41.2 · 0.85 · 7/8 · 2, 2 · 50, 57.7) = 57.7 (perChMaxNVLSTreeBws, Hopper, 2 nodes).
+  const plan::NcclTopology two = topology("dgx-h100", 2);
+  EXPECT_EQ(two.nvls_heads, 8);
+  const plan::NcclChoice c = candidate(two, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple);
+  EXPECT_NEAR(c.bus_bandwidth_Bps, 8 * 57.7e9, 1e3);
+  EXPECT_NEAR(c.latency_s, (25 + 2 * 20.9) * 1e-6, 1e-12);  // NVLink NVLS 25 µs + 2·log2(2) network hops
+  EXPECT_NEAR(c.predicted_s, c.latency_s + 1 * GiB / (8 * 57.7e9 * 16 / 30), 1e-9);
+  EXPECT_EQ(c.channels, 16);  // nvls.cc: 16 NVLS channels on Hopper
+  for (const plan::NcclChoice& other : plan::nccl_candidates(two, 1 * GiB)) {
+    if (other.algorithm == plan::Algorithm::nvls_tree) {
+      EXPECT_EQ(other.protocol, plan::Protocol::simple);
+    }
+  }
+  EXPECT_EQ(plan::nccl_choose(two, 1 * GiB).algorithm, plan::Algorithm::nvls_tree);  // 461.6 GB/s over the ring's 371
+  // More than 2 nodes: each NIC carries twice as much (every node is inner in one tree) and the
+  // ceiling drops to 45.5: 8 × 45.5 = 364 GB/s, below the ring's 16 × 25 = 400, so large sizes ring.
+  const plan::NcclTopology four = topology("dgx-h100", 4);
+  EXPECT_NEAR(candidate(four, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple).bus_bandwidth_Bps, 8 * 45.5e9, 1e3);
+  EXPECT_EQ(plan::nccl_choose(four, 8 * GiB).algorithm, plan::Algorithm::ring);
+  EXPECT_EQ(plan::nccl_choose(four, 64 * MiB).algorithm, plan::Algorithm::nvls_tree);
+  // 4 NICs on 8 GPUs: 4 heads.
+  tp::PlatformSpec four_nics = preset("dgx-h100", 2);
+  four_nics.network.nics_per_node = 4;
+  EXPECT_EQ(plan::nccl_topology(four_nics, four_nics.total_gpus()).nvls_heads, 4);
+  // Partial nodes: none (the engine's NVLS_TREE needs whole nodes).
+  EXPECT_EQ(plan::nccl_topology(preset("dgx-h100", 2), 12).nvls_heads, 0);
+}
+
+TEST(ProtocolCosts, NvlsTreeScalesItsFlowsToThePerChannelCeiling) {
+  // 2 DGX H100: the flows alone would reach 2·15/16 × 370.8 × 0.85 × 8/9 = 525.3 GB/s busbw inside
+  // the nodes (750 on the NICs); the ceiling's 461.6 scales their bytes by 525.3 / 461.6.
+  const plan::NcclTopology t = topology("dgx-h100", 2);
+  const plan::NcclChoice c = candidate(t, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple);
+  const plan::ProtocolCosts costs = plan::protocol_costs(t, c, 1 * GiB);
+  EXPECT_NEAR(costs.launch_s, 25e-6, 1e-12);
+  EXPECT_NEAR(costs.wire_factor, 1.875 * 450 * 0.824 * 0.85 * 8 / 9 / (8 * 57.7), 1e-9);
+  EXPECT_EQ(costs.step_overhead_s, 0);
+  EXPECT_NEAR(plan::nvls_efficiency(t), 0.85, 1e-12);
+}

@@ -15,6 +15,7 @@ enum class Algorithm {
   halving_doubling,  ///< recursive halving reduce-scatter + recursive doubling all-gather, 2·log2(n) steps
   tree,              ///< double binary tree (each tree S/2), reduce then broadcast, pipelined in chunks
   nvls,              ///< NVLink SHARP: the NVSwitch reduces and multicasts; each GPU port carries S(n+1)/n each way
+  nvls_tree,         ///< NCCL's NVLS_TREE across nodes: NVLS inside each node, a double binary tree of nodes per NIC head on S/heads
 };
 
 /// NCCL's protocols (src/device/prims_*.h): LL sends 4 data bytes with a 4-byte flag per 8 bytes,

@@ -115,7 +115,8 @@ private:
 
 /// Several trees over the same participants run together, each reducing m pipelined chunks of
 /// `chunk` bytes to its root, then broadcasting them back: NCCL's tree all-reduce over channels.
-/// Tree t is given by parents[t][p], p's parent or −1 for the root (exactly one per tree). As in
+/// Tree t is given by parents[t][p], p's parent or −1 for a root: one per tree, or several where
+/// tree t is a forest of trees over disjoint participants (NVLS_TREE's heads). As in
 /// DoubleTreeSchedule, a participant of height h sends chunk j up at step h+j; after
 /// R = H+m−1 reduce steps (H the largest root height) one of depth d sends chunk j to its
 /// children at step R+d+j. n ≥ 2, m ≥ 1.
@@ -250,5 +251,26 @@ bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout);
 /// ring_phase picks them for rings that span nodes), each used by both trees, so 2·that channels.
 NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                const CollectiveOptions& options);
+
+/// NCCL's NVLS heads of a node (search.cc, NVLS pattern): the local GPU leading each NIC, the
+/// first GPU the platform attaches to it (8 NICs on 8 GPUs: 0…7; 4 NICs: 0, 2, 4, 6, as NCCL logs
+/// "NVLS Head 1: 2 10" on such nodes).
+std::vector<int> nvls_tree_heads(const RingLayout& layout);
+
+/// NCCL's NVLS_TREE all-reduce across nodes (src/device/all_reduce.h, runTreeSplit on NVLS):
+/// inside every node the NVSwitch reduces what each GPU sends and multicasts the result
+/// (nvls_all_reduce's flows, with `intra_factor` × the bytes); head k of every node (the GPU on
+/// NIC k) carries S/h of the reduced data up and down NCCL's double binary tree of the nodes
+/// (nccl_tree_parent), half on each tree, in pipeline_chunks. The two phases run at once: NCCL
+/// pipelines them chunk by chunk, and they share no link (NVSwitch ports, and PCIe and NICs).
+struct NvlsTreePhases {
+  std::vector<Ring> intra;  ///< one NVLS ring per node
+  /// The heads' trees over participants k·N + i (head k of node i): tree t of the schedule is a
+  /// forest of h trees, one per head; `channels` = h.
+  NcclTrees inter;
+};
+/// NVLS_TREE over `ranks`, which must fill ≥ 2 whole nodes (checked); intra_factor ≥ 1.
+NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                                    const CollectiveOptions& options, double intra_factor = 1);
 
 }  // namespace trainsim::plan

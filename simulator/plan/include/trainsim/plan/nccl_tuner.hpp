@@ -12,6 +12,10 @@
 //            Ampere) once each channel carries 64 bytes per rank ("plateau effect of ring")
 //   tree     latency = base(a,p) + 2·((ppn−1)·hw_intra + log2(nodes)·hw_net)
 //   nvls     latency = hw_intra(nvls, simple) (25 µs on NVLink); one node, NVSwitch gen 3+ (Hopper on)
+//   nvls_tree latency = 25 µs + 2·log2(nodes)·20.9 µs; several such nodes with NICs on the GPUs:
+//            per head (channel) min(bwIntra·eff·(h−1)/h·2, bwInter·(2 on two nodes), perChMaxNVLSTreeBw),
+//            the NVLS graph's bwIntra = NVLink / (h+1) (every GPU carries each channel, its head's twice)
+//            and bwInter = min(NIC, 2·bwIntra) (search.cc raises it while below twice bwIntra)
 //   busbw    = channels · per-channel bandwidth, then the protocol's fraction and ceiling
 //            (LL: ×0.5 up to llMaxBw; LL128: ×0.92 up to channels·perChMaxRingLL128Bw; tree:
 //            ×0.92 up to channels·perChMaxTreeBw, LL ×1/3.8, LL128 ×7/9 in one node ×120/128 across);
@@ -40,6 +44,12 @@ struct NcclTopology {
   int channels = 1;           ///< NCCL's channels of the ring and tree graphs
   double bw_intra_GBps = 0;   ///< per channel, inside a node
   double bw_inter_GBps = 0;   ///< per channel, between nodes (= bw_intra_GBps in one node)
+  double nvlink_GBps = 0;     ///< one GPU's NVLink/NVSwitch bandwidth (fabric × efficiency; PCIe's without NVLink)
+  double nic_GBps = 0;        ///< one NIC
+  /// NVLS heads across nodes (search.cc, NVLS pattern: one per NIC with a GPU of its own, at most
+  /// the GPUs of a node); 0 when the NICs hang off the host bridge, where NCCL finds none, and
+  /// when the ranks do not fill whole nodes.
+  int nvls_heads = 0;
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -47,7 +57,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks);
 
 /// One candidate of the tuner: its predicted time and the costs the engine charges for it.
 struct NcclChoice {
-  Algorithm algorithm = Algorithm::ring;  ///< ring, tree or nvls
+  Algorithm algorithm = Algorithm::ring;  ///< ring, tree, nvls or nvls_tree
   Protocol protocol = Protocol::simple;
   int channels = 1;             ///< channels NCCL launches for this size (enqueue.cc drops some for small sizes)
   double latency_s = 0;         ///< the model's latency: launch plus per-step latencies
@@ -56,10 +66,12 @@ struct NcclChoice {
 };
 
 /// Every (algorithm, protocol) NCCL would consider for an all-reduce of `bytes` on `topo`, with
-/// the model's time; those NCCL disables (NVLS outside one NVSwitch node, LL128 before Volta) are
-/// left out. bytes ≥ 0.
+/// the model's time; those NCCL disables (NVLS outside one NVSwitch node, NVLS_TREE inside one,
+/// LL128 before Volta) are
+/// left out. NVLS_TREE is NCCL's algorithm across NVSwitch nodes whose GPUs have NICs (Hopper on).
+/// bytes ≥ 0.
 std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes);
-/// The fastest candidate (NCCL's pick); ties go to the earlier of ring, tree, nvls and LL, LL128, Simple.
+/// The fastest candidate (NCCL's pick); ties go to the earlier of ring, tree, nvls, nvls_tree and LL, LL128, Simple.
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes);
 /// The fastest candidate of `algorithm` (NCCL_ALGO set to it, protocol still chosen); nvls where
 /// unsupported falls back to ring.
@@ -70,7 +82,8 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 /// threads), each resident on an SM for the kernel's whole life. Ring and tree: the
 /// communicator's channels, twice the graph's (connect.cc duplicates them, at most MAXCHANNELS
 /// 64), less the channels enqueue.cc drops for small sizes; NVLS: 16 CTAs on Hopper, 24 on
-/// Blackwell (nvls.cc), fewer below 256 KiB (nvls_pipeline's channels). 0 when nothing runs
+/// Blackwell (nvls.cc), fewer below 256 KiB (nvls_pipeline's channels); NVLS_TREE: 16 on Hopper,
+/// 32 on Blackwell across nodes, fewer below 256 (512) KiB by the same channel-by-data split. 0 when nothing runs
 /// (fewer than 2 ranks or no bytes). `comm_channels` > 0 sets the communicator's channels instead
 /// (NCCL_MIN/MAX_NCHANNELS, `--channels`).
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels = 0);
@@ -103,8 +116,9 @@ double nccl_launch_s(Algorithm algorithm, Protocol protocol = Protocol::simple);
 /// intra-node all-gather), 1 otherwise.
 int calls_per_all_reduce(Algorithm algorithm);
 /// The costs of `choice` on `topo` for an all-reduce of `bytes` (see ProtocolCosts): besides the
-/// protocol's, a tree's wire bytes carry NCCL's medium-size correction (tree_correction) and NVLS's
-/// its pipeline fill (nvls_pipeline).
+/// protocol's, a tree's wire bytes carry NCCL's medium-size correction (tree_correction), NVLS's
+/// its pipeline fill (nvls_pipeline), NVLS_TREE's its per-channel ceiling (perChMaxNVLSTreeBw:
+/// raised to the busbw the flows would reach without it, over h × the ceiling).
 ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice, double bytes);
 
 /// NCCL's correction of a tree's bandwidth for medium sizes (tuning.cc treeCorrectionFactor,
@@ -131,6 +145,11 @@ struct NvlsPipeline {
 };
 /// NCCL's NVLS pipeline for an all-reduce of `bytes` (> 0) on one node of `topo`.
 NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes);
+/// NCCL's NVLS efficiency (tuning.cc nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell; 0 before): the
+/// share of an NVSwitch port's bandwidth NVLS moves data at. NVLS charges it in its wire_factor;
+/// NVLS_TREE's intra-node flows carry 1/efficiency more bytes than its NIC flows
+/// (plan::nvls_tree_all_reduce), since the efficiency binds NVLink, not the network.
+double nvls_efficiency(const NcclTopology& topo);
 /// Platform fabric latencies are NCCL's Simple per-step ring latency (presets: 3.4 µs NVLink,
 /// 5.7 µs PCIe); a protocol-aware run takes hw_intra(ring, Simple) − hw_intra(ring, LL) off them
 /// (2.8 µs NVLink, 4.7 µs PCIe) and adds each protocol's step_overhead_s back.
