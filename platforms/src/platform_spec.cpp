@@ -262,8 +262,8 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
 
 void read_network(const JsonNode& node, PlatformSpec& spec) {
   node.require_object();
-  node.allow_only({"topology", "bandwidth_Gbps", "latency_us", "nics_per_node", "nic_attach", "model", "fat_tree",
-                   "torus", "dragonfly"});
+  node.allow_only({"topology", "bandwidth_Gbps", "latency_us", "nics_per_node", "nic_attach", "sharp", "model",
+                   "fat_tree", "torus", "dragonfly"});
   NetworkSpec& net = spec.network;
   const std::string topo = node.at("topology").one_of({"switch", "fat_tree", "torus", "dragonfly"});
   net.topology = topo == "fat_tree"    ? TopologyKind::fat_tree
@@ -275,6 +275,7 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
   net.latency_s = us_to_s(node.at("latency_us").non_negative_number());
   if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";
+  if (auto s = node.find("sharp")) net.sharp = s->as_bool();
   if (auto m = node.find("model")) net.model = read_model(*m, net.factors);
   read_topology_shape(node, spec);
 }
@@ -657,6 +658,7 @@ Json to_json(const PlatformSpec& spec) {
   net["latency_us"] = clean(n.latency_s * 1e6);
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = n.nics_on_gpus ? "gpu" : "host";
+  if (n.sharp) net["sharp"] = true;
   if (n.model == NetworkModel::factors) {
     net["model"] = Json{{"latency_factor", n.factors.latency_factor},
                         {"bandwidth_factor", n.factors.bandwidth_factor},

@@ -24,7 +24,7 @@ struct CollectiveCliOptions {
   std::string platform;
   std::string op = "allreduce";
   std::string algorithm = "auto";
-  std::string protocol;  // empty: none modelled unless the algorithm is auto, nvls or nvls_tree
+  std::string protocol;  // empty: none modelled unless the algorithm is auto, nvls, nvls_tree or collnet_*
   std::string bytes;
   int gpus = 0;
   int nodes = 0;
@@ -106,18 +106,20 @@ int run_collective(const CollectiveCliOptions& o) {
                       : o.algorithm == "tree"             ? plan::Algorithm::tree
                       : o.algorithm == "nvls"             ? plan::Algorithm::nvls
                       : o.algorithm == "nvls_tree"        ? plan::Algorithm::nvls_tree
+                      : o.algorithm == "collnet_direct"   ? plan::Algorithm::collnet_direct
+                      : o.algorithm == "collnet_chain"    ? plan::Algorithm::collnet_chain
                                                           : plan::Algorithm::ring;
   // NCCL's way (nccl_tuner.hpp): `auto` lets the tuner pick the algorithm, `nvls`, `nvls_tree` or
   // a protocol model the protocols; a textbook algorithm without --protocol runs as before, protocol-less.
   request.tune_algorithm = o.algorithm == "auto";
-  request.nccl = request.tune_algorithm || o.algorithm == "nvls" || o.algorithm == "nvls_tree" || !o.protocol.empty();
+  const bool nvls = o.algorithm == "nvls" || o.algorithm == "nvls_tree" || o.algorithm.starts_with("collnet");
+  request.nccl = request.tune_algorithm || nvls || !o.protocol.empty();
   if (!o.protocol.empty() && o.protocol != "auto")
     request.protocol = o.protocol == "LL" ? plan::Protocol::ll : o.protocol == "LL128" ? plan::Protocol::ll128
                                                                                      : plan::Protocol::simple;
-  const bool nvls = o.algorithm == "nvls" || o.algorithm == "nvls_tree";
   if (request.op != plan::CollectiveOp::allreduce && (nvls || !o.protocol.empty()))
     throw InputError("command line", nvls ? "--algorithm" : "--protocol",
-                     "NVLS and protocols are modelled for allreduce only, not " + o.op);
+                     "NVLS, CollNet and protocols are modelled for allreduce only, not " + o.op);
   request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
   request.options.channels = o.channels;
@@ -197,11 +199,12 @@ void add_collective(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
   cmd->add_option("--algorithm", o->algorithm,
                   "all-reduce algorithm: auto (NCCL's tuner picks per size), ring, tree, nvls, nvls_tree, "
-                  "hierarchical, halving_doubling")
-      ->check(CLI::IsMember({"auto", "ring", "tree", "nvls", "nvls_tree", "hierarchical", "halving_doubling"}));
+                  "collnet_direct, collnet_chain (SHARP), hierarchical, halving_doubling")
+      ->check(CLI::IsMember({"auto", "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain",
+                             "hierarchical", "halving_doubling"}));
   cmd->add_option("--protocol", o->protocol,
                   "NCCL protocol: auto (the tuner's pick), LL, LL128 or Simple; default auto under --algorithm "
-                  "auto, nvls or nvls_tree, none otherwise")
+                  "auto, nvls, nvls_tree or collnet_*, none otherwise")
       ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple"}));
   cmd->add_option("--bytes", o->bytes, "size N, or a range A:B:xF (e.g. 8:8G:x2); K, M, G are binary")->required();
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(positive_number());

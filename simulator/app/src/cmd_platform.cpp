@@ -80,6 +80,7 @@ int platform_info(const PlatformInfoOptions& o) {
                        platforms::to_string(spec.network.topology), spec.network.nics_per_node,
                        spec.network.bandwidth_Bps * 8 / 1e9, spec.network.nics_on_gpus ? "GPUs' PCIe switches" : "host",
                        spec.network.latency_s * 1e6);
+    if (spec.network.sharp) out += "SHARP      the switches reduce in the network; NCCL's CollNet and NVLS across nodes are on\n";
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

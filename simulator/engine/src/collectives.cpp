@@ -35,17 +35,30 @@ CollectiveStats run_hierarchical(Simulation& sim, const plan::HierarchicalPhases
   return stats;
 }
 
-/// NVLS inside the nodes and the heads' trees between them, at once (plan::NvlsTreePhases: NCCL
-/// pipelines them and they share no link): the intra-node rings in a helper actor, the trees in
-/// the caller; done when both are. Reports the trees' representation and channels.
-CollectiveStats run_nvls_tree(Simulation& sim, const plan::NvlsTreePhases& phases, const CollectiveOptions& options) {
+/// The intra-node rings of a two-level all-reduce (NVLS_TREE, SHARP) in a helper actor while
+/// `inter` runs the phase between the nodes in the caller, at once (NCCL pipelines them and they
+/// share no link); done when both are. Reports the inter-node phase's representation and channels.
+template <class Inter>
+CollectiveStats run_two_levels(Simulation& sim, const std::vector<plan::Ring>& intra_rings, const CollectiveOptions& options,
+                               Inter inter) {
   CollectiveStats intra;
-  const sg4::ActorPtr nodes = sg4::Actor::create("nvls-intra", sg4::this_actor::get_host(),
-                                                 [&] { intra = run_rings(sim, phases.intra, options); });
-  CollectiveStats stats = run_trees(sim, phases.inter, options);
+  const sg4::ActorPtr nodes = sg4::Actor::create("intra-node", sg4::this_actor::get_host(),
+                                                 [&] { intra = run_rings(sim, intra_rings, options); });
+  CollectiveStats stats = inter();
   nodes->join();
   stats.flows += intra.flows;
   return stats;
+}
+
+bool spans_nodes(const std::vector<int>& ranks, int gpus_per_node) {
+  return std::any_of(ranks.begin(), ranks.end(), [&](int r) { return r / gpus_per_node != ranks[0] / gpus_per_node; });
+}
+
+/// NVLS's efficiency binds the NVSwitch ports, not the NICs: the intra-node flows of a two-level
+/// NVLS all-reduce carry 1 / efficiency more bytes (nccl_tuner.hpp nvls_efficiency).
+double nvls_intra_factor(const Simulation& sim, int ranks) {
+  const double efficiency = plan::nvls_efficiency(plan::nccl_topology(sim.spec(), ranks));
+  return efficiency > 0 ? 1 / efficiency : 1;
 }
 
 }  // namespace
@@ -59,12 +72,23 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
   const plan::RingLayout layout = plan::ring_layout(sim.spec());
   if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
   switch (algorithm) {
-    case Algorithm::nvls: return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
+    case Algorithm::nvls: {
+      if (!spans_nodes(ranks, layout.gpus_per_node))
+        return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
+      // Across nodes NVLS needs SHARP (CollNet): the heads' shares go through the switches.
+      const plan::SharpPhases p =
+          plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, nvls_intra_factor(sim, n));
+      return run_two_levels(sim, p.intra, options, [&] { return run_rings(sim, p.inter, options); });
+    }
     case Algorithm::nvls_tree: {
-      // NVLS's efficiency binds the NVSwitch ports, not the NICs (nccl_tuner.hpp nvls_efficiency).
-      const double efficiency = plan::nvls_efficiency(plan::nccl_topology(sim.spec(), n));
-      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, efficiency > 0 ? 1 / efficiency : 1),
-                           options);
+      const plan::NvlsTreePhases p = plan::nvls_tree_all_reduce(ranks, bytes, layout, options, nvls_intra_factor(sim, n));
+      return run_two_levels(sim, p.intra, options, [&] { return run_trees(sim, p.inter, options); });
+    }
+    case Algorithm::collnet_direct:
+    case Algorithm::collnet_chain: {
+      const int heads = std::max(1, plan::nccl_topology(sim.spec(), n).collnet_heads);
+      const plan::SharpPhases p = plan::sharp_all_reduce(ranks, bytes, layout, options, false, heads);
+      return run_two_levels(sim, p.intra, options, [&] { return run_rings(sim, p.inter, options); });
     }
     case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::hierarchical:
@@ -348,8 +372,15 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   if (candidates.empty()) {
     const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
     const bool nvls_tree = !request.tune_algorithm && request.algorithm == Algorithm::nvls_tree;
-    throw InputError("collective request", (nvls || nvls_tree) && !request.protocol ? "algorithm" : "protocol",
-                     nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch"
+    const bool collnet = !request.tune_algorithm &&
+                         (request.algorithm == Algorithm::collnet_direct || request.algorithm == Algorithm::collnet_chain);
+    throw InputError("collective request", (nvls || nvls_tree || collnet) && !request.protocol ? "algorithm" : "protocol",
+                     nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "
+                            "or across whole such nodes whose switches run SHARP (\"sharp\": true)"
+                     : collnet
+                         ? "NCCL runs CollNet only with the Simple protocol, across two or more whole nodes whose "
+                           "switches run SHARP (\"network\": {\"sharp\": true}); Direct also needs NVSwitch nodes of at "
+                           "most 8 GPUs"
                      : nvls_tree
                          ? "NCCL runs NVLS_TREE only with the Simple protocol, across two or more whole nodes of Hopper "
                            "or later GPUs on NVSwitch with NICs on the GPUs (\"nic_attach\": \"gpu\")"
@@ -367,7 +398,10 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.wire_factor = costs.wire_factor;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
-  if (run.choice.algorithm != Algorithm::nvls && run.choice.algorithm != Algorithm::nvls_tree && run.options.channels == 0)
+  // NVLS, NVLS_TREE and CollNet run on their heads, not the ring's channels.
+  if (run.choice.algorithm != Algorithm::nvls && run.choice.algorithm != Algorithm::nvls_tree &&
+      run.choice.algorithm != Algorithm::collnet_direct && run.choice.algorithm != Algorithm::collnet_chain &&
+      run.options.channels == 0)
     run.options.channels = run.choice.channels;
   return run;
 }
@@ -385,9 +419,11 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
                      "NCCL's protocols and NVLS need a platform description (GPU, fabric, NICs), not a SimGrid XML "
                      "file; use auto or a textbook algorithm without --protocol");
   if (nccl && !request.tune_algorithm && request.algorithm != Algorithm::ring && request.algorithm != Algorithm::tree &&
-      request.algorithm != Algorithm::nvls && request.algorithm != Algorithm::nvls_tree)
+      request.algorithm != Algorithm::nvls && request.algorithm != Algorithm::nvls_tree &&
+      request.algorithm != Algorithm::collnet_direct && request.algorithm != Algorithm::collnet_chain)
     throw InputError("collective request", "protocol",
-                     "protocols are modelled for NCCL's algorithms (ring, tree, nvls, nvls_tree), not " +
+                     "protocols are modelled for NCCL's algorithms (ring, tree, nvls, nvls_tree, collnet_direct, "
+                     "collnet_chain), not " +
                          to_string(request.algorithm));
   // A protocol-aware run: the platform's fabric latency is NCCL's Simple step latency; take the
   // protocol-independent part off and let each size's protocol add its own (nccl_tuner.hpp).

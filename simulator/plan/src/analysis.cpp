@@ -145,7 +145,7 @@ std::string server_entry(const PlannedServer& s) {
 
 /// Steps of one collective operation whose latencies add up (ring: 2(n−1); tree and
 /// halving-doubling: 2⌈log2 n⌉; hierarchical: its intra-node and inter-node rings; NVLS: 1;
-/// NVLS_TREE: 1 + 2⌈log2 nodes⌉; push or pull: 1).
+/// NVLS_TREE: 1 + 2⌈log2 nodes⌉; CollNet: 3, to the heads, through the switches, back; push or pull: 1).
 double latency_steps(const CommOp& op, int gpus_per_node) {
   const double n = op.ranks;
   switch (op.kind) {
@@ -160,6 +160,8 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
     case Algorithm::ring: return 2 * (n - 1);
     case Algorithm::nvls: return 1;
     case Algorithm::nvls_tree: return 1 + 2 * std::ceil(std::log2(std::ceil(n / std::min<double>(gpus_per_node, n))));
+    case Algorithm::collnet_direct:
+    case Algorithm::collnet_chain: return 3;
     case Algorithm::halving_doubling:
     case Algorithm::tree: return 2 * std::ceil(std::log2(n));
     case Algorithm::hierarchical: {

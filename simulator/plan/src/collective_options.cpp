@@ -10,6 +10,8 @@ std::string to_string(Algorithm a) {
     case Algorithm::tree: return "tree";
     case Algorithm::nvls: return "nvls";
     case Algorithm::nvls_tree: return "nvls_tree";
+    case Algorithm::collnet_direct: return "collnet_direct";
+    case Algorithm::collnet_chain: return "collnet_chain";
   }
   return "ring";
 }

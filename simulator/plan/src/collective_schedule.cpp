@@ -510,4 +510,29 @@ NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes,
                         NcclTrees{std::move(order), TreeSchedule(h * N, std::move(parents), m, per_tree / m), h}};
 }
 
+SharpPhases sharp_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                             const CollectiveOptions& options, bool nvls, int max_heads, double intra_factor) {
+  TRAINSIM_CHECK(intra_factor >= 1 && max_heads >= 1, "SHARP all-reduce needs intra_factor ≥ 1 and a head");
+  const int g = layout.gpus_per_node;
+  const std::vector<std::vector<int>> nodes = ranks_by_node(ranks, layout, options);
+  TRAINSIM_CHECK(nodes.size() >= 2, "a SHARP all-reduce needs ranks on two nodes or more");
+  for (const auto& node : nodes) TRAINSIM_CHECK(int(node.size()) == g, "a SHARP all-reduce needs whole nodes");
+  SharpPhases phases;
+  for (const auto& node : nodes) {
+    if (nvls) {
+      for (Ring& r : nvls_all_reduce(node, bytes * intra_factor, layout, options)) phases.intra.push_back(std::move(r));
+    } else if (g > 1) {
+      phases.intra.push_back(Ring{node, 2, bytes * intra_factor * (g - 1) / g});
+    }
+  }
+  std::vector<int> heads = nvls_tree_heads(layout);
+  if (int(heads.size()) > max_heads) heads.resize(std::size_t(max_heads));
+  for (int local : heads) {
+    Ring ring{{}, 1, bytes / double(heads.size())};
+    for (const auto& node : nodes) ring.ranks.push_back(node.front() / g * g + local);
+    phases.inter.push_back(std::move(ring));
+  }
+  return phases;
+}
+
 }  // namespace trainsim::plan

@@ -28,6 +28,12 @@ constexpr std::array<std::array<double, 3>, 4> kPerChTree{
 constexpr std::array<std::array<double, 3>, 4> kPerChNvlsTree{{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}}};
 constexpr std::array<double, 4> kNvlsEfficiency{0, 0, 0.85, 0.74};
 constexpr double kNetNvlsTree = 20.9;  // µs, hwLatencies[NET][NVLS_TREE][SIMPLE]
+constexpr double kNetNvls = 18;        // µs, hwLatencies[NET][NVLS][SIMPLE]
+// CollNet (Simple only): hwLatencies NVLink/PCI and NET of COLLNET_DIRECT and COLLNET_CHAIN, µs,
+// and the 0.4 µs arity serialization per local peer of Direct.
+constexpr double kIntraCollnetDirect = 3.7, kIntraCollnetChain = 2.8, kNetCollnetDirect = 31, kNetCollnetChain = 30;
+constexpr double kCollnetArity = 0.4;
+constexpr int kMaxCollnetHeads = 8;  // device.h NCCL_MAX_DIRECT_ARITY + 1
 // treeCorrectionFactor [LL, LL128, Simple][log2(bytes / 64)], 64 B to 256 MiB.
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection{{
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
@@ -86,6 +92,18 @@ NvlsGraph nvls_graph(const NcclTopology& topo) {
   return g;
 }
 
+// The CollNet graphs' per-channel bandwidths (search.cc; NCCL's own search gives 48 / 48 on a DGX
+// H100, 48 / 24 Direct and 30 / 24 Chain on a DGX A100): bwInter the NIC's, at most the search's
+// top speed (48 GB/s, 96 on Blackwell), bwIntra raised to twice that (pass 2) while the NVLink
+// port carries it: Direct's head and its g − 1 peers take 2 × bwIntra of every port over h
+// channels, Chain's h chains each cross every port once.
+double collnet_bw_intra(const NcclTopology& topo, Algorithm a) {
+  const double top = topo.compute_capability >= 100 ? 96 : 48;
+  const double inter = std::min(topo.nic_GBps, top), h = std::max(1, topo.collnet_heads);
+  const double port = a == Algorithm::collnet_direct ? topo.nvlink_GBps / 2 : topo.nvlink_GBps / h;
+  return std::min({2 * inter, top, port});
+}
+
 // NVLS_TREE's per-channel ceiling (perChMaxNVLSTreeBws).
 double nvls_tree_ceiling_GBps(const NcclTopology& topo) {
   return kPerChNvlsTree[std::size_t(generation_index(topo.compute_capability))][std::size_t(topo.nodes <= 2 ? 1 : 2)];
@@ -124,7 +142,11 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.nvlink_GBps = t.channels * t.bw_intra_GBps;
   t.nic_GBps = spec.network.bandwidth_Bps / GBps;
   // Whole nodes only (the engine's NVLS_TREE runs on whole nodes; partial ones are left out).
-  t.nvls_heads = spec.network.nics_on_gpus && t.ranks % g == 0 ? std::min(std::max(1, spec.network.nics_per_node), g) : 0;
+  const bool whole = t.ranks % g == 0;
+  t.nvls_heads = spec.network.nics_on_gpus && whole ? std::min(std::max(1, spec.network.nics_per_node), g) : 0;
+  t.nvswitch = in.kind == platforms::IntraNodeKind::nvswitch;
+  t.collnet = spec.network.sharp && t.nodes > 1 && whole;
+  t.collnet_heads = t.collnet ? std::min({std::max(1, spec.network.nics_per_node), g, kMaxCollnetHeads}) : 0;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -148,12 +170,18 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
   const int nsteps = 2 * (n - 1), nInter = nodes == 1 ? 0 : 2 * (nodes - 1);
   const double log2_nodes = std::floor(std::log2(double(nodes)));
   const NvlsGraph nvls_tree = nvls_graph(topo);
-  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree}) {
-    if (a == Algorithm::nvls && (!topo.nvls || nodes > 1 || topo.channels < 2)) continue;
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct,
+                      Algorithm::collnet_chain}) {
+    // NVLS: one NVSwitch node, or several with CollNet (tuning.cc: "Collnet+NVLS").
+    if (a == Algorithm::nvls && (!topo.nvls || (nodes > 1 && (!topo.collnet || nvls_tree.heads < 2)) || topo.channels < 2))
+      continue;
+    const bool collnet = a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
+    // CollNet needs SHARP; Direct an NVSwitch and at most 8 ranks per node (enqueue.cc).
+    if (collnet && (!topo.collnet || (a == Algorithm::collnet_direct && (!topo.nvswitch || ppn > 8)))) continue;
     // tuning.cc: NVLS_TREE is disabled on one node and needs two channels (heads).
     if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_tree.heads < 2)) continue;
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-      if ((a == Algorithm::nvls || a == Algorithm::nvls_tree) && p != Protocol::simple) continue;
+      if ((a == Algorithm::nvls || a == Algorithm::nvls_tree || collnet) && p != Protocol::simple) continue;
       if (p == Protocol::ll128 && (topo.compute_capability < 70 || !topo.nvlink)) continue;  // LL128 needs NVLink-class paths
       const int pi = index_of(p);
       const double bw = nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps;
@@ -162,6 +190,21 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
         const double intra = topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(gen)] * (topo.channels - 1) /
                              topo.channels * 2.0;
         busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
+        if (nodes > 1) {  // the NVLS graph's heads, each sending its share to the switches
+          const double h = nvls_tree.heads;
+          busBw = h * std::min(nvls_tree.bw_intra * kNvlsEfficiency[std::size_t(gen)] * (h - 1) / h * 2.0, nvls_tree.bw_inter);
+        }
+      }
+      if (collnet) {
+        const double h = topo.collnet_heads;
+        busBw = h * collnet_bw_intra(topo, a);
+        if (a == Algorithm::collnet_direct) {
+          // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed".
+          double factor = ppn / h;
+          factor -= (factor - 1) / 2;
+          busBw /= factor;
+          if (topo.compute_capability >= 90) busBw *= 0.85;
+        }
       }
       if (a == Algorithm::nvls_tree) {
         const double h = nvls_tree.heads;
@@ -179,7 +222,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
                          topo.channels * kPerChTreeLl128[std::size_t(gen)][std::size_t(index2)]);
       // ncclTopoGetAlgoTime: the tree's bandwidth corrected for medium sizes.
       if (a == Algorithm::tree) busBw *= tree_correction(p, bytes);
-      const double algBw = a == Algorithm::tree ? busBw * 0.5 : busBw * n / nsteps;
+      const double algBw = a == Algorithm::tree || collnet ? busBw * 0.5 : busBw * n / nsteps;
       const PerProtocol& intra_hw = a == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                     : a == Algorithm::nvls || a == Algorithm::nvls_tree ? kNvlinkNvls
                                     : topo.nvlink          ? kNvlinkRing
@@ -197,7 +240,13 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
           std::floor(bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(n))) >= 64)
         lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
       if (a == Algorithm::tree) lat += 2 * ((ppn - 1) * intraLat + log2_nodes * interLat);
-      if (a == Algorithm::nvls) lat = intraLat;
+      if (a == Algorithm::nvls) lat = intraLat + (nodes > 1 ? kNetNvls : 0);
+      if (collnet) {  // base latency 0; with one rank per node the tree's network latency
+        const double net = ppn == 1 ? kNetTree[2] : a == Algorithm::collnet_direct ? kNetCollnetDirect : kNetCollnetChain;
+        lat = a == Algorithm::collnet_direct
+                  ? 2 * (std::min(1.0, ppn - 1) * kIntraCollnetDirect + (ppn - 1) * kCollnetArity) + net
+                  : 2 * (ppn - 1) * kIntraCollnetChain + net;
+      }
       if (a == Algorithm::nvls_tree) lat = intraLat + 2 * log2_nodes * kNetNvlsTree;  // base latency 0
       NcclChoice c;
       c.algorithm = a;
@@ -205,8 +254,9 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       // enqueue.cc: ring and tree drop channels while each would get fewer than threads ×
       // threshold bytes (512 threads LL and Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple,
       // the ring's LL threshold times the ranks); NVLS keeps its channels.
-      c.channels = a == Algorithm::nvls        ? topo.channels
+      c.channels = a == Algorithm::nvls        ? (nodes > 1 ? nvls_ctas(topo) : topo.channels)
                    : a == Algorithm::nvls_tree ? nvls_ctas(topo)
+                   : collnet                   ? topo.collnet_heads
                                                : drop_channels(topo.channels, a, p, n, bytes);
       c.latency_s = lat * 1e-6;
       c.bus_bandwidth_Bps = busBw * 1e9;
@@ -234,8 +284,8 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels) {
   if (topo.ranks < 2 || bytes <= 0) return 0;
-  if (choice.algorithm == Algorithm::nvls) return nvls_pipeline(topo, bytes).channels;
-  if (choice.algorithm == Algorithm::nvls_tree)  // the channel-by-data split, as for NVLS
+  if (choice.algorithm == Algorithm::nvls && topo.nodes == 1) return nvls_pipeline(topo, bytes).channels;
+  if (choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree)  // the channel-by-data split
     return int(std::clamp(std::ceil(bytes / kCbdCell), 1.0, double(nvls_ctas(topo))));
   // connect.cc (ncclTopoPostset): "Duplication should be complete now", comm->nChannels =
   // min(MAXCHANNELS, 2 × the graph's channels); enqueue.cc starts the per-size drop from there.
@@ -284,6 +334,19 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   ProtocolCosts c;
   const int pi = index_of(choice.protocol);
   const double raw_busbw = topo.channels * (topo.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps) * 1e9;
+  const bool collnet = choice.algorithm == Algorithm::collnet_direct || choice.algorithm == Algorithm::collnet_chain;
+  if (collnet || (choice.algorithm == Algorithm::nvls && topo.nodes > 1)) {
+    // The flows' own algbw: inside the nodes NVLS (S(g+1)/g per port at its efficiency) or
+    // CollNet's scatter to the heads and broadcast back (2S(g−1)/g per port), and S/h on every
+    // head's NIC each way, the switches reducing. Where that beats the model, the bytes scale.
+    c.launch_s = choice.latency_s;
+    const double g = double(topo.ranks) / topo.nodes;
+    const double intra = collnet ? topo.nvlink_GBps * g / (2 * (g - 1)) : topo.nvlink_GBps * nvls_efficiency(topo) * g / (g + 1);
+    const double inter = (collnet ? topo.collnet_heads : topo.nvls_heads) * topo.nic_GBps;
+    const double model = choice.bus_bandwidth_Bps / 1e9 * (collnet ? 0.5 : topo.ranks / (2.0 * (topo.ranks - 1)));
+    if (model > 0) c.wire_factor = std::max(1.0, std::min(intra, inter) / model);
+    return c;
+  }
   if (choice.algorithm == Algorithm::nvls) {
     c.launch_s = nccl_launch_s(Algorithm::nvls);
     c.wire_factor = 1.0 / kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];

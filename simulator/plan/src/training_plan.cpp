@@ -157,6 +157,8 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
       }
   };
   const int n = static_cast<int>(ranks.size());
+  // NVLS's efficiency binds the NVSwitch ports, not the NICs (nccl_tuner.hpp nvls_efficiency).
+  const double efficiency = nvls_efficiency(nccl_topology(spec, n)), nvls_factor = efficiency > 0 ? 1 / efficiency : 1;
   switch (algorithm) {
     case Algorithm::ring: add_rings(ring_all_reduce(ranks, 1.0, layout, options), 1); break;
     case Algorithm::hierarchical: {
@@ -166,12 +168,27 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
       break;
     }
     case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
-    case Algorithm::nvls: add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1); break;
+    case Algorithm::nvls:
+      if (nccl_topology(spec, n).nodes == 1) {
+        add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1);
+      } else {
+        const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, true, g, nvls_factor);
+        add_rings(phases.intra, 1);
+        add_rings(phases.inter, 1);
+      }
+      break;
     case Algorithm::nvls_tree: {
-      const double efficiency = nvls_efficiency(nccl_topology(spec, n));
-      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, efficiency > 0 ? 1 / efficiency : 1);
+      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, nvls_factor);
       add_rings(phases.intra, 1);
       add_schedule(phases.inter.schedule, phases.inter.ranks);
+      break;
+    }
+    case Algorithm::collnet_direct:
+    case Algorithm::collnet_chain: {
+      const SharpPhases phases =
+          sharp_all_reduce(ranks, 1.0, layout, options, false, std::max(1, nccl_topology(spec, n).collnet_heads));
+      add_rings(phases.intra, 1);
+      add_rings(phases.inter, 1);
       break;
     }
     case Algorithm::tree: add_schedule(double_tree_all_reduce(n, 1.0, options), ring_order(ranks, layout, options)); break;
@@ -448,7 +465,10 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
           op.launch_s = costs.launch_s;
           op.step_overhead_s = costs.step_overhead_s;
           op.wire_factor = costs.wire_factor;
-          op.channels = choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree ? 0 : choice.channels;
+          // NVLS, NVLS_TREE and CollNet run on their heads, not the ring's channels.
+          const bool own = choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree ||
+                           choice.algorithm == Algorithm::collnet_direct || choice.algorithm == Algorithm::collnet_chain;
+          op.channels = own ? 0 : choice.channels;
           // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
           // life, waiting for peers included, so compute overlapping it runs on the other SMs.
           // Compute is taken to scale with the SMs it has.

@@ -280,6 +280,35 @@ TEST(CollectiveCli, NvlsTreeAcrossH100NodesRunsAtNcclsPerChannelCeiling) {
   EXPECT_EQ(parse(four.out)["results"][1]["algorithm"], "ring");
 }
 
+// SHARP switches ("network": {"sharp": true}) bring NCCL's CollNet and NVLS across nodes: on 4 DGX
+// A100 the tuner picks CollNet Direct for large sizes, which then runs NVLink-bound (every port
+// carries 2S·7/8) above the ring's NIC-bound busbw; on 4 DGX H100 it picks NVLS through the switches.
+TEST(CollectiveCli, SharpSwitchesRunCollNetAndNvlsAcrossNodes) {
+  const std::string a100 = trainsim_test::test_data_dir() + "/good/platforms/dgx_a100_sharp_4_nodes.json";
+  const auto direct = run_trainsim({"collective", "--platform", a100, "--bytes", "1G", "--json", "-"});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  const auto r = parse(direct.out)["results"][0];
+  EXPECT_EQ(r["algorithm"], "collnet_direct");
+  EXPECT_EQ(r["channels"], 8);  // one head per NIC
+  // NVLink-bound: algbw 240 GB/s × 8 / 14 = 137 (NCCL's model says 192, ignoring NVLink for Direct).
+  EXPECT_NEAR(r["algbw_GBps"].get<double>(), 240 * 8.0 / 14, 0.03 * 240 * 8 / 14);
+  const auto ring = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "4", "--algorithm", "ring",
+                                  "--protocol", "auto", "--bytes", "1G", "--json", "-"});
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_GT(r["busbw_GBps"].get<double>(), 1.2 * parse(ring.out)["busbw_GBps"].get<double>());
+  const auto chain = run_trainsim({"collective", "--platform", a100, "--algorithm", "collnet_chain", "--bytes", "1G", "--json", "-"});
+  ASSERT_EQ(chain.exit_code, 0) << chain.err;
+  EXPECT_EQ(parse(chain.out)["results"][0]["algorithm"], "collnet_chain");
+  const std::string h100 = trainsim_test::test_data_dir() + "/good/platforms/dgx_h100_sharp_4_nodes.json";
+  const auto nvls = run_trainsim({"collective", "--platform", h100, "--bytes", "1G", "--json", "-"});
+  ASSERT_EQ(nvls.exit_code, 0) << nvls.err;
+  EXPECT_EQ(parse(nvls.out)["results"][0]["algorithm"], "nvls");
+  EXPECT_NEAR(parse(nvls.out)["busbw_GBps"].get<double>(), 400, 0.03 * 400);  // 8 heads × 50 GB/s
+  const auto info = run_trainsim({"platform", "info", h100});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("SHARP      the switches reduce in the network"), std::string::npos) << info.out;
+}
+
 // Published multi-node nccl-tests results on systems with 4 and 8 NICs per node
 // (tests/data/validation/nccl_allreduce_multinode.csv names each source): mean error ≤ 20%.
 TEST(CollectiveCli, MultiNodePublishedResultsWithFourAndEightNicsAreWithin20Percent) {

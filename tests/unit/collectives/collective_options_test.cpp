@@ -31,5 +31,7 @@ TEST(CollectiveNames, OfAlgorithmsAndOperations) {
   EXPECT_EQ(plan::to_string(plan::Algorithm::halving_doubling), "halving_doubling");
   EXPECT_EQ(plan::to_string(plan::Algorithm::tree), "tree");
   EXPECT_EQ(plan::to_string(plan::Algorithm::nvls_tree), "nvls_tree");
+  EXPECT_EQ(plan::to_string(plan::Algorithm::collnet_direct), "collnet_direct");
+  EXPECT_EQ(plan::to_string(plan::Algorithm::collnet_chain), "collnet_chain");
   EXPECT_EQ(plan::to_string(plan::CollectiveOp::reduce_scatter), "reduce_scatter");
 }

@@ -451,6 +451,30 @@ TEST(NvlsTree, NvlsInsideEveryNodeAndOneDoubleTreeOfNodesPerNicHead) {
   EXPECT_NEAR(p.inter.schedule.chunks() * p.inter.schedule.chunk_bytes(), S / 8, 1e-6 * S);
 }
 
+TEST(SharpAllReduce, HeadsMeetInsideTheNodesAndTheirNicsCarryAnHthEachWay) {
+  // 3 nodes x 8 GPUs, 8 NICs. CollNet: two steps of S·7/8 around each node (2S·7/8 per port each
+  // way), and per head a one-step ring over the nodes of S/8 (its NIC's share each way).
+  const plan::RingLayout layout{8, iota(8), {iota(8)}, 8};
+  const plan::SharpPhases c = plan::sharp_all_reduce(iota(24), S, layout, {}, false, 8);
+  ASSERT_EQ(c.intra.size(), 3u);
+  for (const plan::Ring& r : c.intra) {
+    EXPECT_EQ(r.steps, 2);
+    EXPECT_NEAR(r.chunk_bytes, S * 7 / 8, 1e-6 * S);
+  }
+  ASSERT_EQ(c.inter.size(), 8u);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_EQ(c.inter[std::size_t(k)].ranks, (std::vector<int>{k, 8 + k, 16 + k}));
+    EXPECT_EQ(c.inter[std::size_t(k)].steps, 1);
+    EXPECT_NEAR(c.inter[std::size_t(k)].chunk_bytes, S / 8, 1e-6 * S);
+  }
+  // NVLS across nodes: the switch's S(g+1)/g per port, times the efficiency factor; heads capped.
+  const plan::SharpPhases v = plan::sharp_all_reduce(iota(24), S, layout, {}, true, 4, 2.0);
+  EXPECT_EQ(v.intra[0].steps, 1);
+  EXPECT_NEAR(v.intra[0].chunk_bytes, 2 * S * 9 / 8, 1e-6 * S);
+  ASSERT_EQ(v.inter.size(), 4u);
+  EXPECT_NEAR(v.inter[0].chunk_bytes, S / 4, 1e-6 * S);
+}
+
 TEST(NcclTrees, ChunksHalveUntilEveryChannelHasDepthTimesEightOfThem) {
   // enqueue.cc: 512 KiB down to 128 KiB while a channel gets fewer than depth·8 chunks. 2 nodes x
   // 8 GPUs: depth 7 + 1 = 8, 16 channels; 64 MiB → 4 MiB per channel → 128 KiB chunks (32 < 64).

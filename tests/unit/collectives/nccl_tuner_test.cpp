@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "trainsim/plan/nccl_tuner.hpp"
@@ -96,7 +97,7 @@ TEST(NcclTuner, ManyNodesPreferTheTreeForMediumSizesAndTheRingForLargeOnes) {
   EXPECT_EQ(plan::nccl_choose(topology("dgx-a100", 8), 4 * GiB).algorithm, plan::Algorithm::ring);
   // A fixed algorithm still gets its best protocol.
   EXPECT_EQ(plan::nccl_choose(t, 1 * MiB, plan::Algorithm::ring).algorithm, plan::Algorithm::ring);
-  // NVLS is single-node only here (multi-node NVLS needs CollNet, not modelled): falls back to ring.
+  // NVLS across nodes needs CollNet (SHARP switches, below): without it, falls back to ring.
   EXPECT_EQ(plan::nccl_choose(topology("dgx-h100", 2), 1 * GiB, plan::Algorithm::nvls).algorithm,
             plan::Algorithm::ring);
 }
@@ -275,4 +276,62 @@ TEST(ProtocolCosts, NvlsTreeScalesItsFlowsToThePerChannelCeiling) {
   EXPECT_NEAR(costs.wire_factor, 1.875 * 450 * 0.824 * 0.85 * 8 / 9 / (8 * 57.7), 1e-9);
   EXPECT_EQ(costs.step_overhead_s, 0);
   EXPECT_NEAR(plan::nvls_efficiency(t), 0.85, 1e-12);
+}
+
+TEST(NcclTuner, SharpSwitchesBringCollNetAndNvlsAcrossNodesWithNcclsModel) {
+  auto sharp = [](const std::string& name, int nodes) {
+    tp::PlatformSpec spec = preset(name, nodes);
+    spec.network.sharp = true;
+    return plan::nccl_topology(spec, spec.total_gpus());
+  };
+  auto algorithms = [](const plan::NcclTopology& t) {
+    std::set<std::string> out;
+    for (const plan::NcclChoice& c : plan::nccl_candidates(t, 1 * GiB)) out.insert(plan::to_string(c.algorithm));
+    return out;
+  };
+  // Without SHARP, or on one node, NCCL disables CollNet and NVLS across nodes.
+  EXPECT_FALSE(algorithms(topology("dgx-h100", 4)).contains("collnet_direct"));
+  EXPECT_FALSE(algorithms(topology("dgx-h100", 4)).contains("nvls"));
+  EXPECT_FALSE(sharp("dgx-h100", 1).collnet);
+  const plan::NcclTopology h = sharp("dgx-h100", 4);
+  EXPECT_EQ(h.collnet_heads, 8);
+  EXPECT_EQ(algorithms(h), (std::set<std::string>{"ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain"}));
+  // Direct: 8 heads × bwIntra 48 (the search's top speed; NCCL's own search finds 48 / 48 here),
+  // GPU/NIC factor 1, × 0.85 on Hopper; algbw = busbw / 2. Latency 2·(3.7 + 7·0.4) + 31 µs.
+  const plan::NcclChoice d = candidate(h, 1 * GiB, plan::Algorithm::collnet_direct, plan::Protocol::simple);
+  EXPECT_NEAR(d.bus_bandwidth_Bps, 8 * 48 * 0.85e9, 1e3);
+  EXPECT_NEAR(d.latency_s, 44e-6, 1e-12);
+  EXPECT_NEAR(d.predicted_s, d.latency_s + 1 * GiB / (8 * 48 * 0.85e9 / 2), 1e-9);
+  // Chain: 8 chains of min(2 × 48, 48, 370.8 / 8); latency 2·7·2.8 + 30 µs.
+  const plan::NcclChoice c = candidate(h, 1 * GiB, plan::Algorithm::collnet_chain, plan::Protocol::simple);
+  EXPECT_NEAR(c.bus_bandwidth_Bps, 450 * 0.824e9, 1e3);
+  EXPECT_NEAR(c.latency_s, 69.2e-6, 1e-12);
+  // NVLS across nodes: per head min(bwIntra · 0.85 · 7/8 · 2, bwInter) = 50, 25 + 18 µs; it wins
+  // large sizes on 4 nodes (400 GB/s against NVLS_TREE's 364 and the ring's 400 with its steps).
+  const plan::NcclChoice v = candidate(h, 1 * GiB, plan::Algorithm::nvls, plan::Protocol::simple);
+  EXPECT_NEAR(v.bus_bandwidth_Bps, 400e9, 1e3);
+  EXPECT_NEAR(v.latency_s, 43e-6, 1e-12);
+  EXPECT_EQ(plan::nccl_choose(h, 1 * GiB).algorithm, plan::Algorithm::nvls);
+  // DGX A100 with SHARP: Direct's bwIntra is twice the 25 GB/s NIC, capped at 48 (NCCL's search:
+  // 48 / 24), 8 × 48 = 384 GB/s busbw with no Hopper discount: the tuner's pick for large sizes.
+  const plan::NcclTopology a = sharp("dgx-a100", 4);
+  EXPECT_NEAR(candidate(a, 1 * GiB, plan::Algorithm::collnet_direct, plan::Protocol::simple).bus_bandwidth_Bps, 384e9, 1e3);
+  EXPECT_NEAR(candidate(a, 1 * GiB, plan::Algorithm::collnet_chain, plan::Protocol::simple).bus_bandwidth_Bps, 8 * 30e9, 1e3);
+  EXPECT_EQ(plan::nccl_choose(a, 1 * GiB).algorithm, plan::Algorithm::collnet_direct);
+  // PCIe nodes: no Direct (it needs an NVSwitch), Chain stays.
+  const std::set<std::string> pcie = algorithms(sharp("cluster-25gbe", 4));
+  EXPECT_FALSE(pcie.contains("collnet_direct"));
+  EXPECT_TRUE(pcie.contains("collnet_chain"));
+}
+
+TEST(ProtocolCosts, CollNetLaunchesForTheModelsLatencyAndItsFlowsMeetItsBandwidth) {
+  tp::PlatformSpec spec = preset("dgx-h100", 4);
+  spec.network.sharp = true;
+  const plan::NcclTopology t = plan::nccl_topology(spec, spec.total_gpus());
+  const plan::NcclChoice d = candidate(t, 1 * GiB, plan::Algorithm::collnet_direct, plan::Protocol::simple);
+  const plan::ProtocolCosts costs = plan::protocol_costs(t, d, 1 * GiB);
+  EXPECT_NEAR(costs.launch_s, d.latency_s, 1e-15);
+  // The flows alone: every port carries 2S·7/8 (algbw 370.8 · 8/14), every NIC S/8 (algbw 400);
+  // the model's algbw is 163.2, so the bytes scale by 211.9 / 163.2.
+  EXPECT_NEAR(costs.wire_factor, 450 * 0.824 * 8 / 14 / (8 * 48 * 0.85 / 2), 1e-9);
 }

@@ -182,6 +182,12 @@ TEST(Spec, JsonRoundTripIsStable) {
   const tp::PlatformSpec a = tp::load_platform("dgx1-v100");
   const tp::PlatformSpec b = from_text(tp::to_json(a).dump());
   EXPECT_EQ(tp::to_json(a).dump(), tp::to_json(b).dump());
+  // SHARP switches: off unless asked, written only when on.
+  EXPECT_FALSE(a.network.sharp);
+  EXPECT_FALSE(tp::to_json(a)["network"].contains("sharp"));
+  const tp::PlatformSpec s = from_text(R"({"preset": "dgx-h100", "nodes": 4, "network": {"sharp": true}})");
+  EXPECT_TRUE(s.network.sharp);
+  EXPECT_TRUE(from_text(tp::to_json(s).dump()).network.sharp);
 }
 
 TEST(Spec, NvlinkCubeMeshHasSixLinksPerV100AndFourPerP100) {
@@ -264,6 +270,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"gpu_board_no_gpus.json", "/gpu_board/gpus", "must be ≥ 1"},
                       BadCase{"gpu_board_speed_above_one.json", "/gpu_board/shared_speed", "(0, 1]"},
                       BadCase{"unknown_key.json", "/network/nic_atach", "did you mean 'nic_attach'"},
+                      BadCase{"sharp_not_bool.json", "/network/sharp", "true or false"},
                       BadCase{"nvlink_too_many_gpus.json", "/intra_node/kind", "at most 8 GPUs"},
                       BadCase{"bad_model.json", "/network/model/bandwidth_factor", "(0, 1]"},
                       BadCase{"malformed_xml_ref.json", "line 7", "<host> opened on line 6"},

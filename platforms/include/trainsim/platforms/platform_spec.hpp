@@ -90,6 +90,9 @@ struct NetworkSpec {
   double latency_s = 0;      ///< node-to-node latency through one switch (each cable carries half)
   int nics_per_node = 1;
   bool nics_on_gpus = false; ///< NICs under the GPUs' PCIe switches (true) or on the host bridge
+  /// The switches reduce in the network (InfiniBand SHARP) and NCCL runs its CollNet plugin
+  /// (NCCL_COLLNET_ENABLE=1): NCCL's CollNet algorithms, and NVLS across nodes, become available.
+  bool sharp = false;
   NetworkModel model = NetworkModel::ideal;
   NetworkFactors factors;    ///< used when model == factors
   FatTreeShape fat_tree;     ///< used when topology == fat_tree (derived from `nodes` when not given)

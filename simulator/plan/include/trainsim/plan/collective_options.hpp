@@ -16,6 +16,8 @@ enum class Algorithm {
   tree,              ///< double binary tree (each tree S/2), reduce then broadcast, pipelined in chunks
   nvls,              ///< NVLink SHARP: the NVSwitch reduces and multicasts; each GPU port carries S(n+1)/n each way
   nvls_tree,         ///< NCCL's NVLS_TREE across nodes: NVLS inside each node, a double binary tree of nodes per NIC head on S/heads
+  collnet_direct,    ///< NCCL's CollNet Direct (SHARP): every GPU scatters to the node's NIC heads, the switches reduce, heads broadcast back
+  collnet_chain,     ///< NCCL's CollNet Chain (SHARP): a chain per channel reduces to its head, the switches reduce, the chain broadcasts back
 };
 
 /// NCCL's protocols (src/device/prims_*.h): LL sends 4 data bytes with a 4-byte flag per 8 bytes,

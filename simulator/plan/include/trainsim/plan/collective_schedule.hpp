@@ -273,4 +273,22 @@ struct NvlsTreePhases {
 NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                     const CollectiveOptions& options, double intra_factor = 1);
 
+/// NCCL's all-reduces through SHARP switches (CollNet; src/device/all_reduce.h): inside every node
+/// the data meets at the heads, the heads' NICs send S/h each to the switches, which reduce across
+/// the nodes and send the result back, and the heads spread it in the node again. Inside:
+/// `nvls` the NVSwitch's reduce and multicast (nvls_all_reduce's flows, × intra_factor); else
+/// CollNet Direct's scatter to the heads and broadcast back, or Chain's chains up and down, both
+/// 2·S(g−1)/g through every GPU's port each way: two steps of S(g−1)/g around the node's ring.
+/// Between: the switches' reduction as a one-step ring of head k over the nodes, each sending
+/// S/h (a head's NIC carries S/h each way, as under SHARP, whatever the node count). The heads
+/// are the first GPU on each NIC (nvls_tree_heads), at most `max_heads`. Both run at once, as
+/// NCCL pipelines them; they share no link.
+struct SharpPhases {
+  std::vector<Ring> intra;  ///< one ring per node
+  std::vector<Ring> inter;  ///< one ring per head over the nodes
+};
+/// The SHARP all-reduce over `ranks`, which must fill ≥ 2 whole nodes (checked); intra_factor ≥ 1.
+SharpPhases sharp_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
+                             const CollectiveOptions& options, bool nvls, int max_heads, double intra_factor = 1);
+
 }  // namespace trainsim::plan

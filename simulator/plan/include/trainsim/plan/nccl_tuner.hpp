@@ -12,6 +12,10 @@
 //            Ampere) once each channel carries 64 bytes per rank ("plateau effect of ring")
 //   tree     latency = base(a,p) + 2·((ppn−1)·hw_intra + log2(nodes)·hw_net)
 //   nvls     latency = hw_intra(nvls, simple) (25 µs on NVLink); one node, NVSwitch gen 3+ (Hopper on)
+//   nvls     across nodes (SHARP): per head min(bwIntra·eff·(h−1)/h·2, bwInter), latency 25 + 18 µs
+//   collnet  (SHARP; Simple only) per head bwIntra = min(2·bwInter, search max, NVLink share),
+//            Direct divided by (ppn/h + 1)/2 and × 0.85 from Hopper on, algbw = busbw / 2;
+//            latency Direct 2·(3.7 + (ppn−1)·0.4) + 31 µs, Chain 2·(ppn−1)·2.8 + 30 µs
 //   nvls_tree latency = 25 µs + 2·log2(nodes)·20.9 µs; several such nodes with NICs on the GPUs:
 //            per head (channel) min(bwIntra·eff·(h−1)/h·2, bwInter·(2 on two nodes), perChMaxNVLSTreeBw),
 //            the NVLS graph's bwIntra = NVLink / (h+1) (every GPU carries each channel, its head's twice)
@@ -50,6 +54,13 @@ struct NcclTopology {
   /// the GPUs of a node); 0 when the NICs hang off the host bridge, where NCCL finds none, and
   /// when the ranks do not fill whole nodes.
   int nvls_heads = 0;
+  bool nvswitch = false;      ///< an NVSwitch inside the node (CollNet Direct needs one)
+  /// Across whole nodes whose switches run SHARP and NCCL's CollNet plugin (network.sharp):
+  /// CollNet Direct and Chain, and NVLS across nodes, are available.
+  bool collnet = false;
+  /// CollNet heads per node (search.cc, COLLNET_DIRECT pattern): one per NIC, at most 8
+  /// (NCCL_MAX_DIRECT_ARITY + 1) and the node's GPUs; 0 without collnet.
+  int collnet_heads = 0;
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -57,7 +68,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks);
 
 /// One candidate of the tuner: its predicted time and the costs the engine charges for it.
 struct NcclChoice {
-  Algorithm algorithm = Algorithm::ring;  ///< ring, tree, nvls or nvls_tree
+  Algorithm algorithm = Algorithm::ring;  ///< ring, tree, nvls, nvls_tree, collnet_direct or collnet_chain
   Protocol protocol = Protocol::simple;
   int channels = 1;             ///< channels NCCL launches for this size (enqueue.cc drops some for small sizes)
   double latency_s = 0;         ///< the model's latency: launch plus per-step latencies
@@ -66,12 +77,13 @@ struct NcclChoice {
 };
 
 /// Every (algorithm, protocol) NCCL would consider for an all-reduce of `bytes` on `topo`, with
-/// the model's time; those NCCL disables (NVLS outside one NVSwitch node, NVLS_TREE inside one,
-/// LL128 before Volta) are
+/// the model's time; those NCCL disables (NVLS across nodes without SHARP, NVLS_TREE inside one
+/// node, CollNet without SHARP, CollNet Direct without NVSwitch, LL128 before Volta) are
 /// left out. NVLS_TREE is NCCL's algorithm across NVSwitch nodes whose GPUs have NICs (Hopper on).
 /// bytes ≥ 0.
 std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes);
-/// The fastest candidate (NCCL's pick); ties go to the earlier of ring, tree, nvls, nvls_tree and LL, LL128, Simple.
+/// The fastest candidate (NCCL's pick); ties go to the earlier of ring, tree, nvls, nvls_tree,
+/// collnet_direct, collnet_chain and LL, LL128, Simple.
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes);
 /// The fastest candidate of `algorithm` (NCCL_ALGO set to it, protocol still chosen); nvls where
 /// unsupported falls back to ring.
@@ -118,7 +130,10 @@ int calls_per_all_reduce(Algorithm algorithm);
 /// The costs of `choice` on `topo` for an all-reduce of `bytes` (see ProtocolCosts): besides the
 /// protocol's, a tree's wire bytes carry NCCL's medium-size correction (tree_correction), NVLS's
 /// its pipeline fill (nvls_pipeline), NVLS_TREE's its per-channel ceiling (perChMaxNVLSTreeBw:
-/// raised to the busbw the flows would reach without it, over h × the ceiling).
+/// raised to the busbw the flows would reach without it, over h × the ceiling). NVLS across nodes
+/// and CollNet: launch is the model's whole latency (SHARP's switch round trip and the CollNet
+/// proxy are not on the platform's links) and the flows' bytes are scaled to the model's algbw
+/// where the flows alone would beat it.
 ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice, double bytes);
 
 /// NCCL's correction of a tree's bandwidth for medium sizes (tuning.cc treeCorrectionFactor,
