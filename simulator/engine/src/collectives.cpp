@@ -35,18 +35,33 @@ CollectiveStats run_hierarchical(Simulation& sim, const plan::HierarchicalPhases
   return stats;
 }
 
-/// The intra-node rings of a two-level all-reduce (NVLS_TREE, SHARP) in a helper actor while
-/// `inter` runs the phase between the nodes in the caller, at once (NCCL pipelines them and they
-/// share no link); done when both are. Reports the inter-node phase's representation and channels.
-template <class Inter>
-CollectiveStats run_two_levels(Simulation& sim, const std::vector<plan::Ring>& intra_rings, const CollectiveOptions& options,
-                               Inter inter) {
+/// NVLS_TREE's two levels at once (NCCL pipelines them; NVSwitch ports and the NICs' PCIe paths
+/// share no link): the NVLS rings inside the nodes in a helper actor, the heads' trees in the
+/// caller; done when both are. Reports the trees' representation and channels.
+CollectiveStats run_nvls_tree(Simulation& sim, const plan::NvlsTreePhases& phases, const CollectiveOptions& options) {
   CollectiveStats intra;
   const sg4::ActorPtr nodes = sg4::Actor::create("intra-node", sg4::this_actor::get_host(),
-                                                 [&] { intra = run_rings(sim, intra_rings, options); });
-  CollectiveStats stats = inter();
+                                                 [&] { intra = run_rings(sim, phases.intra, options); });
+  CollectiveStats stats;
+  try {
+    stats = run_trees(sim, phases.inter, options);
+  } catch (...) {
+    nodes->join();  // the helper refers to this frame
+    throw;
+  }
   nodes->join();
   stats.flows += intra.flows;
+  return stats;
+}
+
+/// A SHARP all-reduce's two levels as one ring phase (plan::SharpPhases): on PCIe nodes the
+/// node's rings and the heads' NIC paths cross the same links, so they are shared in one solve.
+/// Reports the heads' rings as the channels.
+CollectiveStats run_sharp(Simulation& sim, const plan::SharpPhases& phases, const CollectiveOptions& options) {
+  std::vector<plan::Ring> rings = phases.intra;
+  rings.insert(rings.end(), phases.inter.begin(), phases.inter.end());
+  CollectiveStats stats = run_rings(sim, rings, options);
+  stats.channels = int(phases.inter.size());
   return stats;
 }
 
@@ -76,19 +91,16 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
       if (!spans_nodes(ranks, layout.gpus_per_node))
         return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
       // Across nodes NVLS needs SHARP (CollNet): the heads' shares go through the switches.
-      const plan::SharpPhases p =
-          plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, nvls_intra_factor(sim, n));
-      return run_two_levels(sim, p.intra, options, [&] { return run_rings(sim, p.inter, options); });
+      return run_sharp(sim,
+                       plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, nvls_intra_factor(sim, n)),
+                       options);
     }
-    case Algorithm::nvls_tree: {
-      const plan::NvlsTreePhases p = plan::nvls_tree_all_reduce(ranks, bytes, layout, options, nvls_intra_factor(sim, n));
-      return run_two_levels(sim, p.intra, options, [&] { return run_trees(sim, p.inter, options); });
-    }
+    case Algorithm::nvls_tree:
+      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, nvls_intra_factor(sim, n)), options);
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain: {
       const int heads = std::max(1, plan::nccl_topology(sim.spec(), n).collnet_heads);
-      const plan::SharpPhases p = plan::sharp_all_reduce(ranks, bytes, layout, options, false, heads);
-      return run_two_levels(sim, p.intra, options, [&] { return run_rings(sim, p.inter, options); });
+      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, false, heads), options);
     }
     case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::hierarchical:
@@ -363,11 +375,22 @@ struct TunedRun {
   double wire_factor = 1;
 };
 
+bool runs_on_heads(Algorithm a) {
+  return a == Algorithm::nvls || a == Algorithm::nvls_tree || a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
+}
+
 TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
+  // Channels asked for are the ring's and the tree's: NVLS, NVLS_TREE and CollNet run on their
+  // heads, so `auto` leaves them out and naming one of them with channels is an error.
+  if (request.options.channels > 0 && !request.tune_algorithm && runs_on_heads(request.algorithm))
+    throw InputError("collective request", "channels",
+                     "sets the channels of NCCL's ring and tree; " + to_string(request.algorithm) +
+                         " runs on its heads (NCCL's NVLS and CollNet channels), so leave --channels out");
   std::vector<plan::NcclChoice> candidates = plan::nccl_candidates(topo, bytes);
   std::erase_if(candidates, [&](const plan::NcclChoice& c) {
     return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
-           (request.protocol && c.protocol != *request.protocol);
+           (request.protocol && c.protocol != *request.protocol) ||
+           (request.options.channels > 0 && runs_on_heads(c.algorithm));
   });
   if (candidates.empty()) {
     const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
@@ -378,12 +401,11 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
                      nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "
                             "or across whole such nodes whose switches run SHARP (\"sharp\": true)"
                      : collnet
-                         ? "NCCL runs CollNet only with the Simple protocol, across two or more whole nodes whose "
-                           "switches run SHARP (\"network\": {\"sharp\": true}); Direct also needs NVSwitch nodes of at "
-                           "most 8 GPUs"
+                         ? "NCCL runs CollNet only with the Simple protocol, across two or more whole nodes of at most 8 "
+                           "GPUs whose switches run SHARP (\"network\": {\"sharp\": true}); Direct also needs NVSwitch"
                      : nvls_tree
                          ? "NCCL runs NVLS_TREE only with the Simple protocol, across two or more whole nodes of Hopper "
-                           "or later GPUs on NVSwitch with NICs on the GPUs (\"nic_attach\": \"gpu\")"
+                           "or later GPUs on NVSwitch whose heads have NICs of their own (trainsim: \"nic_attach\": \"gpu\")"
                           : "NCCL does not run " + to_string(request.tune_algorithm ? Algorithm::ring : request.algorithm) +
                                 " with " + (request.protocol ? plan::to_string(*request.protocol) : std::string("any protocol")) +
                                 " here (LL128 needs NVLink and Volta or later)");
@@ -398,11 +420,7 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.wire_factor = costs.wire_factor;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
-  // NVLS, NVLS_TREE and CollNet run on their heads, not the ring's channels.
-  if (run.choice.algorithm != Algorithm::nvls && run.choice.algorithm != Algorithm::nvls_tree &&
-      run.choice.algorithm != Algorithm::collnet_direct && run.choice.algorithm != Algorithm::collnet_chain &&
-      run.options.channels == 0)
-    run.options.channels = run.choice.channels;
+  if (!runs_on_heads(run.choice.algorithm) && run.options.channels == 0) run.options.channels = run.choice.channels;
   return run;
 }
 

@@ -105,7 +105,7 @@ int DoubleTreeSchedule::receives(int p, int s) const {
   return count;
 }
 
-TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk)
+TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk, bool forest)
     : n_(n), m_(chunks), chunk_(chunk), parents_(std::move(parents)) {
   TRAINSIM_CHECK(n_ >= 2 && m_ >= 1 && !parents_.empty(), "a tree schedule needs n ≥ 2, m ≥ 1 and a tree");
   const auto n_size = std::size_t(n_);
@@ -120,7 +120,7 @@ TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chu
         ++roots;
       }
     }
-    TRAINSIM_CHECK(roots >= 1, "a tree needs a root");
+    TRAINSIM_CHECK(forest ? roots >= 1 : roots == 1, forest ? "a forest needs a root" : "a tree needs exactly one root");
     for (std::size_t p = 0; p < n_size; ++p) {
       path.clear();
       int q = int(p);
@@ -475,8 +475,12 @@ NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, cons
 std::vector<int> nvls_tree_heads(const RingLayout& layout) {
   const int g = layout.gpus_per_node, nics = std::max(1, layout.nics_per_node);
   std::vector<int> heads;
+  int last = -1;
   for (int local = 0; local < g; ++local)  // the first GPU on each NIC (the platform's attachment)
-    if (const int nic = local * nics / g; heads.size() == std::size_t(nic)) heads.push_back(local);
+    if (const int nic = local * nics / g; nic != last) {
+      heads.push_back(local);
+      last = nic;
+    }
   return heads;
 }
 
@@ -507,7 +511,7 @@ NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes,
   const double per_tree = bytes / (2.0 * h);
   const int m = pipeline_chunks(per_tree, options);
   return NvlsTreePhases{std::move(intra),
-                        NcclTrees{std::move(order), TreeSchedule(h * N, std::move(parents), m, per_tree / m), h}};
+                        NcclTrees{std::move(order), TreeSchedule(h * N, std::move(parents), m, per_tree / m, true), h}};
 }
 
 SharpPhases sharp_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
@@ -521,8 +525,8 @@ SharpPhases sharp_all_reduce(const std::vector<int>& ranks, double bytes, const 
   for (const auto& node : nodes) {
     if (nvls) {
       for (Ring& r : nvls_all_reduce(node, bytes * intra_factor, layout, options)) phases.intra.push_back(std::move(r));
-    } else if (g > 1) {
-      phases.intra.push_back(Ring{node, 2, bytes * intra_factor * (g - 1) / g});
+    } else if (g > 1) {  // two steps of S(g−1)/g on the node's ring channels
+      for (Ring& r : ring_phase(node, 2, bytes * intra_factor * (g - 1), layout, options)) phases.intra.push_back(std::move(r));
     }
   }
   std::vector<int> heads = nvls_tree_heads(layout);

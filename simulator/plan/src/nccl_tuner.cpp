@@ -77,9 +77,14 @@ int drop_channels(int channels, Algorithm a, Protocol p, int ranks, double bytes
 // 24 in one node, NVLS_NCHANNELS_SM100 32 across nodes).
 int nvls_ctas(const NcclTopology& topo) { return topo.compute_capability >= 100 ? (topo.nodes > 1 ? 32 : 24) : 16; }
 
+// The top speed NCCL's graph search tries between nodes (search.cc speedArrayInter and
+// sm90SpeedArrayInter start at 48 GB/s, sm100SpeedArrayInter at 96): no graph channel is faster.
+double search_top_GBps(const NcclTopology& topo) { return topo.compute_capability >= 100 ? 96 : 48; }
+
 // The NVLS graph across nodes (search.cc, NCCL_TOPO_PATTERN_NVLS): its per-channel bandwidths.
 // Each of the h channels pulls bwIntra through every GPU's NVSwitch port and twice through its
-// head's, so h + 1 of them fill a port; bwInter is raised while below twice bwIntra, up to the NIC.
+// head's, so h + 1 of them fill a port; bwInter is raised while below twice bwIntra, up to the NIC
+// and the search's top speed (NCCL's own search: 40 / 48 on a DGX H100).
 struct NvlsGraph {
   double heads = 0, bw_intra = 0, bw_inter = 0;
 };
@@ -88,20 +93,29 @@ NvlsGraph nvls_graph(const NcclTopology& topo) {
   g.heads = topo.nvls_heads;
   if (g.heads < 1) return g;
   g.bw_intra = topo.nvlink_GBps / (g.heads + 1);
-  g.bw_inter = std::min(topo.nic_GBps, 2 * g.bw_intra);
+  g.bw_inter = std::min({topo.nic_GBps, 2 * g.bw_intra, search_top_GBps(topo)});
   return g;
 }
 
-// The CollNet graphs' per-channel bandwidths (search.cc; NCCL's own search gives 48 / 48 on a DGX
-// H100, 48 / 24 Direct and 30 / 24 Chain on a DGX A100): bwInter the NIC's, at most the search's
-// top speed (48 GB/s, 96 on Blackwell), bwIntra raised to twice that (pass 2) while the NVLink
-// port carries it: Direct's head and its g − 1 peers take 2 × bwIntra of every port over h
-// channels, Chain's h chains each cross every port once.
-double collnet_bw_intra(const NcclTopology& topo, Algorithm a) {
-  const double top = topo.compute_capability >= 100 ? 96 : 48;
-  const double inter = std::min(topo.nic_GBps, top), h = std::max(1, topo.collnet_heads);
-  const double port = a == Algorithm::collnet_direct ? topo.nvlink_GBps / 2 : topo.nvlink_GBps / h;
-  return std::min({2 * inter, top, port});
+// The CollNet graphs (search.cc; NCCL's own search gives 8 channels of 48 / 48 on a DGX H100, 48 /
+// 24 Direct and 30 / 24 Chain on a DGX A100). bwInter is the NIC's, at most the search's top
+// speed; bwIntra is raised to twice that (pass 2) while the NVLink ports carry it: Direct's head
+// and its g − 1 peers take 2 × bwIntra of every port, Chain's channels each cross every port
+// once (no intra-node traffic with one GPU per node). Direct has one channel per head; Chain the
+// ring graph's channels (init.cc), as many as the NICs carry at bwInter.
+struct CollnetGraph {
+  double channels = 0, bw_intra = 0;
+};
+CollnetGraph collnet_graph(const NcclTopology& topo, Algorithm a, int nics) {
+  CollnetGraph c;
+  const double top = search_top_GBps(topo), inter = std::min(topo.nic_GBps, top);
+  c.channels = a == Algorithm::collnet_direct
+                   ? std::max(1, topo.collnet_heads)
+                   : std::max(1.0, std::min(double(topo.channels), std::floor(nics * topo.nic_GBps / inter + 1e-9)));
+  const double g = double(topo.ranks) / topo.nodes;
+  const double port = g <= 1 ? top : a == Algorithm::collnet_direct ? topo.nvlink_GBps / 2 : topo.nvlink_GBps / c.channels;
+  c.bw_intra = std::min({2 * inter, top, port});
+  return c;
 }
 
 // NVLS_TREE's per-channel ceiling (perChMaxNVLSTreeBws).
@@ -147,6 +161,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.nvswitch = in.kind == platforms::IntraNodeKind::nvswitch;
   t.collnet = spec.network.sharp && t.nodes > 1 && whole;
   t.collnet_heads = t.collnet ? std::min({std::max(1, spec.network.nics_per_node), g, kMaxCollnetHeads}) : 0;
+  t.nics = std::max(1, spec.network.nics_per_node);
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -176,8 +191,8 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
     if (a == Algorithm::nvls && (!topo.nvls || (nodes > 1 && (!topo.collnet || nvls_tree.heads < 2)) || topo.channels < 2))
       continue;
     const bool collnet = a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
-    // CollNet needs SHARP; Direct an NVSwitch and at most 8 ranks per node (enqueue.cc).
-    if (collnet && (!topo.collnet || (a == Algorithm::collnet_direct && (!topo.nvswitch || ppn > 8)))) continue;
+    // CollNet needs SHARP and at most 8 ranks per node (enqueue.cc); Direct an NVSwitch.
+    if (collnet && (!topo.collnet || ppn > 8 || (a == Algorithm::collnet_direct && !topo.nvswitch))) continue;
     // tuning.cc: NVLS_TREE is disabled on one node and needs two channels (heads).
     if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_tree.heads < 2)) continue;
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
@@ -196,11 +211,11 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
         }
       }
       if (collnet) {
-        const double h = topo.collnet_heads;
-        busBw = h * collnet_bw_intra(topo, a);
+        const CollnetGraph graph = collnet_graph(topo, a, topo.nics);
+        busBw = graph.channels * graph.bw_intra;
         if (a == Algorithm::collnet_direct) {
           // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed".
-          double factor = ppn / h;
+          double factor = ppn / graph.channels;
           factor -= (factor - 1) / 2;
           busBw /= factor;
           if (topo.compute_capability >= 90) busBw *= 0.85;
@@ -256,7 +271,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       // the ring's LL threshold times the ranks); NVLS keeps its channels.
       c.channels = a == Algorithm::nvls        ? (nodes > 1 ? nvls_ctas(topo) : topo.channels)
                    : a == Algorithm::nvls_tree ? nvls_ctas(topo)
-                   : collnet                   ? topo.collnet_heads
+                   : collnet                   ? int(collnet_graph(topo, a, topo.nics).channels)
                                                : drop_channels(topo.channels, a, p, n, bytes);
       c.latency_s = lat * 1e-6;
       c.bus_bandwidth_Bps = busBw * 1e9;

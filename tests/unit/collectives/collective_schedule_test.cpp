@@ -421,6 +421,8 @@ TEST(NvlsTree, NvlsInsideEveryNodeAndOneDoubleTreeOfNodesPerNicHead) {
   const plan::RingLayout layout{8, iota(8), {iota(8)}, 4};
   EXPECT_EQ(plan::nvls_tree_heads(layout), (std::vector<int>{0, 2, 4, 6}));
   EXPECT_EQ(plan::nvls_tree_heads(plan::RingLayout{8, iota(8), {iota(8)}, 8}), iota(8));
+  // More NICs than GPUs: every GPU heads (its first NIC).
+  EXPECT_EQ(plan::nvls_tree_heads(plan::RingLayout{4, iota(4), {iota(4)}, 8}), iota(4));
   const plan::NvlsTreePhases p = plan::nvls_tree_all_reduce(iota(24), S, layout, {}, 1 / 0.85);
   // Inside: one NVLS step per node, each GPU sending S(g+1)/g times the intra factor.
   ASSERT_EQ(p.intra.size(), 3u);

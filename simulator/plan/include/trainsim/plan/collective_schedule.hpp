@@ -122,7 +122,8 @@ private:
 /// children at step R+d+j. n ≥ 2, m ≥ 1.
 class TreeSchedule final : public StepSchedule {
 public:
-  TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk);
+  /// `forest`: a tree may have several roots (NVLS_TREE's heads); else exactly one (checked).
+  TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk, bool forest = false);
   int participants() const override { return n_; }
   int steps() const override { return reduce_steps_ + height_max_ + m_ - 1; }
   void sends(int p, int step, std::vector<Send>& out) const override;
@@ -254,7 +255,7 @@ NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, cons
 
 /// NCCL's NVLS heads of a node (search.cc, NVLS pattern): the local GPU leading each NIC, the
 /// first GPU the platform attaches to it (8 NICs on 8 GPUs: 0…7; 4 NICs: 0, 2, 4, 6, as NCCL logs
-/// "NVLS Head 1: 2 10" on such nodes).
+/// "NVLS Head 1: 2 10" on such nodes; more NICs than GPUs: every GPU).
 std::vector<int> nvls_tree_heads(const RingLayout& layout);
 
 /// NCCL's NVLS_TREE all-reduce across nodes (src/device/all_reduce.h, runTreeSplit on NVLS):
@@ -278,11 +279,12 @@ NvlsTreePhases nvls_tree_all_reduce(const std::vector<int>& ranks, double bytes,
 /// the nodes and send the result back, and the heads spread it in the node again. Inside:
 /// `nvls` the NVSwitch's reduce and multicast (nvls_all_reduce's flows, × intra_factor); else
 /// CollNet Direct's scatter to the heads and broadcast back, or Chain's chains up and down, both
-/// 2·S(g−1)/g through every GPU's port each way: two steps of S(g−1)/g around the node's ring.
+/// 2·S(g−1)/g through every GPU's port each way: two steps of S(g−1)/g around the node's ring
+/// channels (ring_phase: the DGX-1 cube-mesh's four NVLink rings).
 /// Between: the switches' reduction as a one-step ring of head k over the nodes, each sending
 /// S/h (a head's NIC carries S/h each way, as under SHARP, whatever the node count). The heads
 /// are the first GPU on each NIC (nvls_tree_heads), at most `max_heads`. Both run at once, as
-/// NCCL pipelines them; they share no link.
+/// NCCL pipelines them; on PCIe nodes they share links, so the engine runs them as one phase.
 struct SharpPhases {
   std::vector<Ring> intra;  ///< one ring per node
   std::vector<Ring> inter;  ///< one ring per head over the nodes

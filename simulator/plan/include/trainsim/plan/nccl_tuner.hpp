@@ -61,6 +61,7 @@ struct NcclTopology {
   /// CollNet heads per node (search.cc, COLLNET_DIRECT pattern): one per NIC, at most 8
   /// (NCCL_MAX_DIRECT_ARITY + 1) and the node's GPUs; 0 without collnet.
   int collnet_heads = 0;
+  int nics = 1;               ///< NICs per node
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
