@@ -109,16 +109,17 @@ int run_collective(const CollectiveCliOptions& o) {
                       : o.algorithm == "collnet_direct"   ? plan::Algorithm::collnet_direct
                       : o.algorithm == "collnet_chain"    ? plan::Algorithm::collnet_chain
                                                           : plan::Algorithm::ring;
-  // NCCL's way (nccl_tuner.hpp): `auto` lets the tuner pick the algorithm, `nvls`, `nvls_tree` or
-  // a protocol model the protocols; a textbook algorithm without --protocol runs as before, protocol-less.
+  // NCCL's way (nccl_tuner.hpp): `auto` lets the tuner pick the algorithm; NCCL's own algorithms
+  // that run on heads (nvls, nvls_tree, collnet_*) or a protocol model the protocols; a textbook
+  // algorithm without --protocol runs as before, protocol-less.
   request.tune_algorithm = o.algorithm == "auto";
-  const bool nvls = o.algorithm == "nvls" || o.algorithm == "nvls_tree" || o.algorithm.starts_with("collnet");
-  request.nccl = request.tune_algorithm || nvls || !o.protocol.empty();
+  const bool on_heads = o.algorithm == "nvls" || o.algorithm == "nvls_tree" || o.algorithm.starts_with("collnet");
+  request.nccl = request.tune_algorithm || on_heads || !o.protocol.empty();
   if (!o.protocol.empty() && o.protocol != "auto")
     request.protocol = o.protocol == "LL" ? plan::Protocol::ll : o.protocol == "LL128" ? plan::Protocol::ll128
                                                                                      : plan::Protocol::simple;
-  if (request.op != plan::CollectiveOp::allreduce && (nvls || !o.protocol.empty()))
-    throw InputError("command line", nvls ? "--algorithm" : "--protocol",
+  if (request.op != plan::CollectiveOp::allreduce && (on_heads || !o.protocol.empty()))
+    throw InputError("command line", on_heads ? "--algorithm" : "--protocol",
                      "NVLS, CollNet and protocols are modelled for allreduce only, not " + o.op);
   request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
