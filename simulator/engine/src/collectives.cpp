@@ -424,6 +424,15 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   return run;
 }
 
+/// The communicator's channels --channels sets (0: NCCL's): a ring's channels, or a tree's across
+/// nodes, whose graph channels both trees use (2 × them).
+int asked_comm_channels(const CollectiveRequest& request, const TunedRun& run, const plan::NcclTopology& topo) {
+  const int asked = request.options.channels;
+  if (run.choice.algorithm == Algorithm::ring) return asked;
+  if (run.choice.algorithm == Algorithm::tree && topo.nodes > 1) return 2 * asked;
+  return 0;
+}
+
 }  // namespace
 
 std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& given, const CollectiveRequest& request,
@@ -482,8 +491,7 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
         timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
                            run.choice.algorithm,
                            run.choice.protocol, run.choice.predicted_s,
-                           plan::nccl_kernel_sms(topo, run.choice, bytes, spec.gpu.sm_count,
-                                                 run.choice.algorithm == Algorithm::ring ? request.options.channels : 0)});
+                           plan::nccl_kernel_sms(topo, run.choice, bytes, spec.gpu.sm_count, asked_comm_channels(request, run, topo))});
         continue;
       }
       switch (request.op) {

@@ -173,6 +173,12 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
   EXPECT_EQ(parse(one.out)["channels"], 1);
   EXPECT_EQ(parse(one.out)["results"][0]["kernel_sms"], 1);
   EXPECT_LT(parse(one.out)["busbw_GBps"].get<double>(), 50.0);
+  // A tree across nodes with --channels 2: both trees use the 2 graph channels, so 4 CTAs.
+  const auto tree2 = run_trainsim({"collective", "--platform", "dgx-a100", "--nodes", "16", "--algorithm", "tree",
+                                   "--protocol", "Simple", "--channels", "2", "--bytes", "1G", "--json", "-"});
+  ASSERT_EQ(tree2.exit_code, 0) << tree2.err;
+  EXPECT_EQ(parse(tree2.out)["channels"], 4);
+  EXPECT_EQ(parse(tree2.out)["results"][0]["kernel_sms"], 4);
   // A fixed algorithm with a protocol, and the protocol-less textbook ring, side by side.
   const auto ll = run_trainsim({"collective", "--platform", "dgx-a100", "--algorithm", "ring", "--protocol", "LL",
                                 "--bytes", "64M", "--json", "-"});
