@@ -65,17 +65,6 @@ CollectiveStats run_sharp(Simulation& sim, const plan::SharpPhases& phases, cons
   return stats;
 }
 
-bool spans_nodes(const std::vector<int>& ranks, int gpus_per_node) {
-  return std::any_of(ranks.begin(), ranks.end(), [&](int r) { return r / gpus_per_node != ranks[0] / gpus_per_node; });
-}
-
-/// NVLS's efficiency binds the NVSwitch ports, not the NICs: the intra-node flows of a two-level
-/// NVLS all-reduce carry 1 / efficiency more bytes (nccl_tuner.hpp nvls_efficiency).
-double nvls_intra_factor(const Simulation& sim, int ranks) {
-  const double efficiency = plan::nvls_efficiency(plan::nccl_topology(sim.spec(), ranks));
-  return efficiency > 0 ? 1 / efficiency : 1;
-}
-
 }  // namespace
 
 CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
@@ -88,15 +77,16 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
   if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
   switch (algorithm) {
     case Algorithm::nvls: {
-      if (!spans_nodes(ranks, layout.gpus_per_node))
+      if (!plan::spans_nodes(ranks, layout.gpus_per_node))
         return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
       // Across nodes NVLS needs SHARP (CollNet): the heads' shares go through the switches.
-      return run_sharp(sim,
-                       plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, nvls_intra_factor(sim, n)),
-                       options);
+      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
+      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, factor), options);
     }
-    case Algorithm::nvls_tree:
-      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, nvls_intra_factor(sim, n)), options);
+    case Algorithm::nvls_tree: {
+      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
+      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, factor), options);
+    }
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain: {
       const int heads = std::max(1, plan::nccl_topology(sim.spec(), n).collnet_heads);
@@ -375,14 +365,10 @@ struct TunedRun {
   double wire_factor = 1;
 };
 
-bool runs_on_heads(Algorithm a) {
-  return a == Algorithm::nvls || a == Algorithm::nvls_tree || a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
-}
-
 TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
   // Channels asked for are the ring's and the tree's: NVLS, NVLS_TREE and CollNet run on their
   // heads, so `auto` leaves them out and naming one of them with channels is an error.
-  if (request.options.channels > 0 && !request.tune_algorithm && runs_on_heads(request.algorithm))
+  if (request.options.channels > 0 && !request.tune_algorithm && plan::runs_on_heads(request.algorithm))
     throw InputError("collective request", "channels",
                      "sets the channels of NCCL's ring and tree; " + to_string(request.algorithm) +
                          " runs on its heads (NCCL's NVLS and CollNet channels), so leave --channels out");
@@ -390,7 +376,7 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   std::erase_if(candidates, [&](const plan::NcclChoice& c) {
     return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
            (request.protocol && c.protocol != *request.protocol) ||
-           (request.options.channels > 0 && runs_on_heads(c.algorithm));
+           (request.options.channels > 0 && plan::runs_on_heads(c.algorithm));
   });
   if (candidates.empty()) {
     const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
@@ -420,7 +406,7 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.wire_factor = costs.wire_factor;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
-  if (!runs_on_heads(run.choice.algorithm) && run.options.channels == 0) run.options.channels = run.choice.channels;
+  if (!plan::runs_on_heads(run.choice.algorithm) && run.options.channels == 0) run.options.channels = run.choice.channels;
   return run;
 }
 

@@ -314,6 +314,10 @@ std::vector<int> broadcast_order(const std::vector<int>& ranks, const RingLayout
   return ordered;
 }
 
+bool spans_nodes(const std::vector<int>& ranks, int gpus_per_node) {
+  return std::any_of(ranks.begin(), ranks.end(), [&](int r) { return r / gpus_per_node != ranks[0] / gpus_per_node; });
+}
+
 std::vector<std::vector<int>> channel_orders(const RingLayout& layout, int channels, bool spans_nodes) {
   TRAINSIM_CHECK(!layout.channels.empty(), "a ring layout needs at least one channel");
   const int L = int(layout.channels.size()), g = layout.gpus_per_node, nics = std::max(1, layout.nics_per_node);
@@ -343,11 +347,8 @@ std::vector<Ring> ring_phase(const std::vector<int>& ranks, int steps, double by
   const double n = double(ranks.size());
   if (!options.topology_aware_ring || !options.multi_ring)
     return {Ring{ring_order(ranks, layout, options), steps, bytes / n}};
-  const bool spans_nodes =
-      !ranks.empty() && std::any_of(ranks.begin(), ranks.end(), [&](int r) {
-        return r / layout.gpus_per_node != ranks[0] / layout.gpus_per_node;
-      });
-  const std::vector<std::vector<int>> orders = channel_orders(layout, options.channels, spans_nodes);
+  const std::vector<std::vector<int>> orders =
+      channel_orders(layout, options.channels, spans_nodes(ranks, layout.gpus_per_node));
   std::vector<Ring> rings;
   for (const auto& order : orders)
     rings.push_back(Ring{ring_order(ranks, layout.gpus_per_node, order), steps, bytes / n / double(orders.size())});

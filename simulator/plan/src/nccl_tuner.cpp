@@ -84,9 +84,10 @@ double search_top_GBps(const NcclTopology& topo) { return topo.compute_capabilit
 // The NVLS graph across nodes (search.cc, NCCL_TOPO_PATTERN_NVLS): its per-channel bandwidths.
 // Each of the h channels pulls bwIntra through every GPU's NVSwitch port and twice through its
 // head's, so h + 1 of them fill a port; bwInter is raised while below twice bwIntra, up to the NIC
-// and the search's top speed (NCCL's own search: 40 / 48 on a DGX H100).
+// and the search's top speed (NCCL's own search: 40 / 48 on a DGX H100). `intra` is a channel's
+// NVLS busbw inside the node (tuning.cc: bwIntra · efficiency · (h−1)/h, × 2 for all-reduce).
 struct NvlsGraph {
-  double heads = 0, bw_intra = 0, bw_inter = 0;
+  double heads = 0, bw_intra = 0, bw_inter = 0, intra = 0;
 };
 NvlsGraph nvls_graph(const NcclTopology& topo) {
   NvlsGraph g;
@@ -94,6 +95,7 @@ NvlsGraph nvls_graph(const NcclTopology& topo) {
   if (g.heads < 1) return g;
   g.bw_intra = topo.nvlink_GBps / (g.heads + 1);
   g.bw_inter = std::min({topo.nic_GBps, 2 * g.bw_intra, search_top_GBps(topo)});
+  g.intra = g.bw_intra * nvls_efficiency(topo) * (g.heads - 1) / g.heads * 2.0;
   return g;
 }
 
@@ -106,16 +108,23 @@ NvlsGraph nvls_graph(const NcclTopology& topo) {
 struct CollnetGraph {
   double channels = 0, bw_intra = 0;
 };
-CollnetGraph collnet_graph(const NcclTopology& topo, Algorithm a, int nics) {
+CollnetGraph collnet_graph(const NcclTopology& topo, Algorithm a) {
   CollnetGraph c;
   const double top = search_top_GBps(topo), inter = std::min(topo.nic_GBps, top);
   c.channels = a == Algorithm::collnet_direct
                    ? std::max(1, topo.collnet_heads)
-                   : std::max(1.0, std::min(double(topo.channels), std::floor(nics * topo.nic_GBps / inter + 1e-9)));
+                   : std::max(1.0, std::min(double(topo.channels), std::floor(topo.nics * topo.nic_GBps / inter + 1e-9)));
   const double g = double(topo.ranks) / topo.nodes;
   const double port = g <= 1 ? top : a == Algorithm::collnet_direct ? topo.nvlink_GBps / 2 : topo.nvlink_GBps / c.channels;
   c.bw_intra = std::min({2 * inter, top, port});
   return c;
+}
+
+// The algbw NVLS's own flows reach inside a node of a two-level all-reduce: every port carries
+// S(g+1)/g at NVLS's efficiency.
+double nvls_flows_algbw_GBps(const NcclTopology& topo) {
+  const double g = double(topo.ranks) / topo.nodes;
+  return topo.nvlink_GBps * nvls_efficiency(topo) * g / (g + 1);
 }
 
 // NVLS_TREE's per-channel ceiling (perChMaxNVLSTreeBws).
@@ -157,11 +166,11 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.nic_GBps = spec.network.bandwidth_Bps / GBps;
   // Whole nodes only (the engine's NVLS_TREE runs on whole nodes; partial ones are left out).
   const bool whole = t.ranks % g == 0;
-  t.nvls_heads = spec.network.nics_on_gpus && whole ? std::min(std::max(1, spec.network.nics_per_node), g) : 0;
+  t.nics = std::max(1, spec.network.nics_per_node);
+  t.nvls_heads = spec.network.nics_on_gpus && whole ? std::min(t.nics, g) : 0;
   t.nvswitch = in.kind == platforms::IntraNodeKind::nvswitch;
   t.collnet = spec.network.sharp && t.nodes > 1 && whole;
-  t.collnet_heads = t.collnet ? std::min({std::max(1, spec.network.nics_per_node), g, kMaxCollnetHeads}) : 0;
-  t.nics = std::max(1, spec.network.nics_per_node);
+  t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -184,17 +193,18 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
   const double llMaxBw = ll_max[std::size_t(index2)];
   const int nsteps = 2 * (n - 1), nInter = nodes == 1 ? 0 : 2 * (nodes - 1);
   const double log2_nodes = std::floor(std::log2(double(nodes)));
-  const NvlsGraph nvls_tree = nvls_graph(topo);
+  const NvlsGraph nvls_net = nvls_graph(topo);  // NVLS across nodes and NVLS_TREE
   for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct,
                       Algorithm::collnet_chain}) {
     // NVLS: one NVSwitch node, or several with CollNet (tuning.cc: "Collnet+NVLS").
-    if (a == Algorithm::nvls && (!topo.nvls || (nodes > 1 && (!topo.collnet || nvls_tree.heads < 2)) || topo.channels < 2))
+    if (a == Algorithm::nvls && (!topo.nvls || (nodes > 1 && (!topo.collnet || nvls_net.heads < 2)) || topo.channels < 2))
       continue;
     const bool collnet = a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
     // CollNet needs SHARP and at most 8 ranks per node (enqueue.cc); Direct an NVSwitch.
     if (collnet && (!topo.collnet || ppn > 8 || (a == Algorithm::collnet_direct && !topo.nvswitch))) continue;
     // tuning.cc: NVLS_TREE is disabled on one node and needs two channels (heads).
-    if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_tree.heads < 2)) continue;
+    if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_net.heads < 2)) continue;
+    const CollnetGraph collnet_net = collnet ? collnet_graph(topo, a) : CollnetGraph{};
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       if ((a == Algorithm::nvls || a == Algorithm::nvls_tree || collnet) && p != Protocol::simple) continue;
       if (p == Protocol::ll128 && (topo.compute_capability < 70 || !topo.nvlink)) continue;  // LL128 needs NVLink-class paths
@@ -205,27 +215,22 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
         const double intra = topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(gen)] * (topo.channels - 1) /
                              topo.channels * 2.0;
         busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
-        if (nodes > 1) {  // the NVLS graph's heads, each sending its share to the switches
-          const double h = nvls_tree.heads;
-          busBw = h * std::min(nvls_tree.bw_intra * kNvlsEfficiency[std::size_t(gen)] * (h - 1) / h * 2.0, nvls_tree.bw_inter);
-        }
+        // Across nodes: the NVLS graph's heads, each sending its share to the switches.
+        if (nodes > 1) busBw = nvls_net.heads * std::min(nvls_net.intra, nvls_net.bw_inter);
       }
       if (collnet) {
-        const CollnetGraph graph = collnet_graph(topo, a, topo.nics);
-        busBw = graph.channels * graph.bw_intra;
+        busBw = collnet_net.channels * collnet_net.bw_intra;
         if (a == Algorithm::collnet_direct) {
           // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed".
-          double factor = ppn / graph.channels;
+          double factor = ppn / collnet_net.channels;
           factor -= (factor - 1) / 2;
           busBw /= factor;
           if (topo.compute_capability >= 90) busBw *= 0.85;
         }
       }
       if (a == Algorithm::nvls_tree) {
-        const double h = nvls_tree.heads;
-        const double intra = nvls_tree.bw_intra * kNvlsEfficiency[std::size_t(gen)] * (h - 1) / h * 2.0;
-        const double inter = nvls_tree.bw_inter * (nodes <= 2 ? 2.0 : 1.0);  // "2 node case of NVLSTree"
-        busBw = h * std::min({intra, inter, nvls_tree_ceiling_GBps(topo)}) * nvls_tree_correction(topo, p, bytes);
+        const double inter = nvls_net.bw_inter * (nodes <= 2 ? 2.0 : 1.0);  // "2 node case of NVLSTree"
+        busBw = nvls_net.heads * std::min({nvls_net.intra, inter, nvls_tree_ceiling_GBps(topo)}) * nvls_tree_correction(topo, p, bytes);
       }
       if (a == Algorithm::ring && p == Protocol::ll) busBw = std::min(llMaxBw, busBw * 0.5);
       if (a == Algorithm::ring && p == Protocol::ll128)
@@ -271,7 +276,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
       // the ring's LL threshold times the ranks); NVLS keeps its channels.
       c.channels = a == Algorithm::nvls        ? (nodes > 1 ? nvls_ctas(topo) : topo.channels)
                    : a == Algorithm::nvls_tree ? nvls_ctas(topo)
-                   : collnet                   ? int(collnet_graph(topo, a, topo.nics).channels)
+                   : collnet                   ? int(collnet_net.channels)
                                                : drop_channels(topo.channels, a, p, n, bytes);
       c.latency_s = lat * 1e-6;
       c.bus_bandwidth_Bps = busBw * 1e9;
@@ -356,7 +361,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     // head's NIC each way, the switches reducing. Where that beats the model, the bytes scale.
     c.launch_s = choice.latency_s;
     const double g = double(topo.ranks) / topo.nodes;
-    const double intra = collnet ? topo.nvlink_GBps * g / (2 * (g - 1)) : topo.nvlink_GBps * nvls_efficiency(topo) * g / (g + 1);
+    const double intra = collnet ? topo.nvlink_GBps * g / (2 * (g - 1)) : nvls_flows_algbw_GBps(topo);
     const double inter = (collnet ? topo.collnet_heads : topo.nvls_heads) * topo.nic_GBps;
     const double model = choice.bus_bandwidth_Bps / 1e9 * (collnet ? 0.5 : topo.ranks / (2.0 * (topo.ranks - 1)));
     if (model > 0) c.wire_factor = std::max(1.0, std::min(intra, inter) / model);
@@ -374,8 +379,8 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     // The flows' own busbw: NVLS inside the nodes (the port at NVLS efficiency carries S(g+1)/g)
     // and the heads' trees between them (each NIC S/h each way on two nodes, 2S/h on more, where
     // every node is inner in one tree); the per-channel ceiling, where lower, scales their bytes.
-    const double n = topo.ranks, g = double(topo.ranks) / topo.nodes, h = topo.nvls_heads, factor = 2 * (n - 1) / n;
-    const double intra = factor * topo.nvlink_GBps * nvls_efficiency(topo) * g / (g + 1);
+    const double n = topo.ranks, h = topo.nvls_heads, factor = 2 * (n - 1) / n;
+    const double intra = factor * nvls_flows_algbw_GBps(topo);
     const double inter = factor * h * topo.nic_GBps / (topo.nodes <= 2 ? 1 : 2);
     const double ceiling = h * nvls_tree_ceiling_GBps(topo);
     if (ceiling > 0) c.wire_factor = std::max(1.0, std::min(intra, inter) / ceiling);
@@ -396,6 +401,15 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
 
 double nvls_efficiency(const NcclTopology& topo) {
   return kNvlsEfficiency[std::size_t(generation_index(topo.compute_capability))];
+}
+
+double nvls_intra_factor(const NcclTopology& topo) {
+  const double efficiency = nvls_efficiency(topo);
+  return efficiency > 0 ? 1 / efficiency : 1;
+}
+
+bool runs_on_heads(Algorithm a) {
+  return a == Algorithm::nvls || a == Algorithm::nvls_tree || a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
 }
 
 double fabric_latency_cut_s(const NcclTopology& topo) {

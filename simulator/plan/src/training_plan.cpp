@@ -157,8 +157,7 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
       }
   };
   const int n = static_cast<int>(ranks.size());
-  // NVLS's efficiency binds the NVSwitch ports, not the NICs (nccl_tuner.hpp nvls_efficiency).
-  const double efficiency = nvls_efficiency(nccl_topology(spec, n)), nvls_factor = efficiency > 0 ? 1 / efficiency : 1;
+  const NcclTopology topo = nccl_topology(spec, n);
   switch (algorithm) {
     case Algorithm::ring: add_rings(ring_all_reduce(ranks, 1.0, layout, options), 1); break;
     case Algorithm::hierarchical: {
@@ -169,24 +168,23 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
     }
     case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
     case Algorithm::nvls:
-      if (nccl_topology(spec, n).nodes == 1) {
+      if (!spans_nodes(ranks, g)) {
         add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1);
       } else {
-        const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, true, g, nvls_factor);
+        const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, true, g, nvls_intra_factor(topo));
         add_rings(phases.intra, 1);
         add_rings(phases.inter, 1);
       }
       break;
     case Algorithm::nvls_tree: {
-      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, nvls_factor);
+      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, nvls_intra_factor(topo));
       add_rings(phases.intra, 1);
       add_schedule(phases.inter.schedule, phases.inter.ranks);
       break;
     }
     case Algorithm::collnet_direct:
     case Algorithm::collnet_chain: {
-      const SharpPhases phases =
-          sharp_all_reduce(ranks, 1.0, layout, options, false, std::max(1, nccl_topology(spec, n).collnet_heads));
+      const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, false, std::max(1, topo.collnet_heads));
       add_rings(phases.intra, 1);
       add_rings(phases.inter, 1);
       break;
@@ -465,10 +463,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
           op.launch_s = costs.launch_s;
           op.step_overhead_s = costs.step_overhead_s;
           op.wire_factor = costs.wire_factor;
-          // NVLS, NVLS_TREE and CollNet run on their heads, not the ring's channels.
-          const bool own = choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree ||
-                           choice.algorithm == Algorithm::collnet_direct || choice.algorithm == Algorithm::collnet_chain;
-          op.channels = own ? 0 : choice.channels;
+          op.channels = runs_on_heads(choice.algorithm) ? 0 : choice.channels;
           // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
           // life, waiting for peers included, so compute overlapping it runs on the other SMs.
           // Compute is taken to scale with the SMs it has.

@@ -190,6 +190,9 @@ struct RingLayout {
 /// The layout of `spec`'s nodes: its gpus_per_node, ring_order_within_node and ring_channels_within_node.
 RingLayout ring_layout(const platforms::PlatformSpec& spec);
 
+/// Whether `ranks` (node-major GPU ranks) lie on more than one node; false when empty.
+bool spans_nodes(const std::vector<int>& ranks, int gpus_per_node);
+
 /// `ranks` in ring order: by node (in order of first appearance), then by position in
 /// `local_order` (local ranks it does not list keep their own number as position); stable.
 std::vector<int> ring_order(const std::vector<int>& ranks, int gpus_per_node, const std::vector<int>& local_order);

@@ -166,6 +166,12 @@ NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes);
 /// NVLS_TREE's intra-node flows carry 1/efficiency more bytes than its NIC flows
 /// (plan::nvls_tree_all_reduce), since the efficiency binds NVLink, not the network.
 double nvls_efficiency(const NcclTopology& topo);
+/// Bytes NVLS's intra-node flows carry per byte in a two-level all-reduce (NVLS_TREE, NVLS across
+/// nodes): 1 / nvls_efficiency, 1 where NVLS has none.
+double nvls_intra_factor(const NcclTopology& topo);
+/// Whether NCCL runs `a` on its heads (NVLS, NVLS_TREE, CollNet) rather than on the ring's and
+/// tree's channels, which `--channels` sets.
+bool runs_on_heads(Algorithm a);
 /// Platform fabric latencies are NCCL's Simple per-step ring latency (presets: 3.4 µs NVLink,
 /// 5.7 µs PCIe); a protocol-aware run takes hw_intra(ring, Simple) − hw_intra(ring, LL) off them
 /// (2.8 µs NVLink, 4.7 µs PCIe) and adds each protocol's step_overhead_s back.
