@@ -15,6 +15,7 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/engine/collective_timing.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::app {
@@ -113,7 +114,7 @@ int run_collective(const CollectiveCliOptions& o) {
   // that run on heads (nvls, nvls_tree, collnet_*) or a protocol model the protocols; a textbook
   // algorithm without --protocol runs as before, protocol-less.
   request.tune_algorithm = o.algorithm == "auto";
-  const bool on_heads = o.algorithm == "nvls" || o.algorithm == "nvls_tree" || o.algorithm.starts_with("collnet");
+  const bool on_heads = plan::runs_on_heads(request.algorithm);
   request.nccl = request.tune_algorithm || on_heads || !o.protocol.empty();
   if (!o.protocol.empty() && o.protocol != "auto")
     request.protocol = o.protocol == "LL" ? plan::Protocol::ll : o.protocol == "LL128" ? plan::Protocol::ll128
