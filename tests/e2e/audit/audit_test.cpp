@@ -122,6 +122,6 @@ TEST_P(Audit, AnswersAsTheTableSays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, Audit, ::testing::ValuesIn(load_rows()),
-                         [](const ::testing::TestParamInfo<Row>& info) { return trainsim_test::test_name(info.param.id); });
+                         [](const ::testing::TestParamInfo<Row>& p) { return trainsim_test::test_name(p.param.id); });
 
 }  // namespace
