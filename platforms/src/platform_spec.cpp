@@ -334,6 +334,8 @@ bool has_xml_extension(const std::filesystem::path& p) {
   return ext == ".xml";
 }
 
+void apply_xml_overrides(PlatformSpec& spec, const JsonNode& o);
+
 /// A spec for a SimGrid XML platform: hosts come from the file; `overrides` may name the GPU model
 /// (for memory and per-precision figures) and how hosts group into nodes.
 PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional<JsonNode>& overrides) {
@@ -347,8 +349,14 @@ PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional
   spec.cpu = cpu_host();
   spec.intra_node.bandwidth_Bps = spec.intra_node.pcie_bandwidth_Bps = 15.75e9;
   spec.network.bandwidth_Bps = 1.25e9;
-  if (overrides) {
-    const JsonNode& o = *overrides;
+  if (overrides) apply_xml_overrides(spec, *overrides);
+  spec.nodes = 0;  // taken from the XML's hosts when the platform is built
+  return spec;
+}
+
+/// What a JSON platform may say beside a SimGrid XML file (`xml_platform`), applied to `spec`.
+void apply_xml_overrides(PlatformSpec& spec, const JsonNode& o) {
+  {
     for (const auto& [key, value] : o.members())
       if (key != "file" && key != "gpu" && key != "gpus_per_node" && key != "name" && key != "network" &&
           key != "price_per_gpu_hour" && key != "description")
@@ -363,8 +371,6 @@ PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional
       if (auto m = net->find("model")) spec.network.model = read_model(*m, spec.network.factors);
     }
   }
-  spec.nodes = 0;  // taken from the XML's hosts when the platform is built
-  return spec;
 }
 
 PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::string& name) {
@@ -470,6 +476,28 @@ PlatformSpec preset_by_name(const std::string& name, const std::string& source, 
   throw InputError(source, location, unknown_name_message("platform preset", name, preset_names()));
 }
 
+namespace {
+
+/// SHARP is an InfiniBand switch feature (Quantum/Quantum-2): a preset whose network is Ethernet
+/// (or another fabric) cannot have it. `base` is the preset (or the platform a file builds on);
+/// a platform described in full names no fabric, so its `sharp` stands.
+void check_sharp_fabric(const JsonNode& node, const std::string& base) {
+  const auto net = node.find("network");
+  if (!net || !net->is_object()) return;
+  const auto sharp = net->find("sharp");
+  if (!sharp || !sharp->is_bool() || !sharp->as_bool()) return;
+  for (const auto& p : detail::preset_texts()) {
+    if (p.name != base) continue;
+    const std::string description = p.description;
+    if (description.find("InfiniBand") != std::string::npos) return;
+    throw sharp->error("SHARP (in-network reduction) runs on InfiniBand switches only, and preset " + base +
+                       " has no InfiniBand (" + description +
+                       "); use an InfiniBand preset such as cluster-ib-hdr or dgx-a100, or leave 'sharp' out");
+  }
+}
+
+}  // namespace
+
 PlatformSpec read_platform_spec(const JsonNode& node) {
   node.require_object();
   node.allow_only(platform_keys());
@@ -478,6 +506,7 @@ PlatformSpec read_platform_spec(const JsonNode& node) {
   if (preset && file) throw file->error("give either 'preset' or 'file', not both");
   if (preset) {
     const PlatformSpec base = preset_by_name(preset->as_string(), preset->source(), preset->pointer());
+    check_sharp_fabric(node, base.name);
     Json base_json = to_json(base);
     return read_with_base(node, base_json, base.name);
   }
@@ -489,8 +518,15 @@ PlatformSpec read_platform_spec(const JsonNode& node) {
     if (has_xml_extension(path)) return xml_platform(path, node);
     const JsonNode file_node = read_json_file(path);
     const PlatformSpec base = read_platform_spec(file_node);
-    if (base.simgrid_xml) return base;
+    if (base.simgrid_xml) {
+      // A JSON file wrapping an XML: what this node adds applies as beside the XML itself (the
+      // network model, GPU, grouping), and the rest is refused there, never silently dropped.
+      PlatformSpec spec = base;
+      apply_xml_overrides(spec, node);
+      return spec;
+    }
     std::string name = base.name == "custom" ? path.filename().string() : base.name;
+    check_sharp_fabric(node, base.name);
     return read_with_base(node, to_json(base), name);
   }
   return read_full(node);

@@ -1,9 +1,11 @@
 // `trainsim collective`: one collective on a platform, like nccl-tests (time, algbw, busbw per size).
 // All sizes run one after another in this process's single SimGrid simulation, each on the idle
 // network, so every time is that of the collective alone.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "commands.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
+#include "trainsim/core/suggest.hpp"
 #include "trainsim/core/units.hpp"
 #include "trainsim/engine/collective_timing.hpp"
 #include "trainsim/plan/collective_options.hpp"
@@ -33,10 +36,22 @@ struct CollectiveCliOptions {
   std::string representation = "auto";
   double step_overhead_us = 0;
   int channels = 0;
+  std::string hd_order;  // empty: plan::CollectiveOptions' default (near)
   std::string json_output;
 };
 
-/// "N", or "A:B" (factor 2), or "A:B:xF": sizes A, A·F, ... up to B (nccl-tests' -b/-e/-f).
+/// The largest size `--bytes` takes: 2^50 bytes (1 PiB). Sizes travel as doubles and SimGrid
+/// payloads as 64-bit integers; up to 2^50 every byte count, every share of it (S/n, S/2^k) and
+/// every time stays exact enough to print, while 1e20 overflowed the payload (wrong times, exit 0).
+constexpr double kMaxCollectiveBytes = 1125899906842624.0;  // 2^50
+/// The most sizes one `--bytes` range may give: each is simulated in turn in this process.
+constexpr std::size_t kMaxCollectiveSizes = 1000;
+/// NCCL's MAXCHANNELS (src/include/device.h): no communicator runs more channels.
+constexpr int kMaxChannels = 64;
+
+/// "N", or "A:B" (factor 2), or "A:B:xF": sizes A, A·F, ... up to B (nccl-tests' -b/-e/-f),
+/// rounded to whole bytes; a size that rounds to the one before is skipped, so sizes strictly
+/// increase. More than kMaxCollectiveSizes sizes, or a size above kMaxCollectiveBytes, is refused.
 std::vector<double> parse_sizes(const std::string& text) {
   auto bad = [&text](const std::string& why) {
     return InputError("command line", "--bytes", "expected N, A:B or A:B:xF (sizes like 8, 64K, 8G), got '" + text +
@@ -51,11 +66,17 @@ std::vector<double> parse_sizes(const std::string& text) {
     start = colon + 1;
   }
   if (parts.size() > 3) throw bad("too many ':'");
-  const auto first = parse_byte_size(parts[0]);
-  if (!first) throw bad("'" + parts[0] + "' is not a size");
-  if (parts.size() == 1) return {*first};
-  const auto last = parse_byte_size(parts[1]);
-  if (!last) throw bad("'" + parts[1] + "' is not a size");
+  auto size = [&](const std::string& part) {
+    const auto value = parse_byte_size(part);
+    if (!value) throw bad("'" + part + "' is not a size");
+    if (*value > kMaxCollectiveBytes)
+      throw bad("'" + part + "' is more than " + fmt::format("{:.0f}", kMaxCollectiveBytes) +
+                " bytes (2^50, 1048576G), the largest size trainsim times exactly");
+    return *value;
+  };
+  const double first = size(parts[0]);
+  if (parts.size() == 1) return {first};
+  const double last = size(parts[1]);
   double factor = 2;
   if (parts.size() == 3) {
     if (parts[2].size() < 2 || parts[2][0] != 'x') throw bad("the step must read xF");
@@ -66,17 +87,49 @@ std::vector<double> parse_sizes(const std::string& text) {
     } catch (const std::logic_error&) {
       throw bad("the factor is not a number");
     }
-    if (!(factor > 1)) throw bad("the factor must be > 1");
+    if (!(factor > 1) || !std::isfinite(factor)) throw bad("the factor must be > 1");
   }
-  if (*first <= 0) throw bad("the first size must be > 0 in a range");
-  if (*last < *first) throw bad("the last size is smaller than the first");
+  if (first <= 0) throw bad("the first size must be > 0 in a range");
+  if (last < first) throw bad("the last size is smaller than the first");
   std::vector<double> sizes;
-  for (double s = *first; s <= *last * (1 + 1e-12) && sizes.size() < 1000; s *= factor) sizes.push_back(std::round(s));
+  for (double s = first; s <= last * (1 + 1e-12);) {
+    const double bytes = std::round(s);
+    if (sizes.empty() || bytes > sizes.back()) {
+      if (sizes.size() == kMaxCollectiveSizes)
+        throw bad(fmt::format("the range gives more than {} sizes, the most one run times; use a larger factor or a "
+                              "narrower range",
+                              kMaxCollectiveSizes));
+      sizes.push_back(bytes);
+    }
+    double next = s * factor;
+    // A factor close to 1 repeats whole sizes: go straight to the first power of it that rounds
+    // to a larger size, so the loop takes at most as many turns as there are sizes.
+    if (std::round(next) <= bytes) {
+      const double steps = std::ceil(std::log((bytes + 0.5) / s) / std::log(factor));
+      next = s * std::pow(factor, std::max(1.0, steps));
+    }
+    s = next;
+  }
   return sizes;
 }
 
+/// The command line's name for a platform field the options override.
+std::string option_of(const std::string& pointer) {
+  if (pointer.rfind("/nodes", 0) == 0) return "--nodes";
+  if (pointer.rfind("/network/model", 0) == 0) return "--network-model";
+  return pointer;
+}
+
 platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
-  if (o.nodes == 0 && o.network_model.empty()) return platforms::load_platform(o.platform);
+  const platforms::PlatformSpec given = platforms::load_platform(o.platform);  // names the file in its errors
+  if (o.nodes == 0 && o.network_model.empty()) return given;
+  // A SimGrid XML platform (or a JSON file wrapping one) lists its hosts: no node count to change.
+  // Its network model is SimGrid's configuration, which --network-model does set.
+  if (given.simgrid_xml && o.nodes > 0)
+    throw InputError("command line", "--nodes",
+                     "cannot apply to " + o.platform + ", a SimGrid XML platform" +
+                         (*given.simgrid_xml == o.platform ? std::string() : " (" + *given.simgrid_xml + ")") +
+                         ": its hosts fix the node count; edit the XML, or run on its first N GPUs with --gpus N");
   // Overrides go through the platform reader, so a new node count re-derives the topology shape.
   Json j;
   const bool is_preset = [&] {
@@ -85,17 +138,33 @@ platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
     return false;
   }();
   if (is_preset) j["preset"] = o.platform;
-  else {
-    platforms::load_platform(o.platform);  // names the file in its errors
-    j["file"] = o.platform;
-  }
+  else j["file"] = o.platform;
   if (o.nodes > 0) j["nodes"] = o.nodes;
   if (!o.network_model.empty()) j["network"]["model"] = o.network_model;
-  return platforms::read_platform_spec(json_root(std::make_shared<const Json>(std::move(j)), "command line"));
+  try {
+    return platforms::read_platform_spec(json_root(std::make_shared<const Json>(std::move(j)), "command line"));
+  } catch (const InputError& e) {
+    if (e.source() != "command line") throw;
+    throw InputError("command line", option_of(e.location()), e.detail());  // RX08: name the option, not "/nodes"
+  }
 }
 
 int run_collective(const CollectiveCliOptions& o) {
   if (!o.json_output.empty()) check_output_file(o.json_output);
+  if (o.channels > kMaxChannels)
+    throw InputError("command line", "--channels",
+                     fmt::format("at most {} (NCCL's MAXCHANNELS: no communicator runs more), got {}", kMaxChannels,
+                                 o.channels));
+  std::optional<plan::HdOrder> hd_order;
+  if (!o.hd_order.empty()) {
+    hd_order = plan::parse_hd_order(o.hd_order);
+    if (!hd_order) throw InputError("command line", "--hd-order", unknown_name_message("order", o.hd_order, plan::hd_order_names()));
+    if (o.algorithm != "halving_doubling" || o.op != "allreduce")
+      throw InputError("command line", "--hd-order",
+                       "orders the exchanges of --algorithm halving_doubling (an allreduce) only, not " +
+                           (o.op != "allreduce" ? o.op : o.algorithm));
+  }
+  const std::vector<double> sizes = parse_sizes(o.bytes);
   const platforms::PlatformSpec spec = resolve_platform(o);
   engine::CollectiveRequest request;
   request.op = o.op == "reduce_scatter" ? plan::CollectiveOp::reduce_scatter
@@ -125,8 +194,8 @@ int run_collective(const CollectiveCliOptions& o) {
   request.options.representation = plan::parse_representation(o.representation).value_or(plan::Representation::automatic);
   request.options.step_overhead_s = us_to_s(o.step_overhead_us);
   request.options.channels = o.channels;
+  if (hd_order) request.options.hd_order = *hd_order;
   request.gpus = o.gpus;
-  const std::vector<double> sizes = parse_sizes(o.bytes);
   std::vector<engine::CollectiveTiming> timings;
   try {
     notice_large_platform(spec.nodes);
@@ -136,8 +205,8 @@ int run_collective(const CollectiveCliOptions& o) {
     // The request's fields came from these options.
     throw InputError("command line", "--" + e.location(), e.detail());
   }
-  const int n = o.gpus > 0 ? o.gpus : (spec.simgrid_xml ? 0 : spec.total_gpus());
-  const int ranks = n > 0 ? n : 1;
+  // The GPUs the engine ran on: --gpus, else all of the platform's (a SimGrid XML platform's hosts).
+  const int ranks = timings.empty() ? std::max(o.gpus, 1) : timings.front().gpus;
   const double bus_factor = ranks > 1 ? plan::bus_bandwidth_factor(request.op, ranks) : 0.0;
   const std::string algorithm = request.op == plan::CollectiveOp::allreduce ? o.algorithm
                                 : request.op == plan::CollectiveOp::broadcast ? "chain" : "ring";
@@ -167,6 +236,9 @@ int run_collective(const CollectiveCliOptions& o) {
     j["gpus"] = ranks;
     j["network_model"] = platforms::to_string(spec.network.model);
     j["step_overhead_s"] = request.options.step_overhead_s;
+    if (request.op == plan::CollectiveOp::allreduce && request.algorithm == plan::Algorithm::halving_doubling &&
+        !request.tune_algorithm)
+      j["hd_order"] = plan::to_string(request.options.hd_order);
     if (results.size() == 1)
       for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation", "channels", "protocol"})
         j[key] = results[0][key];
@@ -174,7 +246,10 @@ int run_collective(const CollectiveCliOptions& o) {
     write_output(o.json_output, j.dump(2) + "\n");
     return 0;
   }
-  std::string out = fmt::format("# trainsim collective: {} ({}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
+  const bool hd = request.op == plan::CollectiveOp::allreduce && request.algorithm == plan::Algorithm::halving_doubling &&
+                  !request.tune_algorithm;
+  std::string out = fmt::format("# trainsim collective: {} ({}{}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
+                                hd ? ", " + plan::to_string(request.options.hd_order) + " partners first" : "",
                                 spec.name, ranks, platforms::to_string(spec.network.model));
   // Protocol runs add the SMs NCCL's kernel holds (of the GPU's), taken from overlapped compute.
   const bool sms = !results.empty() && results[0].contains("kernel_sms");
@@ -209,8 +284,11 @@ void add_collective(CLI::App& app, Action& action) {
                   "auto, nvls, nvls_tree or collnet_*, none otherwise")
       ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple"}));
   cmd->add_option("--bytes", o->bytes, "size N, or a range A:B:xF (e.g. 8:8G:x2); K, M, G are binary")->required();
+  cmd->add_option("--hd-order", o->hd_order,
+                  "halving_doubling's exchange order: near (distance 1 first, MPICH's rab_rdb; default) or far "
+                  "(farthest partner first, Open MPI's rab1)");
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs (default: all)")->check(positive_number());
-  cmd->add_option("--nodes", o->nodes, "override the platform's node count")->check(positive_number());
+  cmd->add_option("--nodes", o->nodes, "override the node count (not of a SimGrid XML platform)")->check(positive_number());
   cmd->add_option("--network-model", o->network_model, "override the network model: ideal or tcp")
       ->check(CLI::IsMember({"ideal", "tcp"}));
   cmd->add_option("--representation", o->representation, "auto (coarse where exact, else lockstep or step), coarse, lockstep or step")
@@ -218,7 +296,8 @@ void add_collective(CLI::App& app, Action& action) {
   cmd->add_option("--step-overhead-us", o->step_overhead_us, "software latency added to every step, microseconds")
       ->check(non_negative_number());
   cmd->add_option("--channels", o->channels,
-                  "parallel rings (NCCL channels); default as NCCL: at least one per NIC across nodes")
+                  "parallel rings (NCCL channels), at most 64 (NCCL's MAXCHANNELS); default as NCCL: at least one per "
+                  "NIC across nodes")
       ->check(positive_number());
   cmd->add_option("--json", o->json_output, "write the results as JSON to FILE (- = stdout)");
   cmd->callback([&action, o] { action = [o] { return run_collective(*o); }; });

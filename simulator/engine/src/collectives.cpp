@@ -96,7 +96,7 @@ CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, doubl
     case Algorithm::hierarchical:
       return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
     case Algorithm::halving_doubling:
-      return run_halving_doubling(sim, ranks, plan::HalvingDoublingSchedule(n, bytes), options);
+      return run_halving_doubling(sim, ranks, plan::HalvingDoublingSchedule(n, bytes, options.hd_order), options);
     case Algorithm::tree: {
       // Across nodes as NCCL builds it: chains inside nodes, a double binary tree of nodes.
       if (plan::nccl_tree_applies(ranks, layout))
@@ -490,6 +490,7 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
     }
   });
   sim.run();
+  for (CollectiveTiming& t : timings) t.gpus = n;
   return timings;
 }
 

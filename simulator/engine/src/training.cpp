@@ -184,6 +184,7 @@ void communicator_actor(Run& run) {
   const TrainingPlan& plan = run.plan;
   CollectiveOptions options;
   options.representation = parse_representation(plan.representation).value_or(Representation::automatic);
+  options.hd_order = plan.hd_order;
   ParameterServerOptions ps;
   ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
   std::vector<bool> bucket_waited(plan.buckets.size(), false);

@@ -52,6 +52,16 @@ std::optional<ServerRepresentation> parse_server_representation(const std::strin
 
 std::vector<std::string> server_representation_names() { return {"auto", "coarse", "flow"}; }
 
+std::string to_string(HdOrder order) { return order == HdOrder::far ? "far" : "near"; }
+
+std::optional<HdOrder> parse_hd_order(const std::string& name) {
+  if (name == "near") return HdOrder::near;
+  if (name == "far") return HdOrder::far;
+  return std::nullopt;
+}
+
+std::vector<std::string> hd_order_names() { return {"near", "far"}; }
+
 std::string to_string(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::allreduce: return "allreduce";

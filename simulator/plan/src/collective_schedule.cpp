@@ -27,7 +27,8 @@ void ChainSchedule::sends(int p, int s, std::vector<Send>& out) const {
 
 int ChainSchedule::receives(int p, int s) const { return p >= 1 && s - (p - 1) >= 0 && s - (p - 1) < m_ ? 1 : 0; }
 
-HalvingDoublingSchedule::HalvingDoublingSchedule(int n, double bytes) : n_(n), bytes_(bytes) {
+HalvingDoublingSchedule::HalvingDoublingSchedule(int n, double bytes, HdOrder order)
+    : n_(n), bytes_(bytes), order_(order) {
   p2_ = 1;
   while (p2_ * 2 <= n_) p2_ *= 2;
   levels_ = 0;
@@ -35,24 +36,50 @@ HalvingDoublingSchedule::HalvingDoublingSchedule(int n, double bytes) : n_(n), b
   fold_ = n_ > p2_ ? 1 : 0;
 }
 
+int HalvingDoublingSchedule::core_index(int p) const {
+  if (order_ == HdOrder::far) return p < p2_ ? p : -1;
+  const int r = n_ - p2_;
+  if (p < 2 * r) return p % 2 == 1 ? p / 2 : -1;
+  return p - r;
+}
+
+int HalvingDoublingSchedule::core_rank(int q) const {
+  if (order_ == HdOrder::far) return q;
+  const int r = n_ - p2_;
+  return q < r ? 2 * q + 1 : q + r;
+}
+
+int HalvingDoublingSchedule::fold_partner(int p) const {
+  const int r = n_ - p2_;
+  if (order_ == HdOrder::far) return p >= p2_ ? p - p2_ : p < r ? p + p2_ : -1;
+  return p >= 2 * r ? -1 : p % 2 == 0 ? p + 1 : p - 1;
+}
+
 void HalvingDoublingSchedule::sends(int p, int s, std::vector<Send>& out) const {
   if (int to = partner(p, s); to >= 0) out.push_back({to, bytes_at(s)});
 }
 
 int HalvingDoublingSchedule::receives(int p, int s) const {
-  // Exchanges are symmetric except the fold steps.
-  if (fold_ && s == 0) return p < n_ - p2_ ? 1 : 0;
-  if (fold_ && s == steps() - 1) return p >= p2_ ? 1 : 0;
-  return p < p2_ ? 1 : 0;
+  // Exchanges are symmetric except the fold steps: first the folded ranks send to the core, at
+  // the end the core sends back.
+  const bool folded = core_index(p) < 0;
+  if (fold_ && s == 0) return !folded && fold_partner(p) >= 0 ? 1 : 0;
+  if (fold_ && s == steps() - 1) return folded ? 1 : 0;
+  return folded ? 0 : 1;
 }
 
 int HalvingDoublingSchedule::partner(int p, int s) const {
-  if (fold_ && s == 0) return p >= p2_ ? p - p2_ : -1;
-  if (fold_ && s == steps() - 1) return p < n_ - p2_ ? p + p2_ : -1;
-  if (p >= p2_) return -1;
+  const int q = core_index(p);
+  if (fold_ && s == 0) return q < 0 ? fold_partner(p) : -1;
+  if (fold_ && s == steps() - 1) return q >= 0 ? fold_partner(p) : -1;
+  if (q < 0) return -1;
   const int k = s - fold_;
-  if (k < levels_) return p ^ (p2_ >> (k + 1));  // halving: distance p2/2, p2/4, ...
-  return p ^ (1 << (k - levels_));                 // doubling: distance 1, 2, ...
+  const bool halving = k < levels_;
+  const int j = halving ? k : k - levels_;  // the step within its phase
+  // far: halving at p2/2, p2/4, …, doubling at 1, 2, …; near: the reverse of both.
+  const bool largest_first = (order_ == HdOrder::far) == halving;
+  const int distance = largest_first ? p2_ >> (j + 1) : 1 << j;
+  return core_rank(q ^ distance);
 }
 
 double HalvingDoublingSchedule::bytes_at(int s) const {

@@ -108,7 +108,7 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
-                   "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport"});
+                   "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport", "hd_order"});
   StrategyConfig s;
   s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
   const auto kinds = possible_kinds(s.kind, root);
@@ -159,6 +159,14 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
     if (s.transport == Transport::host && !may_be_ring)
       throw v->error("transport \"host\" (host-staged MPI all-reduce) is modelled for kind \"ring_allreduce\" only, and this "
                      "scenario uses \"" + std::string(to_string(s.kind)) + "\"");
+  }
+  if (auto v = node.find("hd_order")) {
+    // Only halving-doubling has partners to order; elsewhere the key would be silently ignored.
+    const bool may_be_hd = std::find(kinds.begin(), kinds.end(), StrategyKind::halving_doubling) != kinds.end();
+    s.hd_order = parse_hd_order(v->one_of(hd_order_names())).value_or(HdOrder::near);
+    if (!may_be_hd)
+      throw v->error("'hd_order' orders the exchanges of kind \"halving_doubling\" only, and this scenario uses \"" +
+                     std::string(to_string(s.kind)) + "\"");
   }
   return s;
 }

@@ -135,8 +135,10 @@ std::vector<PlannedServer> place_servers(const Scenario& s) {
 // Bytes per link class of an all-reduce of one byte over `ranks`, from the schedules the engine
 // runs with the default collective options (the plan's operations use them). Every message from
 // one node to another crosses the network; the rest stays inside a node.
-LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>& ranks, const platforms::PlatformSpec& spec) {
-  const CollectiveOptions options;
+LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>& ranks, const platforms::PlatformSpec& spec,
+                                     HdOrder hd_order) {
+  CollectiveOptions options;
+  options.hd_order = hd_order;
   const RingLayout layout = ring_layout(spec);
   const int g = spec.gpus_per_node;
   LinkClassBytes out;
@@ -166,7 +168,7 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
       add_rings(phases.inter, 1);
       break;
     }
-    case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0), ranks); break;
+    case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0, options.hd_order), ranks); break;
     case Algorithm::nvls:
       if (!spans_nodes(ranks, g)) {
         add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1);
@@ -327,6 +329,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.global_batch = scenario.global_batch();
   plan.overlap = scenario.strategy.overlap;
   plan.representation = scenario.strategy.representation;
+  plan.hd_order = scenario.strategy.hd_order;
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
   plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.host_memory_bandwidth_Bps = scenario.platform.cpu.memory_bandwidth_Bps;
@@ -480,7 +483,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     std::iota(ranks.begin(), ranks.end(), 0);
     for (const CommOp& op : plan.ops)
       if (!plan.all_reduce_bytes_per_byte.contains(op.algorithm))
-        plan.all_reduce_bytes_per_byte[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, scenario.platform);
+        plan.all_reduce_bytes_per_byte[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, scenario.platform, plan.hd_order);
   }
   return plan;
 }
@@ -504,6 +507,7 @@ Json TrainingPlan::to_json() const {
   j["global_batch"] = global_batch;
   j["overlap"] = overlap;
   j["representation"] = representation;
+  if (strategy == "halving_doubling") j["hd_order"] = to_string(hd_order);
   j["reference_batch"] = reference_batch;
   j["single_gpu_iteration_s"] = single_gpu_iteration_s;
   j["calibration_factor"] = calibration_factor;

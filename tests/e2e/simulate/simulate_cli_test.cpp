@@ -71,6 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadScenario{"transport_wrong_type.json", "/strategy/transport", "expected a string"},
                       BadScenario{"host_transport_not_ring.json", "/strategy/transport", "modelled for kind \"ring_allreduce\" only"},
                       BadScenario{"host_transport_on_xml.json", "/strategy/transport", "no node CPUs to stage through"},
+                      BadScenario{"hd_order_not_hd.json", "/strategy/hd_order", "kind \"halving_doubling\" only"},
+                      BadScenario{"hd_order_unknown.json", "/strategy/hd_order", "did you mean 'near'?"},
                       BadScenario{"malformed.json", "line 3, column 12", "invalid JSON"}),
     [](const auto& case_info) { return std::filesystem::path(case_info.param.file).stem().string(); });
 

@@ -166,42 +166,83 @@ TEST(BroadcastOrder, PutsTheRootFirstAndKeepsTheRingOrderAfterIt) {
 }
 
 TEST(HalvingDoubling, PowersOfTwoTake2Log2NStepsHalvingThenDoublingTheBytes) {
-  for (int n : {2, 4, 8, 64, 1024}) {
-    const plan::HalvingDoublingSchedule hd(n, S);
-    const int levels = floor_log2(n);
-    ASSERT_EQ(hd.steps(), 2 * levels) << "n=" << n;
-    const Traffic t = walk(hd);
-    for (int k = 0; k < levels; ++k) {
-      ASSERT_EQ(t.step_bytes[std::size_t(k)].size(), 1u);
-      EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(k)][0], S / std::pow(2.0, k + 1)) << "halving step " << k;
-      EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(levels + k)][0], S / n * std::pow(2.0, k)) << "doubling step " << k;
+  for (plan::HdOrder order : {plan::HdOrder::near, plan::HdOrder::far})
+    for (int n : {2, 4, 8, 64, 1024}) {
+      const plan::HalvingDoublingSchedule hd(n, S, order);
+      const int levels = floor_log2(n);
+      ASSERT_EQ(hd.steps(), 2 * levels) << "n=" << n;
+      const Traffic t = walk(hd);
+      for (int k = 0; k < levels; ++k) {
+        ASSERT_EQ(t.step_bytes[std::size_t(k)].size(), 1u);
+        EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(k)][0], S / std::pow(2.0, k + 1)) << "halving step " << k;
+        EXPECT_DOUBLE_EQ(t.step_bytes[std::size_t(levels + k)][0], S / n * std::pow(2.0, k)) << "doubling step " << k;
+      }
+      EXPECT_EQ(t.messages, 2LL * levels * n);  // every rank exchanges in every step
+      for (int p = 0; p < n; ++p) {
+        EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], 2.0 * (n - 1) / n * S) << "n=" << n;  // the ring's bytes
+        EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], t.sent_bytes[std::size_t(p)]);
+      }
     }
-    EXPECT_EQ(t.messages, 2LL * levels * n);  // every rank exchanges in every step
-    for (int p = 0; p < n; ++p) {
-      EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], 2.0 * (n - 1) / n * S) << "n=" << n;  // the ring's bytes
-      EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], t.sent_bytes[std::size_t(p)]);
+}
+
+TEST(HalvingDoubling, NearStartsAtDistanceOneFarAtHalfTheRanks) {
+  // 16 ranks: near (MPICH's rab_rdb) halves at distance 1, 2, 4, 8 and doubles at 8, 4, 2, 1; far
+  // (rab1) the reverse of both.
+  const int n = 16;
+  const std::vector<int> near = {1, 2, 4, 8, 8, 4, 2, 1}, far = {8, 4, 2, 1, 1, 2, 4, 8};
+  for (const auto& [order, distances] : {std::pair{plan::HdOrder::near, near}, std::pair{plan::HdOrder::far, far}}) {
+    const plan::HalvingDoublingSchedule hd(n, S, order);
+    ASSERT_EQ(hd.steps(), int(distances.size()));
+    std::vector<plan::Send> out;
+    for (int s = 0; s < hd.steps(); ++s)
+      for (int p = 0; p < n; ++p) {
+        out.clear();
+        hd.sends(p, s, out);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].to, p ^ distances[std::size_t(s)]) << plan::to_string(order) << " step " << s << " p " << p;
+      }
+  }
+}
+
+TEST(HalvingDoubling, NearKeepsTheLargestHalvesInsideANode) {
+  // 2 nodes x 8 GPUs, node-major ranks: near sends only the last halving step's S/16 and the first
+  // doubling step's S/16 across nodes, per rank; far sends S/2 and S/2.
+  for (plan::HdOrder order : {plan::HdOrder::near, plan::HdOrder::far}) {
+    const plan::HalvingDoublingSchedule hd(16, S, order);
+    double across = 0;
+    std::vector<plan::Send> out;
+    for (int s = 0; s < hd.steps(); ++s) {
+      out.clear();
+      hd.sends(0, s, out);
+      for (const auto& m : out)
+        if (m.to / 8 != 0) across += m.bytes;
     }
+    EXPECT_DOUBLE_EQ(across, order == plan::HdOrder::near ? 2 * S / 16 : 2 * S / 2) << plan::to_string(order);
   }
 }
 
 TEST(HalvingDoubling, OtherSizesFoldTheExtraRanksInAndOut) {
-  for (int n : {3, 5, 6, 7, 12, 100, 1000}) {
-    const plan::HalvingDoublingSchedule hd(n, S);
-    const int levels = floor_log2(n), p2 = 1 << levels, extra = n - p2;
-    ASSERT_EQ(hd.steps(), 2 * levels + 2) << "n=" << n;
-    const Traffic t = walk(hd);
-    // Fold in: each extra rank hands its whole buffer to one core rank; fold out: it gets it back.
-    EXPECT_EQ(t.step_bytes.front(), std::vector<double>{S});
-    EXPECT_EQ(t.step_bytes.back(), std::vector<double>{S});
-    EXPECT_EQ(t.messages, 2LL * extra + 2LL * levels * p2);
-    for (int p = 0; p < n; ++p) {
-      const double expected = p >= p2   ? S                                // an extra rank: in and out
-                              : p < extra ? S + 2.0 * (p2 - 1) / p2 * S  // a core rank that takes one in
-                                          : 2.0 * (p2 - 1) / p2 * S;
-      EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
-      EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
+  for (plan::HdOrder order : {plan::HdOrder::near, plan::HdOrder::far})
+    for (int n : {3, 5, 6, 7, 12, 100, 1000}) {
+      const plan::HalvingDoublingSchedule hd(n, S, order);
+      const int levels = floor_log2(n), p2 = 1 << levels, extra = n - p2;
+      ASSERT_EQ(hd.steps(), 2 * levels + 2) << "n=" << n;
+      const Traffic t = walk(hd);
+      // Fold in: each extra rank hands its whole buffer to one core rank; fold out: it gets it back.
+      EXPECT_EQ(t.step_bytes.front(), std::vector<double>{S});
+      EXPECT_EQ(t.step_bytes.back(), std::vector<double>{S});
+      EXPECT_EQ(t.messages, 2LL * extra + 2LL * levels * p2);
+      for (int p = 0; p < n; ++p) {
+        // far: ranks p2… fold into 0…; near: even ranks 0, 2, … below 2·extra fold into the next one.
+        const bool folded = order == plan::HdOrder::far ? p >= p2 : p < 2 * extra && p % 2 == 0;
+        const bool takes_one = order == plan::HdOrder::far ? p < extra : p < 2 * extra && p % 2 == 1;
+        const double expected = folded      ? S                                // an extra rank: in and out
+                                : takes_one ? S + 2.0 * (p2 - 1) / p2 * S  // a core rank that takes one in
+                                            : 2.0 * (p2 - 1) / p2 * S;
+        EXPECT_DOUBLE_EQ(t.sent_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
+        EXPECT_DOUBLE_EQ(t.received_bytes[std::size_t(p)], expected) << "n=" << n << " p=" << p;
+      }
     }
-  }
 }
 
 TEST(DoubleTree, ReducesThenBroadcastsInTwoTimesTreeDepthPlusChunksSteps) {

@@ -196,14 +196,24 @@ TEST(TrainingPlan, HierarchicalBytesPerLinkClass) {
 }
 
 TEST(TrainingPlan, HalvingDoublingAndTreeBytesPerLinkClass) {
-  // 16 GPUs in 2 nodes: recursive halving first exchanges S/2 with the rank 8 away (the other
-  // node), then S/4, S/8, S/16 inside the node; recursive doubling mirrors it.
-  const TrainingPlan hd = plan_of(scenario_json(2, Json{{"kind", "halving_doubling"}}));
+  // 16 GPUs in 2 nodes, hd_order "far": recursive halving first exchanges S/2 with the rank 8 away
+  // (the other node), then S/4, S/8, S/16 inside the node; recursive doubling mirrors it.
+  const TrainingPlan hd = plan_of(scenario_json(2, Json{{"kind", "halving_doubling"}, {"hd_order", "far"}}));
+  EXPECT_EQ(hd.hd_order, trainsim::plan::HdOrder::far);
   for (const auto& op : hd.ops) {
     const auto bytes = hd.link_class_bytes(op);
     ASSERT_TRUE(bytes);
     EXPECT_DOUBLE_EQ(bytes->inter_node, 16 * op.bytes);
     EXPECT_DOUBLE_EQ(bytes->intra_node, 16 * 2 * (0.25 + 0.125 + 0.0625) * op.bytes);
+  }
+  // The default, "near": S/2, S/4, S/8 inside the node, only S/16 across it, and back.
+  const TrainingPlan near = plan_of(scenario_json(2, Json{{"kind", "halving_doubling"}}));
+  EXPECT_EQ(near.hd_order, trainsim::plan::HdOrder::near);
+  for (const auto& op : near.ops) {
+    const auto bytes = near.link_class_bytes(op);
+    ASSERT_TRUE(bytes);
+    EXPECT_DOUBLE_EQ(bytes->inter_node, 16 * 2 * 0.0625 * op.bytes);
+    EXPECT_DOUBLE_EQ(bytes->intra_node, 16 * 2 * (0.5 + 0.25 + 0.125) * op.bytes);
   }
   // Double binary tree: each of the two trees carries S/2 up and down each of its n−1 edges.
   for (int nodes : {1, 2}) {

@@ -27,6 +27,7 @@ struct CollectiveTiming {
   /// SMs NCCL's kernel for the pick holds on every GPU while it runs (nccl_tuner.hpp
   /// nccl_kernel_sms; protocol runs only, 0 otherwise): compute overlapping it keeps the rest.
   int kernel_sms = 0;
+  int gpus = 0;  ///< GPUs (ranks) it ran on: the request's, else all of the platform's
 };
 
 /// What to time.

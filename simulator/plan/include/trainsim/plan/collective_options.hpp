@@ -20,6 +20,19 @@ enum class Algorithm {
   collnet_chain,     ///< NCCL's CollNet Chain (SHARP): a chain per channel reduces to its head, the switches reduce, the chain broadcasts back
 };
 
+/// The order in which halving-doubling exchanges with its partners (README "halving_doubling").
+///   near  distance 1 first while halving (the big halves stay inside a node: ranks are
+///         node-major), distance 1 last while doubling; extra ranks of a non-power-of-two count
+///         fold into their neighbour (rank 2i into 2i+1). MPICH's `rab_rdb`, NCCL-era libraries.
+///   far   distance n/2 first while halving, 1 first while doubling; extra ranks fold into rank
+///         i − p2. Open MPI's and SMPI's `rab1`.
+enum class HdOrder { near, far };
+
+/// "near", "far" → the order; nullopt otherwise.
+std::optional<HdOrder> parse_hd_order(const std::string& name);
+/// The names parse_hd_order accepts.
+std::vector<std::string> hd_order_names();
+
 /// NCCL's protocols (src/device/prims_*.h): LL sends 4 data bytes with a 4-byte flag per 8 bytes,
 /// LL128 120 data bytes per 128-byte line, Simple whole buffers with a fence per step.
 enum class Protocol { ll, ll128, simple };
@@ -66,6 +79,9 @@ struct CollectiveOptions {
   /// ring spans nodes, rail-aligned (channel k leaves every node through NIC k mod nics). Needs
   /// multi_ring and topology_aware_ring; ≥ 0.
   int channels = 0;
+  /// Halving-doubling's exchange order (HdOrder); near by default: on multi-GPU nodes far sends
+  /// the largest halves across the NICs.
+  HdOrder hd_order = HdOrder::near;
   /// Slept once before the collective's first flow: its launch cost (NCCL's base latency), s ≥ 0.
   double launch_s = 0;
 };
@@ -80,5 +96,6 @@ std::string to_string(Algorithm a);
 std::string to_string(Protocol p);
 std::string to_string(Representation r);
 std::string to_string(CollectiveOp op);
+std::string to_string(HdOrder order);
 
 }  // namespace trainsim::plan

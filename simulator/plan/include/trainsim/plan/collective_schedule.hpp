@@ -75,11 +75,17 @@ private:
 };
 
 /// Recursive halving (reduce-scatter) then recursive doubling (all-gather) of `bytes` on the
-/// largest power of two p2 ≤ n; the r = n − p2 extra ranks first hand their whole buffer to rank
-/// i < r and get the result back at the end (Rabenseifner / Thakur et al. 2005). n ≥ 2.
+/// largest power of two p2 ≤ n; the r = n − p2 extra ranks first hand their whole buffer to a
+/// core rank and get the result back at the end (Rabenseifner / Thakur et al. 2005). n ≥ 2.
+/// Halving step k sends S/2^(k+1), doubling step k sends S·2^k/p2, in either order; `order`
+/// picks the partners:
+///   near  halving at distance 1, 2, …, p2/2, doubling at p2/2, …, 1, on the core's ranks; rank
+///         2i (i < r) folds into 2i+1, and the core is 2i+1 (i < r), then r+i… (MPICH's rab_rdb)
+///   far   halving at distance p2/2, …, 1, doubling at 1, …, p2/2; rank p2+i folds into i and the
+///         core is 0…p2−1 (Open MPI's and SMPI's rab1)
 class HalvingDoublingSchedule final : public StepSchedule {
 public:
-  HalvingDoublingSchedule(int n, double bytes);
+  HalvingDoublingSchedule(int n, double bytes, HdOrder order);
   int participants() const override { return n_; }
   int steps() const override { return 2 * fold_ + 2 * levels_; }
   void sends(int p, int step, std::vector<Send>& out) const override;
@@ -88,8 +94,14 @@ public:
 private:
   int partner(int p, int s) const;
   double bytes_at(int s) const;
+  /// p's index in the power-of-two core, −1 for a rank folded away; and back.
+  int core_index(int p) const;
+  int core_rank(int q) const;
+  /// The rank p's buffer folds into (p folded away), or that folds into p (p in the core); −1 if none.
+  int fold_partner(int p) const;
   int n_, p2_ = 1, levels_ = 0, fold_ = 0;
   double bytes_;
+  HdOrder order_;
 };
 
 /// NCCL-style double binary tree: two binary trees (heap layout over positions, and its mirror

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/plan/collective_options.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/server_placement.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
@@ -75,6 +76,8 @@ struct StrategyConfig {
   /// several GPUs, CPU aggregation and node CPUs; else none).
   std::optional<WorkerAggregation> worker_aggregation;
   Transport transport = Transport::gpu;  ///< `transport`: ring_allreduce only
+  /// `hd_order`: halving_doubling's exchange order, "near" (default) or "far" (HdOrder)
+  HdOrder hd_order = HdOrder::near;
 };
 
 /// Per-GPU speed differences and random slowdowns; synchronous SGD waits for the slowest GPU.

@@ -168,6 +168,7 @@ struct TrainingPlan {
   double global_batch = 0;
   bool overlap = true;
   std::string representation = "auto"; ///< collectives' flow representation
+  HdOrder hd_order = HdOrder::near;     ///< halving-doubling's exchange order (strategy.hd_order)
   double reference_batch = 0;           ///< the one-GPU batch the calibration refers to
   double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
   double calibration_factor = 1;        ///< κ applied to every task
