@@ -28,7 +28,8 @@ void add_validate(CLI::App& app, Action& action) {
   cmd->footer(
       "Writes DIR/simulated.csv (the measured columns, value simulated, plus the simulated variables), errors.csv, "
       "mape.csv, accuracy.md (the Markdown tables), skipped.csv, report.html and compare/<dataset>-<family>/ (trainsim compare's files). A group without a "
-      "one-GPU row, with an unmapped system or strategy, or with a model outside the zoo is reported and skipped.\n"
+      "one-GPU row, with an unmapped system or strategy, or with a model outside the zoo is reported and skipped; so is a row "
+      "trainsim cannot simulate (a warning names its line). Two rows of one point with different values are an error.\n"
       "Exit status: 0 done; 1 some simulations failed or the run was interrupted; 2 bad input.");
   cmd->callback([options, &action] {
     action = [options] {

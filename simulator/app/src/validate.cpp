@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -16,8 +17,10 @@
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/core/svg.hpp"
+#include "trainsim/core/units.hpp"
 #include "trainsim/fitting/divergence.hpp"
 #include "trainsim/fitting/paleo.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
 
 namespace trainsim::app {
@@ -92,8 +95,8 @@ Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapp
 // A template is checked as a one-GPU scenario when read, so a bad preset or strategy stops the
 // command (exit 2) at its pointer in SYSTEMS.json before anything is simulated.
 void check_template(const SystemTemplate& system, const std::string& name, const StrategyMapping& mapping,
-                    const std::string& source) {
-  const Json doc = scenario_document(system, mapping, "check", "resnet50", 1, "fp32", 1, 1);
+                    const std::string& source, const std::string& precision = "fp32") {
+  const Json doc = scenario_document(system, mapping, "check", "resnet50", 1, precision, 1, 1);
   try {
     plan::read_scenario(doc, source);
   } catch (const InputError& e) {
@@ -114,6 +117,9 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
   root.allow_only({"description", "systems"});
   const JsonNode list = root.at("systems");
   list.require_array();
+  // Every group would be skipped as unmapped: a run that validates nothing is a mistake, not a result.
+  if (list.size() == 0)
+    throw list.error("no systems: expected at least one entry mapping a measured dataset and system to a platform");
   std::vector<SystemTemplate> systems;
   std::map<std::tuple<std::string, std::string, std::string>, std::string> seen;
   for (const JsonNode& s : list.elements()) {
@@ -127,6 +133,19 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
     t.label = s.find("label") ? s.at("label").as_string() : t.system;
     const JsonNode platform = s.at("platform");
     platform.require_object();
+    // validate predicts how a measurement scales over GPUs from its one-GPU row; a CPU platform
+    // simulates one node without data parallelism, so it has nothing to scale (and no gpus_per_node
+    // for the CSV's gpus column to set). Said here, at the key the user wrote, instead of as an
+    // unknown 'gpus_per_node' the user never wrote.
+    if (platforms::is_cpu_platform(platform)) {
+      const auto preset = platform.find("preset");
+      const auto device = platform.find("device");
+      const JsonNode at = device && device->is_string() && device->raw().get<std::string>() == "cpu" ? *device
+                          : preset                                                                    ? *preset
+                                                                                                      : platform;
+      throw at.error("a CPU platform (" + at.raw().dump() + ") simulates one node without data parallelism; validate "
+                     "predicts how measurements scale over GPUs, so a system needs a GPU platform (trainsim platform list)");
+    }
     t.platform = platform.raw();
     for (const char* key : {"nodes", "gpus_per_node"})
       if (platform.has(key))
@@ -150,6 +169,13 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
       const JsonNode strategy = m.at("strategy");
       strategy.require_object();
       mapping.strategy = strategy.raw();
+      // Server counts set a parameter server's 'servers'; on another kind the scenario reader would
+      // complain about 'servers', which the user did not write: name their key instead.
+      if (const auto kind = strategy.find("kind"); kind && kind->is_string() && kind->raw().get<std::string>() != "parameter_server")
+        for (const char* key : {"servers_per_node", "servers_at"})
+          if (auto k = m.find(key))
+            throw k->error(fmt::format("sets the servers of kind \"parameter_server\" only, and this strategy's kind is {}",
+                                       kind->raw().dump()));
       if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = static_cast<int>(spn->int_at_least(1));
       if (auto at = m.find("servers_at")) {
         at->require_array();
@@ -166,15 +192,29 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
       }
       t.strategies.emplace(name, std::move(mapping));
     }
+    std::vector<std::pair<std::string, std::string>> precision_pointers;  // scenario precision, its pointer
     if (auto p = s.find("precisions")) {
       p->require_object();
-      for (const auto& [measured, scenario] : p->members()) t.precisions[measured] = scenario.as_string();
+      for (const auto& [measured, scenario] : p->members()) {
+        t.precisions[measured] = scenario.as_string();
+        precision_pointers.emplace_back(t.precisions[measured], scenario.pointer());
+      }
     }
     const auto [it, fresh] = seen.emplace(std::make_tuple(t.dataset, t.system, t.gpu.value_or("")), t.pointer);
     if (!fresh)
       throw s.error(fmt::format("dataset '{}', system '{}'{} is already mapped at {}", t.dataset, t.system,
                                 t.gpu ? ", gpu '" + *t.gpu + "'" : "", it->second));
-    for (const auto& [name, mapping] : t.strategies) check_template(t, name, mapping, path);
+    for (const auto& [name, mapping] : t.strategies) {
+      check_template(t, name, mapping, path);
+      // Each precision the entry maps to is read with each strategy, so that a bad one ("fp64")
+      // stops here at its key rather than skipping every group that uses it.
+      for (const auto& [precision, pointer] : precision_pointers) try {
+          check_template(t, name, mapping, path, precision);
+        } catch (const InputError& e) {
+          if (e.source() != path || e.location().find("/workload/precision") == std::string::npos) throw;
+          throw InputError(path, pointer, e.detail());
+        }
+    }
     systems.push_back(std::move(t));
   }
   return systems;
@@ -203,6 +243,7 @@ struct Group {
   Metric metric = Metric::samples_per_s;
   std::vector<MeasuredRow> rows;
   std::string skip_reason;
+  std::vector<std::string> skipped_rows;  // rows of a validated group that cannot be simulated, and why
   double one_gpu_time_s = 0;  // the measured one-GPU iteration, the calibration
 };
 
@@ -225,10 +266,32 @@ void require_columns(const CsvTable& table) {
     }
 }
 
-// Groups in order of first appearance (files in the order given, rows in file order).
+// The largest measurement a metric may hold. They are sanity ceilings, far above anything measured,
+// that catch a unit slip or a corrupt cell (1e308) before it reaches the errors: such a value would
+// give an error of "n/a" and drop out of the MAPE without a word. No benchmark times an iteration
+// longer than a day, and no cluster trains a zoo model at a billion samples a second (the largest
+// published runs reach about 10^6).
+constexpr double kMaxSecondsPerIteration = 86400;
+constexpr double kMaxSamplesPerSecond = 1e9;
+
+// "line 3" in the same file, "b.csv: line 3" in another.
+std::string line_name(const CsvTable& table, std::size_t row, const CsvTable& from) {
+  return (&table == &from ? "" : table.source() + ": ") + table.location_of(row);
+}
+
+// Groups in order of first appearance (files in the order given, rows in file order). Two rows of
+// one point (the same group, GPUs and nodes) are one measurement given twice when their values are
+// equal (a warning; counted once) and a contradiction otherwise (InputError naming both lines,
+// whichever comes first: the result must not depend on which of them a reader keeps).
 std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
   std::vector<Group> groups;
   std::map<std::string, std::size_t> index;
+  struct Seen {
+    const CsvTable* table;
+    std::size_t row;
+    double value;
+  };
+  std::map<std::string, Seen> points;
   for (const CsvTable& table : tables) {
     for (std::size_t r = 0; r < table.row_count(); ++r) {
       std::string key;
@@ -243,11 +306,45 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
       if (row.gpus % row.nodes != 0)
         throw InputError(table.source(), table.location_of(row.row),
                          fmt::format("{} GPUs do not divide evenly over {} nodes", row.gpus, row.nodes));
+      // gpus_per_node (optional) is what a node holds, as in shared/validation, where one GPU of an
+      // 8-GPU DGX-1 reads gpus 1, nodes 1, gpus_per_node 8; what is simulated is gpus / nodes per
+      // node. Using more GPUs than the nodes hold is a contradiction in the row.
+      if (table.find_column("gpus_per_node")) {
+        const auto per_node = integer_cell(table, r, "gpus_per_node", 1);
+        if (row.gpus > per_node * row.nodes)
+          throw InputError(table.source(), table.location_of(r),
+                           fmt::format("gpus {} contradicts nodes {} × gpus_per_node {} = {} GPUs in all; expected gpus ≤ "
+                                       "nodes × gpus_per_node",
+                                       row.gpus, row.nodes, per_node, per_node * row.nodes));
+      }
       row.value = table.number(r, table.column("value"));
       if (!(row.value > 0))
         throw InputError(table.source(), table.location_of(r),
                          fmt::format("column 'value': expected a measurement > 0, got '{}'", table.cell(r, table.column("value"))));
+      const std::string& metric = table.cell(r, table.column("metric"));
+      const bool seconds = metric.rfind("seconds_per_iteration", 0) == 0;
+      if ((seconds || metric == "samples_per_s") && row.value > (seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond))
+        throw InputError(table.source(), table.location_of(r),
+                         fmt::format("column 'value': {} {} is not a plausible measurement; expected at most {} ({})",
+                                     table.cell(r, table.column("value")), metric,
+                                     seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond,
+                                     seconds ? "a day per iteration" : "a billion samples per second"));
       const auto batch = integer_cell(table, r, "batch_per_gpu", 1);
+      const std::string point_key = fmt::format("{}{}\x1f{}", key, row.gpus, row.nodes);
+      if (auto [seen, fresh] = points.emplace(point_key, Seen{&table, r, row.value}); !fresh) {
+        const std::string first = line_name(*seen->second.table, seen->second.row, table);
+        const std::string what = fmt::format("{} GPU{} on {} node{}", row.gpus, row.gpus == 1 ? "" : "s", row.nodes,
+                                             row.nodes == 1 ? "" : "s");
+        if (seen->second.value != row.value)
+          throw InputError(table.source(), table.location_of(r),
+                           fmt::format("measures the same point as {} ({}, same group) with a different value: {} here, {} there; "
+                                       "keep one row per point (or average them)",
+                                       first, what, table.cell(r, table.column("value")),
+                                       seen->second.table->cell(seen->second.row, seen->second.table->column("value"))));
+        std::cerr << fmt::format("trainsim: warning: {}: {}: repeats {} ({}, value {}); counted once\n", table.source(),
+                                 table.location_of(r), first, what, table.cell(r, table.column("value")));
+        continue;
+      }
       auto [it, fresh] = index.emplace(key, groups.size());
       if (fresh) {
         Group g;
@@ -386,6 +483,30 @@ double ape(double predicted, double measured) { return 100.0 * std::fabs(predict
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : ""; }
 std::string percent(double v) { return std::isfinite(v) ? fmt::format("{:.1f} %", v) : "n/a"; }
+
+// Why a row's scenario does not read, said in the CSV's terms: its file and line, the columns that
+// set the failing value, and the reader's reason. The scenario is built from the row and the
+// system's template, so a pointer into it (/platform/intra_node/kind) names nothing the user wrote.
+std::string row_problem(const Group& g, const MeasuredRow& row, const InputError& e) {
+  const std::string& at = e.location();
+  const CsvTable& t = *row.table;
+  std::string columns;
+  for (const char* column : {"precision", "batch_per_gpu", "model"})
+    if (at == std::string("/workload/") + column)
+      columns = fmt::format("column '{}' ('{}')", column, t.cell(row.row, t.column(column)));
+  if (columns.empty() && at.rfind("/platform", 0) == 0)
+    columns = fmt::format("{} GPU{} on {} node{} (columns 'gpus', 'nodes') on {}", row.gpus, row.gpus == 1 ? "" : "s",
+                          row.nodes, row.nodes == 1 ? "" : "s", g.system_template->label);
+  if (columns.empty())
+    columns = fmt::format("the scenario of {} at {}", g.system_template->pointer, at.empty() ? "/" : at);
+  // A precision name trainsim lacks may be the framework's own ("amp"): the system can map it.
+  const std::string hint = at == "/workload/precision"
+                               ? fmt::format("; map the precision to one it simulates under \"precisions\" at {} in {}",
+                                             g.system_template->pointer, e.source())
+                               : "";
+  return fmt::format("{}: {}: {}: {} (trainsim cannot simulate this row{})", t.source(), t.location_of(row.row), columns,
+                     e.detail(), hint);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Accuracy
@@ -532,10 +653,14 @@ void write_error_tables(const Validation& v) {
   mape += fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
   write_file_atomically(dir / "mape.csv", mape);
   std::string skipped = "dataset,system,group,rows,reason\n";
-  for (const Group& g : groups)
+  for (const Group& g : groups) {
     if (!g.skip_reason.empty())
       skipped += fmt::format("{},{},{},{},{}\n", csv_escape(g.dataset), csv_escape(g.system), csv_escape(g.label),
                              g.rows.size(), csv_escape(g.skip_reason));
+    for (const std::string& reason : g.skipped_rows)
+      skipped += fmt::format("{},{},{},1,{}\n", csv_escape(g.dataset), csv_escape(g.system), csv_escape(g.label),
+                             csv_escape(reason));
+  }
   write_file_atomically(dir / "skipped.csv", skipped);
 }
 
@@ -715,14 +840,19 @@ std::string report_html(const Validation& v) {
          << "</th><th></th><th>" << percent(m.paleo_mape()) << "</th></tr>\n</table>\n";
   }
   html << "<h2>Skipped groups</h2>\n";
-  if (std::all_of(groups.begin(), groups.end(), [](const Group& g) { return g.skip_reason.empty(); }))
+  if (std::all_of(groups.begin(), groups.end(), [](const Group& g) { return g.skip_reason.empty() && g.skipped_rows.empty(); }))
     html << "<p>None.</p>\n";
   else {
     html << "<table>\n<tr><th class=\"l\">group</th><th>rows</th><th class=\"l\">reason</th></tr>\n";
     for (const Group& g : groups)
+    {
       if (!g.skip_reason.empty())
         html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>" << g.rows.size() << "</td><td class=\"l\">"
              << escape_xml(g.skip_reason) << "</td></tr>\n";
+      for (const std::string& reason : g.skipped_rows)
+        html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>1</td><td class=\"l\">" << escape_xml(reason)
+             << "</td></tr>\n";
+    }
     html << "</table>\n";
   }
   html << "<h2>Where measured and simulated scaling diverge</h2>\n";
@@ -768,8 +898,21 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
   std::vector<CsvTable>& collectives = v.collectives;
   tables.reserve(options.measured.size());
   collectives.reserve(options.measured.size());
+  // The same file twice (a glob that matches it twice, a copy-paste slip) would count every row
+  // twice; refused rather than quietly de-duplicated, since the user most likely meant another file.
+  for (std::size_t i = 0; i < options.measured.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(options.measured[j], options.measured[i], ec) && !ec)
+        throw InputError(options.measured[i], "",
+                         fmt::format("given twice on the command line (measured files {} and {}, the same file); "
+                                     "give each measured file once",
+                                     j + 1, i + 1));
+    }
   for (const auto& file : options.measured) {
     CsvTable table = CsvTable::read(file);
+    if (table.row_count() == 0)
+      throw InputError(file, "", "no data rows: the file holds only its header; expected one measurement per row below it");
     if (is_collective_benchmark(table)) {
       collectives.push_back(std::move(table));
       continue;
@@ -782,31 +925,48 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
   for (Group& g : groups) resolve(g, systems, options.systems);
   for (const CsvTable& table : collectives) add_collective_groups(table, groups);
 
-  // One sweep point per measured row of every group kept; a group whose scenario does not read
-  // (a precision the simulator lacks, say) is skipped with that reason.
+  // One sweep point per measured row of every group kept. A row whose scenario does not read (a
+  // precision the simulator lacks, more GPUs than the system's node holds or than trainsim
+  // simulates) is valid data trainsim cannot simulate: it is skipped, and the terminal names its
+  // line and why. Without its one-GPU row, or without a multi-GPU row left, the group is skipped.
   std::vector<SweepPoint> points;
   for (Group& g : groups) {
     if (!g.skip_reason.empty()) continue;
     std::vector<SweepPoint> mine;
-    try {
-      for (MeasuredRow& row : g.rows) {
-        const auto precision = g.system_template->precisions.find(g.precision);
-        Json doc = scenario_document(*g.system_template, *g.mapping, g.label, g.model, g.batch,
-                                     precision == g.system_template->precisions.end() ? g.precision : precision->second,
-                                     row.nodes, row.gpus / row.nodes);
-        doc["calibration"] = Json{{"single_gpu_samples_per_s", static_cast<double>(g.batch) / g.one_gpu_time_s}};
-        SweepPoint p;
-        p.index = points.size() + mine.size();
-        p.point = Json{{"group", g.label}, {"gpus", row.gpus}};
+    std::vector<MeasuredRow> kept;
+    for (const MeasuredRow& row : g.rows) {
+      const auto precision = g.system_template->precisions.find(g.precision);
+      Json doc = scenario_document(*g.system_template, *g.mapping, g.label, g.model, g.batch,
+                                   precision == g.system_template->precisions.end() ? g.precision : precision->second,
+                                   row.nodes, row.gpus / row.nodes);
+      doc["calibration"] = Json{{"single_gpu_samples_per_s", static_cast<double>(g.batch) / g.one_gpu_time_s}};
+      SweepPoint p;
+      p.index = points.size() + mine.size();
+      p.point = Json{{"group", g.label}, {"gpus", row.gpus}};
+      try {
         p.scenario = plan::read_scenario(doc, options.systems);
-        row.point = p.index;
-        mine.push_back(std::move(p));
+      } catch (const InputError& e) {
+        const std::string reason = row_problem(g, row, e);
+        if (row.gpus == 1) {
+          g.skip_reason = reason;
+          break;
+        }
+        g.skipped_rows.push_back(reason);
+        continue;
       }
-    } catch (const InputError& e) {
-      g.skip_reason = fmt::format("its scenario is invalid: {}", e.what());
-      for (MeasuredRow& row : g.rows) row.point.reset();
+      kept.push_back(row);
+      kept.back().point = p.index;
+      mine.push_back(std::move(p));
+    }
+    if (g.skip_reason.empty() && std::none_of(kept.begin(), kept.end(), [](const MeasuredRow& r) { return r.gpus > 1; }))
+      g.skip_reason = "no multi-GPU row left to predict: " + join(g.skipped_rows, "; ");
+    if (!g.skip_reason.empty()) {
+      g.skipped_rows.clear();
+      std::cerr << "trainsim: warning: skipped " << g.label << ": " << g.skip_reason << "\n";
       continue;
     }
+    for (const std::string& reason : g.skipped_rows) std::cerr << "trainsim: warning: skipped row " << reason << "\n";
+    g.rows = std::move(kept);
     for (auto& p : mine) points.push_back(std::move(p));
   }
 
@@ -830,6 +990,16 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     summary.failed = s.failed;
     summary.interrupted = s.interrupted;
   }
+  // A point that needs more GPU memory than the GPU has is simulated all the same (as `simulate`
+  // does), but its measurement cannot have been taken as described: say so at its line.
+  for (const Group& g : groups)
+    if (g.skip_reason.empty())
+      for (const MeasuredRow& row : g.rows)
+        if (const auto* r = v.result_of(row); r && !r->memory.fits())
+          std::cerr << fmt::format("trainsim: warning: {}: {}: {} at {} GPU{} does not fit in GPU memory: needs {} per GPU, "
+                                   "the GPU has {}; simulated anyway (fits_in_memory is false in simulated.csv)\n",
+                                   row.table->source(), row.table->location_of(row.row), g.label, row.gpus,
+                                   row.gpus == 1 ? "" : "s", format_bytes(r->memory.total), format_bytes(r->memory.available));
 
   // Errors per multi-GPU point, MAPE per group, dataset and overall.
   for (const Group& g : groups) {
@@ -865,8 +1035,12 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
 
   // stdout: the accuracy tables, what was skipped, every comparison's verdict.
   out << markdown << "\n";
-  for (const Group& g : v.groups)
+  std::size_t rows_skipped = 0;
+  for (const Group& g : v.groups) {
     if (!g.skip_reason.empty()) out << "skipped " << g.label << ": " << g.skip_reason << "\n";
+    for (const std::string& reason : g.skipped_rows) out << "skipped row " << reason << "\n";
+    rows_skipped += g.skipped_rows.size();
+  }
   for (const ComparisonSet& set : v.sets) {
     if (!set.report) {
       out << set.name << ": not compared: " << set.skip_reason << "\n";
@@ -875,8 +1049,9 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     out << set.name << ": " << set.report->verdict << "\n";
   }
   if (summary.failed) out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
-  out << fmt::format("{} groups validated, {} skipped -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html, compare/\n",
-                     summary.groups, summary.skipped, options.out_dir);
+  out << fmt::format("{} groups validated, {} skipped{} -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html, compare/\n",
+                     summary.groups, summary.skipped,
+                     rows_skipped ? fmt::format(" ({} more row{} skipped)", rows_skipped, rows_skipped == 1 ? "" : "s") : std::string(), options.out_dir);
   return summary;
 }
 

@@ -9,7 +9,9 @@
 //   per dataset × strategy family: `compare` on the pair ──► compare/<set>/, report.html
 //
 // A group without a one-GPU row, with an unmapped system or strategy, or a model not in the zoo is
-// reported and skipped; bad files (a missing column, a bad systems entry) are InputErrors.
+// reported and skipped, as is a row trainsim cannot simulate (named by its line on stderr); bad
+// files (a missing column, a bad systems entry, two rows of one point that disagree, the same file
+// twice, a value above its metric's sanity ceiling) are InputErrors.
 #include <cstddef>
 #include <ostream>
 #include <string>

@@ -24,6 +24,15 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
     const bool blank = record.size() == 1 && record[0].empty() && !record_has_content;
     if (!blank) {
       if (table.columns_.empty()) {
+        // A column named twice is ambiguous (which one is "value"?): every reader would silently
+        // take the first, as JSON readers would with a duplicate key, which they reject too. Empty
+        // names (trailing commas of spreadsheet exports) can never be asked for, so they may repeat.
+        for (std::size_t i = 0; i < record.size(); ++i)
+          for (std::size_t j = 0; j < i; ++j)
+            if (!record[i].empty() && record[i] == record[j])
+              throw InputError(source, "line " + std::to_string(record_line),
+                               "column '" + record[i] + "' appears twice in the header (columns " + std::to_string(j + 1) +
+                                   " and " + std::to_string(i + 1) + "); name each column once");
         table.columns_ = record;
       } else {
         if (record.size() != table.columns_.size())
@@ -39,7 +48,10 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
     field_started = false;
   };
 
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  // Excel's "CSV UTF-8" and Notepad start the file with a byte-order mark; it is not part of the
+  // first column's name (the JSON reader skips it too).
+  const std::size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  for (std::size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (in_quotes) {
       if (c == '"') {

@@ -224,6 +224,29 @@ TEST(ValidateCli, DatasetWithoutSystemMappingIsReportedAndSkipped) {
   EXPECT_NE(r.out.find("2 groups validated, 2 skipped"), std::string::npos) << r.out;  // and ResNeXt
 }
 
+// A row trainsim cannot simulate (16 GPUs in a DGX-1 node of 8) is skipped alone, named by its file
+// and line on stderr, stdout, skipped.csv and the report; the group's other rows are validated, and
+// a repeated row is a warning, counted once.
+TEST(ValidateCli, RowItCannotSimulateIsSkippedAtItsLine) {
+  const auto dir = trainsim_test::make_temp_dir("validate-row");
+  const std::string header = "dataset,system,gpus,nodes,strategy,model,batch_per_gpu,precision,metric,value\n";
+  const std::string row = "pytorch_ddp_benchmark,DGX-1 (V100) cluster,";
+  const std::string tail = ",ring_allreduce_nccl (bucket 25MB),resnet50,32,fp32,seconds_per_iteration_p50,";
+  std::ofstream(dir + "/m.csv") << header << row << "1,1" << tail << "0.1\n" << row << "8,1" << tail << "0.104\n"
+                                << row << "16,1" << tail << "0.11\n" << row << "8,1" << tail << "0.104\n";
+  const auto r = run_trainsim({"validate", dir + "/m.csv", "--systems", good("systems.json"), "--out", dir + "/out",
+                               "--jobs", "2", "--bootstrap", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string where = dir + "/m.csv: line 4: 16 GPUs on 1 node (columns 'gpus', 'nodes')";
+  EXPECT_NE(r.err.find("trainsim: warning: skipped row " + where), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir + "/m.csv: line 5: repeats line 3 (8 GPUs on 1 node, value 0.104); counted once"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("1 groups validated, 0 skipped (1 more row skipped)"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(dir + "/out/skipped.csv").find(where), std::string::npos);
+  EXPECT_NE(read_file(dir + "/out/report.html").find(dir + "/m.csv: line 4: 16 GPUs on 1 node"), std::string::npos);  // quotes escaped
+  EXPECT_NE(read_file(dir + "/out/mape.csv").find("\nall,,,1,"), std::string::npos);  // the 8-GPU point, once
+}
+
 // Bad input: exit 2 before anything runs, one message naming the file and the CSV line or JSON
 // pointer. {good} = tests/data/good/validate, {bad} = tests/data/bad/validate, {dir} = a temporary
 // folder holding the inline files of the case.
@@ -243,7 +266,8 @@ TEST_P(ValidateBadInput, ExitsTwoNamingTheFileAndThePlace) {
   auto expand = [&](std::string s) {
     const std::pair<std::string, std::string> vars[] = {{"{good}", trainsim_test::test_data_dir() + "/good/validate"},
                                                         {"{bad}", trainsim_test::test_data_dir() + "/bad/validate"},
-                                                        {"{dir}", dir}};
+                                                        {"{dir}", dir},
+                                                        {"{dirname}", std::filesystem::path(dir).filename().string()}};
     for (const auto& [key, value] : vars)
       for (auto at = s.find(key); at != std::string::npos; at = s.find(key)) s.replace(at, key.size(), value);
     return s;
@@ -303,6 +327,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"value_not_positive", {"{dir}/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
                 {{"m.csv", kHeader + kRow + "1,1" + kTail + "0\n"}},
                 {"{dir}/m.csv: line 2: column 'value': expected a measurement > 0, got '0'"}},
+        // Two files, one point, two values: an error naming both, whichever file comes first.
+        BadCase{"conflict_across_files", {"{dir}/a.csv", "{dir}/b.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"a.csv", kHeader + kRow + "1,1" + kTail + "0.1\n" + kRow + "2,1" + kTail + "0.11\n"},
+                 {"b.csv", kHeader + kRow + "1,1" + kTail + "0.2\n"}},
+                {"{dir}/b.csv: line 2: measures the same point as {dir}/a.csv: line 2 (1 GPU on 1 node, same group)"}},
+        BadCase{"conflict_across_files_reversed", {"{dir}/b.csv", "{dir}/a.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"a.csv", kHeader + kRow + "1,1" + kTail + "0.1\n" + kRow + "2,1" + kTail + "0.11\n"},
+                 {"b.csv", kHeader + kRow + "1,1" + kTail + "0.2\n"}},
+                {"{dir}/a.csv: line 2: measures the same point as {dir}/b.csv: line 2"}},
+        BadCase{"samples_per_s_above_ceiling", {"{dir}/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"m.csv", "dataset,system,gpus,nodes,strategy,model,batch_per_gpu,precision,metric,value\n" + kRow +
+                               "1,1,ring_allreduce_nccl (bucket 25MB),resnet50,32,fp32,samples_per_s,2e9\n"}},
+                {"{dir}/m.csv: line 2: column 'value': 2e9 samples_per_s is not a plausible measurement; expected at most 1000000000"}},
+        BadCase{"same_file_by_two_names", {"{dir}/m.csv", "{dir}/../" + std::string("{dirname}") + "/m.csv", "--systems", "{good}/systems.json", "--out", "{dir}/out"},
+                {{"m.csv", kHeader + kRow + "1,1" + kTail + "0.1\n"}},
+                {"given twice on the command line (measured files 1 and 2, the same file)"}},
         BadCase{"out_is_a_file", {"{good}/measured.csv", "--systems", "{good}/systems.json", "--out", "{dir}/f"},
                 {{"f", "a file\n"}}, {"{dir}/f"}}),
     [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.name); });

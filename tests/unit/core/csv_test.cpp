@@ -45,3 +45,25 @@ TEST(Csv, EscapesFields) {
   EXPECT_EQ(trainsim::csv_escape("a,b"), "\"a,b\"");
   EXPECT_EQ(trainsim::csv_escape("q\""), "\"q\"\"\"");
 }
+
+// Excel's "CSV UTF-8" starts with a byte-order mark; it is not part of the first column's name.
+TEST(Csv, ByteOrderMarkIsSkipped) {
+  auto t = CsvTable::parse("\xEF\xBB\xBF" "dataset,gpus\r\nd,1\r\n", "bom.csv");
+  EXPECT_EQ(t.columns().front(), "dataset");
+  EXPECT_TRUE(t.find_column("dataset"));
+  EXPECT_EQ(t.line_of(0), 2u);
+  // Only at the very start: elsewhere the bytes are data.
+  auto inner = CsvTable::parse("a\n\xEF\xBB\xBFx\n", "m.csv");
+  EXPECT_EQ(inner.cell(0, 0), "\xEF\xBB\xBFx");
+}
+
+TEST(Csv, ColumnNamedTwiceIsAnErrorAtItsLine) {
+  try {
+    CsvTable::parse("\n\ngpus,value,value\n1,2,3\n", "d.csv");
+    FAIL();
+  } catch (const trainsim::InputError& e) {
+    EXPECT_STREQ(e.what(), "d.csv: line 3: column 'value' appears twice in the header (columns 2 and 3); name each column once");
+  }
+  // Empty names (trailing commas of spreadsheet exports) name nothing a reader can ask for.
+  EXPECT_NO_THROW(CsvTable::parse("a,,\n1,,\n", "t.csv"));
+}

@@ -10,8 +10,9 @@ namespace trainsim {
 
 class CsvTable {
 public:
-  /// Parses text; `source` names it in errors. Throws InputError on a missing header, an
-  /// unterminated quote or a row whose field count differs from the header's.
+  /// Parses text; `source` names it in errors. A leading UTF-8 byte-order mark is skipped. Throws
+  /// InputError on a missing header, a header naming a (non-empty) column twice, an unterminated
+  /// quote or a row whose field count differs from the header's.
   static CsvTable parse(const std::string& text, const std::string& source);
   /// Reads a file (InputError when it cannot be opened).
   static CsvTable read(const std::filesystem::path& path);
