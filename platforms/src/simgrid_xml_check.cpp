@@ -67,6 +67,9 @@ public:
         std::map<std::string, std::string> attrs;
         const bool self_closing = read_attributes(line, attrs);
         if (!self_closing) open.emplace_back(name, line);
+        // SimGrid builds nested zones recursively; the same limit as JSON keeps its stack safe.
+        if (open.size() > kMaxJsonDepth)
+          refuse(line, "elements nested deeper than " + std::to_string(kMaxJsonDepth) + ", the most trainsim reads");
         record(name, attrs, line, self_closing, zones);
       }
     }
@@ -209,6 +212,15 @@ private:
   /// SimGrid 3.32 crashes on a flow between hosts without a route: a Full zone needs a route for
   /// every pair of its hosts, and in Floyd / Dijkstra zones every host must be on some route.
   void check_zone(const Zone& z) const {
+    // Full and Floyd routing keep tables over every pair of a zone's hosts (Floyd three of them):
+    // measured with `platform info` on a Floyd chain, 4,096 hosts take 0.8 s and 440 MB, so 16,384
+    // would take about 7 GB. A file within the size limit could hold 200,000 hosts.
+    constexpr std::size_t kMaxTableHosts = 4096;
+    if ((z.routing == "Full" || z.routing == "Floyd") && z.hosts.size() > kMaxTableHosts)
+      refuse(z.hosts[kMaxTableHosts].second,
+             "zone '" + z.id + "' (routing \"" + z.routing + "\") has more than " + std::to_string(kMaxTableHosts) +
+                 " hosts: SimGrid keeps a table of every host pair for it (4,096 hosts: 440 MB); use routing "
+                 "\"Dijkstra\", a <cluster>, or nested zones");
     if (z.hosts.size() < 2) return;
     if (z.routing == "Full") {
       for (const auto& [a, line_a] : z.hosts)
@@ -230,11 +242,16 @@ private:
   [[noreturn]] void refuse(std::size_t line, const std::string& detail) const {
     throw InputError(source_, "line " + std::to_string(line), detail);
   }
+  /// The line of `pos`. The scanner asks in increasing order, so counting resumes where the last
+  /// call stopped: counting from the start each time was quadratic (minutes on a 32 MiB file).
   std::size_t line_at(std::size_t pos) const {
-    std::size_t line = 1;
-    for (std::size_t i = 0; i < pos && i < text_.size(); ++i)
-      if (text_[i] == '\n') ++line;
-    return line;
+    if (pos < counted_pos_) {
+      counted_pos_ = 0;
+      counted_line_ = 1;
+    }
+    for (; counted_pos_ < pos && counted_pos_ < text_.size(); ++counted_pos_)
+      if (text_[counted_pos_] == '\n') ++counted_line_;
+    return counted_line_;
   }
   bool starts_with(const char* s) const { return text_.compare(pos_, std::char_traits<char>::length(s), s) == 0; }
   void skip_past(const char* end, const char* what) {
@@ -284,6 +301,7 @@ private:
   std::string text_;
   std::string source_;
   std::size_t pos_ = 0;
+  mutable std::size_t counted_pos_ = 0, counted_line_ = 1;  // line_at's progress
   std::map<std::string, std::size_t> hosts_, links_;              // id, line
   std::vector<std::pair<std::string, std::size_t>> link_refs_;   // <link_ctn> id, line
   bool generates_links_ = false;
