@@ -171,12 +171,24 @@ NetworkModel read_model(const JsonNode& node, NetworkFactors& factors) {
   if (!node.is_object())
     throw node.error("expected \"ideal\", \"tcp\" or an object of factors, got " + describe_json(node.raw()));
   node.allow_only({"latency_factor", "bandwidth_factor", "tcp_gamma_bytes", "crosstraffic"});
-  if (auto f = node.find("latency_factor")) factors.latency_factor = f->positive_number();
+  // SimGrid takes the factors as text printed with 6 decimals (simgrid_builder.cpp), so 1e-7 would
+  // become 0; and a factor of 1e300 makes every latency 1e294 s. LV08's own factor is 13.01.
+  if (auto f = node.find("latency_factor")) {
+    factors.latency_factor = f->positive_number();
+    if (factors.latency_factor < 1e-3 || factors.latency_factor > 1e3)
+      throw f->error("must be in [0.001, 1000] (LV08 uses 13.01), got " + f->raw().dump());
+  }
   if (auto f = node.find("bandwidth_factor")) {
     factors.bandwidth_factor = f->positive_number();
     if (factors.bandwidth_factor > 1) throw f->error("must be in (0, 1], got " + f->raw().dump());
   }
-  if (auto f = node.find("tcp_gamma_bytes")) factors.tcp_gamma_bytes = f->non_negative_number();
+  if (auto f = node.find("tcp_gamma_bytes")) {
+    // The TCP window caps a flow at window / (2 latency): a window of 1e-300 bytes is a rate SimGrid
+    // rounds to 0 (deadlock). 0 turns the cap off.
+    factors.tcp_gamma_bytes = f->non_negative_number();
+    if (factors.tcp_gamma_bytes != 0 && (factors.tcp_gamma_bytes < 1024 || factors.tcp_gamma_bytes > 1e12))
+      throw f->error("must be 0 (no window) or in [1024, 1e12] bytes (SimGrid's default is 4194304), got " + f->raw().dump());
+  }
   if (auto f = node.find("crosstraffic")) factors.crosstraffic = f->as_bool();
   return NetworkModel::factors;
 }
@@ -523,6 +535,10 @@ PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& 
 }
 
 PlatformSpec preset_by_name(const std::string& name, const std::string& source, const std::string& location) {
+  if (cpu_preset_or_null(name))
+    throw InputError(source, location,
+                     "'" + name + "' is a CPU preset, and a GPU platform is expected here (a CPU preset goes in a scenario's "
+                     "platform.preset; README: CPU training)");
   // Presets are read once per process and copied out as data.
   static std::map<std::string, PlatformSpec, std::less<>> read;
   if (const auto it = read.find(name); it != read.end()) return it->second;
