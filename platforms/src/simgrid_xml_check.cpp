@@ -78,7 +78,7 @@ public:
     if (root.empty()) fail(1, "no <platform> element");
     if (!generates_links_)
       for (const auto& [id, line] : link_refs_)
-        if (!links_.count(id)) refuse(line, "<link_ctn id=\"" + id + "\"> names no <link> of this file");
+        if (!links_.count(id) && !split_duplex_half(id)) refuse(line, "<link_ctn id=\"" + id + "\"> names no <link> of this file");
   }
 
 private:
@@ -237,6 +237,14 @@ private:
 
   [[noreturn]] void fail(std::size_t line, const std::string& detail) const {
     throw InputError(source_, "line " + std::to_string(line), "malformed SimGrid XML: " + detail);
+  }
+  /// "l_UP" / "l_DOWN": SimGrid's names for the two halves of a SPLITDUPLEX link "l".
+  bool split_duplex_half(const std::string& id) const {
+    for (const std::string suffix : {"_UP", "_DOWN"})
+      if (id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+          links_.count(id.substr(0, id.size() - suffix.size())))
+        return true;
+    return false;
   }
   /// Well-formed XML that describes an impossible platform.
   [[noreturn]] void refuse(std::size_t line, const std::string& detail) const {
