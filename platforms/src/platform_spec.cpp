@@ -10,6 +10,7 @@
 
 #include "presets.hpp"
 #include "simgrid_xml_check.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/core/units.hpp"
@@ -114,11 +115,32 @@ DragonflyShape derive_dragonfly(unsigned n) {
   return d;
 }
 
-/// `Bps`, converted from the bandwidth at `node`, unless the conversion overflowed: a number that
-/// large (1e300 GB/s) is bad input, not an infinitely fast link.
-double finite_bandwidth(const JsonNode& node, double Bps) {
-  if (!std::isfinite(Bps)) throw node.error("too large: " + node.raw().dump() + " overflows bytes per second");
+/// A number as the shortest text that reads back the same ("1e-06", "125").
+std::string short_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+/// The bandwidth at `node` (in units of `unit_Bps` bytes per second, named `unit`) in bytes per
+/// second, within the physical range (kMinBandwidth_Bps .. kMaxBandwidth_Bps): 1e-300 deadlocks
+/// SimGrid, 1e300 GB/s overflows.
+double bandwidth_in_range(const JsonNode& node, double unit_Bps, const char* unit) {
+  const double v = node.positive_number();
+  const double Bps = v * unit_Bps;
+  if (!(Bps >= kMinBandwidth_Bps && Bps <= kMaxBandwidth_Bps))
+    throw node.error("must be in [" + short_number(kMinBandwidth_Bps / unit_Bps) + ", " + short_number(kMaxBandwidth_Bps / unit_Bps) +
+                     "] " + unit + " (1 kbit/s to 1 Pbit/s, the physical range trainsim simulates), got " + node.raw().dump());
   return Bps;
+}
+
+/// A latency in microseconds at `node`, in seconds, within [0, kMaxLatency_s].
+double latency_in_range(const JsonNode& node) {
+  const double us = node.non_negative_number();
+  if (us > kMaxLatency_s * 1e6)
+    throw node.error("must be in [0, " + short_number(kMaxLatency_s * 1e6) + "] us (at most 10 s, the physical range trainsim simulates), got " +
+                     node.raw().dump());
+  return us_to_s(us);
 }
 
 unsigned read_unsigned(const JsonNode& n, std::int64_t min) {
@@ -149,12 +171,24 @@ NetworkModel read_model(const JsonNode& node, NetworkFactors& factors) {
   if (!node.is_object())
     throw node.error("expected \"ideal\", \"tcp\" or an object of factors, got " + describe_json(node.raw()));
   node.allow_only({"latency_factor", "bandwidth_factor", "tcp_gamma_bytes", "crosstraffic"});
-  if (auto f = node.find("latency_factor")) factors.latency_factor = f->positive_number();
+  // SimGrid takes the factors as text printed with 6 decimals (simgrid_builder.cpp), so 1e-7 would
+  // become 0; and a factor of 1e300 makes every latency 1e294 s. LV08's own factor is 13.01.
+  if (auto f = node.find("latency_factor")) {
+    factors.latency_factor = f->positive_number();
+    if (factors.latency_factor < 1e-3 || factors.latency_factor > 1e3)
+      throw f->error("must be in [0.001, 1000] (LV08 uses 13.01), got " + f->raw().dump());
+  }
   if (auto f = node.find("bandwidth_factor")) {
     factors.bandwidth_factor = f->positive_number();
     if (factors.bandwidth_factor > 1) throw f->error("must be in (0, 1], got " + f->raw().dump());
   }
-  if (auto f = node.find("tcp_gamma_bytes")) factors.tcp_gamma_bytes = f->non_negative_number();
+  if (auto f = node.find("tcp_gamma_bytes")) {
+    // The TCP window caps a flow at window / (2 latency): a window of 1e-300 bytes is a rate SimGrid
+    // rounds to 0 (deadlock). 0 turns the cap off.
+    factors.tcp_gamma_bytes = f->non_negative_number();
+    if (factors.tcp_gamma_bytes != 0 && (factors.tcp_gamma_bytes < 1024 || factors.tcp_gamma_bytes > 1e12))
+      throw f->error("must be 0 (no window) or in [1024, 1e12] bytes (SimGrid's default is 4194304), got " + f->raw().dump());
+  }
   if (auto f = node.find("crosstraffic")) factors.crosstraffic = f->as_bool();
   return NetworkModel::factors;
 }
@@ -167,8 +201,8 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
   const std::string k = kind.one_of({"pcie", "nvlink", "nvswitch"});
   in.kind = k == "nvlink" ? IntraNodeKind::nvlink : k == "nvswitch" ? IntraNodeKind::nvswitch : IntraNodeKind::pcie;
   const JsonNode bandwidth = node.at("bandwidth_GBps");
-  in.bandwidth_Bps = finite_bandwidth(bandwidth, bandwidth.positive_number() * kGBps);
-  in.latency_s = us_to_s(node.at("latency_us").non_negative_number());
+  in.bandwidth_Bps = bandwidth_in_range(bandwidth, kGBps, "GB/s");
+  in.latency_s = latency_in_range(node.at("latency_us"));
   if (auto e = node.find("efficiency")) {
     in.efficiency = e->positive_number();
     if (in.efficiency > 1) throw e->error("must be in (0, 1], got " + e->raw().dump());
@@ -179,7 +213,7 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
     in.pcie_bandwidth_Bps = in.bandwidth_Bps;
   } else {
     const JsonNode pcie = node.at("pcie_bandwidth_GBps");
-    in.pcie_bandwidth_Bps = finite_bandwidth(pcie, pcie.positive_number() * kGBps);
+    in.pcie_bandwidth_Bps = bandwidth_in_range(pcie, kGBps, "GB/s");
   }
   if (auto s = node.find("pcie_switches")) {
     in.pcie_switches = static_cast<int>(s->int_at_least(0));
@@ -271,8 +305,8 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
                  : topo == "dragonfly" ? TopologyKind::dragonfly
                                        : TopologyKind::single_switch;
   const JsonNode bandwidth = node.at("bandwidth_Gbps");
-  net.bandwidth_Bps = finite_bandwidth(bandwidth, gbps_to_bytes_per_s(bandwidth.positive_number()));
-  net.latency_s = us_to_s(node.at("latency_us").non_negative_number());
+  net.bandwidth_Bps = bandwidth_in_range(bandwidth, gbps_to_bytes_per_s(1), "Gbit/s");
+  net.latency_s = latency_in_range(node.at("latency_us"));
   if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";
   if (auto s = node.find("sharp")) net.sharp = s->as_bool();
@@ -280,13 +314,32 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
   read_topology_shape(node, spec);
 }
 
-void read_gpu_board(const JsonNode& node, GpuBoardSpec& board) {
+/// `check_tiling`: whether the board size was given here (a full description or an override), not
+/// inherited from a preset whose node the user made smaller. An inherited board of 2 on a 1- or
+/// 3-GPU node keeps its documented meaning (the job's GPUs on each board share it); a board size the
+/// user gives must tile the node, because a board that straddles two nodes does not exist.
+void read_gpu_board(const JsonNode& node, int gpus_per_node, bool check_tiling, GpuBoardSpec& board) {
   node.require_object();
   node.allow_only({"gpus", "shared_speed"});
-  if (auto g = node.find("gpus")) board.gpus = static_cast<int>(read_unsigned(*g, 1));
+  if (auto g = node.find("gpus")) {
+    board.gpus = static_cast<int>(read_unsigned(*g, 1));
+    if (check_tiling && gpus_per_node % board.gpus != 0) {
+      std::string divisors;
+      for (int d = 1; d <= gpus_per_node; ++d)
+        if (gpus_per_node % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+      throw g->error("boards of " + std::to_string(board.gpus) + " GPUs do not tile a node of " + std::to_string(gpus_per_node) +
+                     " GPUs: gpus must divide gpus_per_node (one of " + divisors + ")");
+    }
+  }
   if (auto s = node.find("shared_speed")) {
     board.shared_speed = s->positive_number();
-    if (board.shared_speed > 1) throw s->error("must be in (0, 1] (the speed with busy board siblings relative to alone), got " + s->raw().dump());
+    if (board.shared_speed < kMinSpeedFactor || board.shared_speed > 1)
+      throw s->error("must be in [1e-06, 1] (the speed with busy board siblings relative to alone), got " + s->raw().dump());
+    // A shared speed on one-GPU boards would change nothing; saying nothing would let the user
+    // believe it was modelled (every other option that does not apply is an error too).
+    if (board.gpus == 1 && board.shared_speed != 1)
+      throw s->error("has no effect: boards hold 1 GPU, so no GPU shares its board; set gpu_board.gpus too (e.g. "
+                     "{\"gpus\": 2, \"shared_speed\": " + s->raw().dump() + "})");
   }
 }
 
@@ -297,8 +350,8 @@ const std::vector<std::string>& platform_keys() {
   return keys;
 }
 
-/// Reads a complete description (no preset, no file).
-PlatformSpec read_full(const JsonNode& node) {
+/// Reads a complete description (no preset, no file). `board_given`: see read_gpu_board.
+PlatformSpec read_full(const JsonNode& node, bool board_given = true) {
   PlatformSpec spec;
   spec.name = "custom";
   if (auto n = node.find("name")) spec.name = n->as_string();
@@ -313,7 +366,7 @@ PlatformSpec read_full(const JsonNode& node) {
   if (std::int64_t(spec.nodes) * spec.gpus_per_node > kMaxGpus)
     throw node.at("nodes").error(too_many_gpus(spec.nodes, spec.gpus_per_node));
   read_intra_node(node.at("intra_node"), spec);
-  if (auto b = node.find("gpu_board")) read_gpu_board(*b, spec.gpu_board);
+  if (auto b = node.find("gpu_board")) read_gpu_board(*b, spec.gpus_per_node, board_given, spec.gpu_board);
   read_network(node.at("network"), spec);
   if (auto p = node.find("price_per_gpu_hour")) spec.price_per_gpu_hour = p->non_negative_number();
   return spec;
@@ -410,7 +463,25 @@ PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::s
     const bool from_pcie = in["kind"] == "pcie";
     const bool to_pcie = overrides["intra_node"]["kind"] == "pcie";
     const Json pcie_link = from_pcie ? in.value("bandwidth_GBps", Json()) : in.value("pcie_bandwidth_GBps", Json());
-    for (const char* key : {"bandwidth_GBps", "latency_us", "efficiency", "pcie_bandwidth_GBps"}) in.erase(key);
+    // NVLink <-> NVSwitch stays on the same NVLink links: NCCL's per-step latency and efficiency
+    // (presets.cpp) carry over; only the bandwidth's meaning changes (per link vs per GPU).
+    const bool nvlink_family = !from_pcie && !to_pcie;
+    const Json base_bandwidth = in.value("bandwidth_GBps", Json());
+    const std::string base_kind = in["kind"].get<std::string>();
+    for (const char* key : {"bandwidth_GBps", "latency_us", "efficiency", "pcie_bandwidth_GBps"})
+      if (!nvlink_family || std::string(key) == "bandwidth_GBps") in.erase(key);
+    if (!to_pcie && !overrides["intra_node"].contains("bandwidth_GBps")) {
+      const std::string to_kind = overrides["intra_node"]["kind"].get<std::string>();
+      const bool to_nvlink = to_kind == "nvlink";
+      throw node.at("intra_node").error(
+          "kind \"" + to_kind + "\" replaces " + name + "'s " + base_kind + " fabric, whose bandwidth_GBps (" +
+          (base_bandwidth.is_null() ? std::string("?") : base_bandwidth.dump()) + ", " +
+          (base_kind == "nvswitch" ? "per GPU into the switch" : base_kind == "nvlink" ? "per NVLink link" : "the PCIe link") +
+          ") means something else there: give intra_node.bandwidth_GBps too, " +
+          (to_nvlink ? "GB/s per NVLink link (20 on P100, 25 on V100 and A100)"
+                     : "GB/s per GPU into the switch (150 on DGX-2, 300 on A100, 450 on H100)") +
+          (nvlink_family ? "; latency_us and efficiency stay " + name + "'s" : ""));
+    }
     if (to_pcie) {
       if (!pcie_link.is_null()) in["bandwidth_GBps"] = pcie_link;
       in["latency_us"] = 5.7;
@@ -419,11 +490,16 @@ PlatformSpec read_with_base(const JsonNode& node, const Json& base, const std::s
       in["pcie_bandwidth_GBps"] = pcie_link;
     }
   }
+  const bool board_given = overrides.contains("gpu_board") && overrides["gpu_board"].is_object() && overrides["gpu_board"].contains("gpus");
+  // Boards of one GPU share nothing: the base's shared speed goes with its board size.
+  if (board_given && overrides["gpu_board"]["gpus"] == 1 && !overrides["gpu_board"].contains("shared_speed") &&
+      merged.contains("gpu_board") && merged["gpu_board"].is_object())
+    merged["gpu_board"].erase("shared_speed");
   merged.merge_patch(overrides);
   merged["name"] = overrides.contains("name") ? overrides["name"] : Json(name);
   auto doc = std::make_shared<const Json>(std::move(merged));
   const JsonNode merged_node(doc, doc.get(), std::make_shared<const std::string>(node.source()), node.pointer());
-  return read_full(merged_node);
+  return read_full(merged_node, board_given);
 }
 
 }  // namespace
@@ -439,9 +515,10 @@ std::vector<double> board_speeds(const PlatformSpec& spec, int gpus_per_node) {
   return speeds;
 }
 
-PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source) {
+PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source, int server_nodes) {
   if (nodes < 1) throw InputError(source, "/nodes", "must be ≥ 1, got " + std::to_string(nodes));
-  if (std::int64_t(nodes) * spec.gpus_per_node > kMaxGpus) throw InputError(source, "/nodes", too_many_gpus(nodes, spec.gpus_per_node));
+  if (std::int64_t(nodes - server_nodes) * spec.gpus_per_node + server_nodes > kMaxGpus)
+    throw InputError(source, "/nodes", too_many_gpus(nodes - server_nodes, spec.gpus_per_node));
   PlatformSpec out = spec;
   out.nodes = nodes;
   const auto n = static_cast<unsigned>(nodes);
@@ -464,6 +541,10 @@ PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& 
 }
 
 PlatformSpec preset_by_name(const std::string& name, const std::string& source, const std::string& location) {
+  if (cpu_preset_or_null(name))
+    throw InputError(source, location,
+                     "'" + name + "' is a CPU preset, and a GPU platform is expected here (a CPU preset goes in a scenario's "
+                     "platform.preset; README: CPU training)");
   // Presets are read once per process and copied out as data.
   static std::map<std::string, PlatformSpec, std::less<>> read;
   if (const auto it = read.find(name); it != read.end()) return it->second;
@@ -473,7 +554,7 @@ PlatformSpec preset_by_name(const std::string& name, const std::string& source, 
     spec.name = p.name;
     return read.emplace(name, std::move(spec)).first->second;
   }
-  throw InputError(source, location, unknown_name_message("platform preset", name, preset_names()));
+  throw InputError(source, location, unknown_name_message("platform preset", name, all_preset_names()));
 }
 
 namespace {
@@ -500,6 +581,14 @@ void check_sharp_fabric(const JsonNode& node, const std::string& base) {
 
 PlatformSpec read_platform_spec(const JsonNode& node) {
   node.require_object();
+  // `device` only marks CPU platforms (is_cpu_platform); any other value is the mistake, not the key.
+  if (auto d = node.find("device")) {
+    if (d->raw() == "cpu")
+      throw d->error("a CPU platform cannot be used here: this reads GPU platforms (a CPU platform goes in a scenario's "
+                     "\"platform\", README: CPU training)");
+    throw d->error("unknown device " + d->raw().dump() + ": \"cpu\" makes a CPU platform (with 'cpu' and 'sockets', or a cpu-* "
+                   "preset); a GPU platform has no 'device' key (it names a preset, a file or a 'gpu')");
+  }
   node.allow_only(platform_keys());
   const auto preset = node.find("preset");
   const auto file = node.find("file");
@@ -532,9 +621,13 @@ PlatformSpec read_platform_spec(const JsonNode& node) {
   return read_full(node);
 }
 
-PlatformSpec load_platform(const std::string& preset_or_file) {
+PlatformSpec load_platform(const std::string& preset_or_file, const std::string& argument) {
   for (const auto& p : detail::preset_texts())
     if (p.name == preset_or_file) return preset_by_name(p.name);
+  if (cpu_preset_or_null(preset_or_file))
+    throw InputError("command line", argument,
+                     "'" + preset_or_file + "' is a CPU preset: this command simulates GPU platforms (CPU presets go in a "
+                     "scenario's platform.preset; `trainsim platform info " + preset_or_file + "` describes it)");
   const std::filesystem::path path(preset_or_file);
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
@@ -546,12 +639,18 @@ PlatformSpec load_platform(const std::string& preset_or_file) {
   const bool looks_like_file = preset_or_file.find('/') != std::string::npos ||
                                path.extension() == ".json" || has_xml_extension(path);
   if (looks_like_file) throw InputError(preset_or_file, "", "cannot open platform file");
-  throw InputError("command line", "--platform", unknown_name_message("platform preset", preset_or_file, preset_names()));
+  throw InputError("command line", argument, unknown_name_message("platform preset", preset_or_file, all_preset_names()));
 }
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const auto& p : detail::preset_texts()) names.push_back(p.name);
+  return names;
+}
+
+std::vector<std::string> all_preset_names() {
+  std::vector<std::string> names = preset_names();
+  for (const auto& p : cpu_presets()) names.push_back(p.name);
   return names;
 }
 

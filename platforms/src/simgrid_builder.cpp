@@ -320,7 +320,7 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   // Shapes for the worker count come from the spec; with server nodes, re-derive (or check) them.
   PlatformSpec shaped = spec;
   if (options.server_nodes > 0)
-    shaped = with_nodes(spec, leaves, spec.name + " with " + std::to_string(options.server_nodes) + " server nodes");
+    shaped = with_nodes(spec, leaves, spec.name + " with " + std::to_string(options.server_nodes) + " server nodes", options.server_nodes);
   const NetworkSpec& net = shaped.network;
   const double link_Bps = net.nics_per_node * net.bandwidth_Bps;
   const double link_latency = net.latency_s / 2;

@@ -9,6 +9,7 @@
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
 #include "trainsim/engine/platform_census.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
 namespace trainsim::app {
@@ -27,13 +28,57 @@ int platform_list() {
     out += fmt::format("{:<18} {:>6}  {:>9}  {} ({})\n", p.name,
                        fmt::format("{}x{}", spec.nodes, spec.gpus_per_node), price, p.description, p.source);
   }
+  // CPU-only presets (README, CPU training): one node of sockets; no GPUs and no price.
+  out += fmt::format("\n{:<18} {:>7}  {}\n", "CPU preset", "sockets", "description");
+  for (const auto& p : platforms::cpu_presets())
+    out += fmt::format("{:<18} {:>7}  {} ({})\n", p.name, p.platform.sockets, p.description, p.platform.describe());
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+/// `platform info cpu-…`: what a CPU preset is (no SimGrid platform to build: a CPU scenario
+/// builds its one node itself).
+int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOptions& o) {
+  const platforms::CpuPlatformSpec& p = preset.platform;
+  const platforms::CpuSpec& cpu = p.cpu;
+  if (!o.json_output.empty()) {
+    Json j;
+    j["preset"] = preset.name;
+    j["description"] = preset.description;
+    j["device"] = "cpu";
+    j["cpu"] = cpu.name;
+    j["sockets"] = p.sockets;
+    j["physical_cores"] = p.physical_cores();
+    j["logical_cores"] = p.logical_cores();
+    Json peak = Json::object();
+    for (Precision q : {Precision::fp32, Precision::bf16})
+      if (cpu.supports(q)) peak[std::string(to_string(q))] = cpu.core_peak_flops(q) * p.physical_cores();
+    j["peak_flops"] = peak;
+    j["memory_bandwidth_Bps"] = p.memory_bandwidth_Bps();
+    j["cpu_source"] = cpu.source;
+    write_output(o.json_output, j.dump(2) + "\n");
+    return 0;
+  }
+  std::string out;
+  out += fmt::format("platform   {} (CPU)\n", preset.name);
+  out += fmt::format("about      {}\n", preset.description);
+  out += fmt::format("CPUs       {}\n", p.describe());
+  out += fmt::format("peak       fp32 {}FLOP/s{}\n", format_si(cpu.core_peak_flops(Precision::fp32) * p.physical_cores()),
+                     cpu.supports(Precision::bf16)
+                         ? fmt::format(", bf16 {}FLOP/s", format_si(cpu.core_peak_flops(Precision::bf16) * p.physical_cores()))
+                         : std::string());
+  out += fmt::format("memory     {} ({} channels per socket at {} MT/s)\n", format_rate_GBps(p.memory_bandwidth_Bps()),
+                     cpu.memory_channels, cpu.memory_MTps);
+  out += fmt::format("source     {}\n", cpu.source);
+  out += "use        a scenario's \"platform\": {\"preset\": \"" + preset.name + "\"} (one node; README, CPU training)\n";
   std::fputs(out.c_str(), stdout);
   return 0;
 }
 
 int platform_info(const PlatformInfoOptions& o) {
   if (!o.json_output.empty()) check_output_file(o.json_output);
-  const platforms::PlatformSpec spec = platforms::load_platform(o.platform);
+  if (const platforms::CpuPreset* cpu = platforms::cpu_preset_or_null(o.platform)) return cpu_platform_info(*cpu, o);
+  const platforms::PlatformSpec spec = platforms::load_platform(o.platform, "PLATFORM");
   // Build it (this process's one SimGrid engine) to count what SimGrid sees.
   notice_large_platform(spec.nodes);
   const engine::PlatformCensus built = engine::census(spec);

@@ -39,8 +39,11 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   std::ostringstream out;
   const auto& p = s.platform;
   out << s.name << "\n";
+  // Transport and representation only when not the defaults, so the common summary stays as it was.
+  const std::string strategy = r.strategy + (r.transport != "gpu" ? ", transport " + r.transport : std::string()) +
+                               (r.representation != "auto" ? ", representation " + r.representation : std::string());
   out << fmt::format("  {} GPUs ({} node{} x {} {}), {}, {} buckets, overlap {}, network model {}\n", r.gpus, r.nodes,
-                     r.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, r.strategy,
+                     r.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, strategy,
                      s.strategy.bucket_bytes > 0 ? format_bytes(s.strategy.bucket_bytes) : std::string("per-layer"),
                      s.strategy.overlap ? "on" : "off", r.network_model);
   out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch,

@@ -2,10 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 
 namespace trainsim {
@@ -100,13 +99,7 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
 }
 
 CsvTable CsvTable::read(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), "", "is a directory; expected a CSV file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "", "cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path.string());
+  return parse(read_input_text(path, "CSV file"), path.string());
 }
 
 std::optional<std::size_t> CsvTable::find_column(const std::string& name) const {

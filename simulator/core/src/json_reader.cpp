@@ -1,10 +1,11 @@
 #include "trainsim/core/json_reader.hpp"
 
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <set>
 #include <sstream>
 
+#include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 
 namespace trainsim {
@@ -55,6 +56,9 @@ double JsonNode::number_in(double lo, double hi) const {
 }
 
 std::int64_t JsonNode::as_int() const {
+  // An unsigned number above INT64_MAX (18446744073709551615) would wrap to a negative one.
+  if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+    throw error("too large: got " + value_->dump() + ", more than " + std::to_string(INT64_MAX));
   if (value_->is_number_integer()) return value_->get<std::int64_t>();
   if (value_->is_number_float()) {
     const double v = value_->get<double>();
@@ -246,6 +250,9 @@ private:
 
 JsonNode parse_json_text(std::string_view text, const std::string& source) {
   auto source_ptr = std::make_shared<const std::string>(source);
+  // The depth scan comes first: nlohmann's parser and the code that copies documents recurse once
+  // per level, so a 100,000-deep document would overflow the stack before any error.
+  check_json_depth(text, source);
   ParsePosition position;
   try {
     Json::parser_callback_t track = [&position, &source](int depth, Json::parse_event_t event, Json& parsed) {
@@ -265,13 +272,7 @@ JsonNode parse_json_text(std::string_view text, const std::string& source) {
 }
 
 JsonNode read_json_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path.string(), "", "is a directory; expected a JSON file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "", "cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), path.string());
+  return parse_json_text(read_input_text(path, "JSON file"), path.string());
 }
 
 }  // namespace trainsim

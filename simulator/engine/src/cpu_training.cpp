@@ -23,6 +23,7 @@
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
+#include "trainsim/core/units.hpp"
 #include "trainsim/engine/trace.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
@@ -342,6 +343,28 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
                                       plan.pools, plan.pools == 1 ? "" : "s", plan.threads_per_pool, plan.threads_per_pool == 1 ? "" : "s",
                                       100 * report.core_utilisation, report.physical_cores);
   result.cpu = std::move(report);
+  // The node's memory, as GPU scenarios check theirs (a batch of 1e9 ran for 594 simulated hours
+  // without a word). The catalog has no DIMM sizes: assume one 64 GiB DIMM in every memory channel,
+  // about the most these servers are sold with, so the warning errs on the side of silence.
+  {
+    const double dram = plan.platform.sockets * double(plan.platform.cpu.memory_channels) * 64.0 * kGiB;
+    const Precision p = plan.precision;
+    double largest_output = 0;
+    for (const auto& layer : workload.layers) largest_output = std::max(largest_output, layer.activation_bytes(p));
+    const bool training = plan.threading.mode == plan::CpuMode::training;
+    // Training keeps every activation for backward plus gradients; inference holds a layer's input
+    // and output at a time.
+    const double needed = workload.weight_bytes(p) * (training ? 2.0 : 1.0) +
+                          double(plan.batch) * (training ? workload.activation_bytes(p) : 2.0 * largest_output);
+    if (needed > dram)
+      result.warnings.push_back(plan::Warning{
+          "memory", fmt::format("the configuration does not fit in the node's memory: needs about {} (weights{} and {} of activations for "
+                                "batch {}), {} {} has about {} (64 GiB in each of its {} memory channels)",
+                                format_bytes(needed), training ? ", gradients" : "",
+                                format_bytes(double(plan.batch) * (training ? workload.activation_bytes(p) : 2.0 * largest_output)),
+                                plan.batch, plan.platform.sockets == 1 ? "one" : std::to_string(plan.platform.sockets) + " ×",
+                                plan.platform.cpu.name, format_bytes(dram), plan.platform.sockets * plan.platform.cpu.memory_channels)});
+  }
   if (!options.trace_path.empty()) write_cpu_trace(plan, run, options.trace_path);
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;

@@ -551,6 +551,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.variable_placement = plan.variable_placement;
   result.memory = plan.memory;
   result.strategy = plan.strategy;
+  result.transport = plan.transport;
+  result.representation = plan.representation;
   result.network_model = plan.network_model;
   result.calibration_factor = plan.calibration_factor;
   result.variables = plan.variables;

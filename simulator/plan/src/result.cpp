@@ -169,6 +169,8 @@ Json IterationResult::to_json() const {
   j["memory_per_gpu_bytes"] = memory.to_json();
   j["fits_in_memory"] = memory.fits();
   j["strategy"] = strategy;
+  if (transport != "gpu") j["transport"] = transport;
+  if (representation != "auto") j["representation"] = representation;
   j["network_model"] = network_model;
   j["calibration_factor"] = calibration_factor;
   Json b = Json::array();
@@ -256,6 +258,8 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   if (node.at("fits_in_memory").as_bool() != r.memory.fits())
     throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (total vs available)");
   if (auto v = node.find("strategy")) r.strategy = v->as_string();
+  if (auto v = node.find("transport")) r.transport = v->one_of({"gpu", "host"});
+  if (auto v = node.find("representation")) r.representation = v->as_string();
   if (auto v = node.find("network_model")) r.network_model = v->as_string();
   r.calibration_factor = optional_number(node, "calibration_factor", 1);
   if (auto buckets = node.find("buckets"))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/plan/collective_options.hpp"
 
@@ -141,7 +142,15 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
                            : name == "sharded" ? VariablePlacement::sharded
                                                : VariablePlacement::round_robin;
   }
-  if (auto v = only_for_ps("partition_MB")) s.partition_bytes = bucket_mb_to_bytes(v->positive_number());
+  if (auto v = only_for_ps("partition_MB")) {
+    // A lower bound here (the per-model partition count is checked when the model is known, see
+    // kMaxVariablePartitions): 1e-9 MB asked for billions of partitions and ran out of memory.
+    const double mb = v->positive_number();
+    if (mb < kMinPartitionMB)
+      throw v->error("must be ≥ 1/1024 MB (1 KiB; no parameter-server framework partitions variables finer), got " +
+                     v->raw().dump());
+    s.partition_bytes = bucket_mb_to_bytes(mb);
+  }
   if (auto v = only_for_ps("server_throughput_GBps")) s.server_throughput_Bps = gBps_to_bytes_per_s(v->positive_number());
   if (auto v = node.find("representation")) {
     // All-reduce strategies name a ring representation, a parameter server its pushes' and pulls'
@@ -159,6 +168,12 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
     if (s.transport == Transport::host && !may_be_ring)
       throw v->error("transport \"host\" (host-staged MPI all-reduce) is modelled for kind \"ring_allreduce\" only, and this "
                      "scenario uses \"" + std::string(to_string(s.kind)) + "\"");
+    // The host-staged ring (engine: host_ring_all_reduce) is simulated one way whatever the
+    // representation; one given would be silently ignored, like other options that do not apply.
+    if (auto r = node.find("representation");
+        r && s.representation != "auto" && s.transport == Transport::host && s.kind == StrategyKind::ring_allreduce)
+      throw r->error("does not apply with transport \"host\": the host-staged ring is simulated one way whatever the "
+                     "representation; remove it or use transport \"gpu\"");
   }
   if (auto v = node.find("hd_order")) {
     // Only halving-doubling has partners to order; elsewhere the key would be silently ignored.
@@ -179,7 +194,12 @@ std::vector<std::pair<int, double>> read_speed_map(const JsonNode& node, const c
     const bool canonical = !key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                            (key == "0" || key[0] != '0');
     if (!canonical) throw value.error(std::string("keys of '") + what + "' must be " + what + " indices (\"0\", \"1\", …)");
-    out.emplace_back(std::stoi(key), value.positive_number());
+    // A factor of 1e-300 made SimGrid's solver round the GPU's speed to 0 and deadlock.
+    const double factor = value.positive_number();
+    if (factor < platforms::kMinSpeedFactor || factor > platforms::kMaxSpeedFactor)
+      throw value.error("must be in [1e-06, 1e+06] (a speed relative to the calibrated one; the physical range trainsim simulates), got " +
+                        value.raw().dump());
+    out.emplace_back(std::stoi(key), factor);
   }
   return out;
 }
@@ -261,10 +281,15 @@ void apply_set(Json& document, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   Json value;
+  // The value is user input like a file's: the same depth limit, and a number beyond double's range
+  // (1e400) is an error at the assignment rather than nlohmann's exception escaping as exit 1.
+  check_json_depth(text, "--set " + path);
   try {
     value = Json::parse(text);
   } catch (const Json::parse_error&) {
     value = text;  // SPEC: values are parsed as JSON, falling back to a string
+  } catch (const Json::out_of_range&) {
+    throw InputError("--set", assignment, "number out of range: the largest finite number is about 1.8e308");
   }
   set_path(document, path, value, "--set");
 }
@@ -296,8 +321,15 @@ Scenario read_scenario(Json document, const std::string& source) {
     s.platform = platforms::read_platform_spec(root.at("platform"));
     if (auto t = root.find("threading")) throw t->error("'threading' applies to CPU platforms (platform.device \"cpu\" or a cpu-* preset)");
   }
-  // A CPU node trains alone: a strategy is optional there and changes nothing.
-  if (!s.cpu || root.find("strategy")) s.strategy = read_strategy(root.at("strategy"), root);
+  // A CPU node trains alone: no strategy applies, and one given is an error like every other option
+  // that does not apply (a parameter-server strategy was silently ignored).
+  if (s.cpu) {
+    if (auto st = root.find("strategy"))
+      throw st->error("'strategy' applies to GPU platforms: a CPU platform simulates one node training alone (data parallelism "
+                      "across CPU nodes is not modelled); remove it");
+  } else {
+    s.strategy = read_strategy(root.at("strategy"), root);
+  }
   // Host staging needs the nodes' CPUs, which a SimGrid XML platform does not describe.
   if (s.platform.simgrid_xml) {
     const JsonNode strategy = root.at("strategy");
@@ -342,6 +374,17 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
         .error(std::to_string(s.strategy.servers) + " colocated parameter servers on " + std::to_string(s.gpus()) +
                " GPUs (" + std::to_string(s.platform.nodes) + " nodes × " + std::to_string(s.platform.gpus_per_node) +
                "): at most one server per GPU; use fewer servers or server_placement \"dedicated\"");
+  }
+  // A dedicated server is a CPU-only node, one host, but a leaf of the topology like a worker node:
+  // it counts toward the hosts SimGrid builds (kMaxGpus), not as a GPU.
+  if (s.strategy.kind == StrategyKind::parameter_server && s.strategy.placement == ServerPlacement::dedicated &&
+      std::int64_t(s.gpus()) + s.strategy.servers > platforms::kMaxGpus) {
+    const auto servers = root.at("strategy").find("servers");
+    throw (servers ? *servers : root.at("strategy"))
+        .error(std::to_string(s.strategy.servers) + " dedicated server nodes beside " + std::to_string(s.gpus()) +
+               " worker GPUs: " + std::to_string(std::int64_t(s.gpus()) + s.strategy.servers) + " hosts, more than the " +
+               std::to_string(platforms::kMaxGpus) + " (GPUs and server nodes) trainsim builds: SimGrid 3.32 builds larger "
+               "platforms too slowly (README, Troubleshooting)");
   }
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +

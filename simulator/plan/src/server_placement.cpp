@@ -19,6 +19,29 @@ std::string_view to_string(VariablePlacement placement) {
 
 std::vector<std::string> variable_placement_names() { return {"round_robin", "greedy", "sharded"}; }
 
+std::int64_t partition_count(const std::vector<Variable>& variables, double partition_bytes) {
+  std::int64_t count = 0;
+  for (const Variable& v : variables) {
+    if (!(v.bytes > 0)) continue;
+    const double parts = partition_bytes > 0 && v.bytes > partition_bytes ? std::ceil(v.bytes / partition_bytes) : 1.0;
+    if (parts > double(kMaxVariablePartitions)) return kMaxVariablePartitions + 1;
+    count = std::min(count + static_cast<std::int64_t>(parts), kMaxVariablePartitions + 1);
+  }
+  return count;
+}
+
+double smallest_partition_bytes(const std::vector<Variable>& variables) {
+  // The count only falls as the size grows: bisect on whole bytes.
+  double lo = 1, hi = 1;
+  for (const Variable& v : variables) hi = std::max(hi, v.bytes);
+  if (partition_count(variables, hi) > kMaxVariablePartitions) return hi;  // too many variables to fit at all
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (partition_count(variables, mid) > kMaxVariablePartitions ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 std::vector<PlacedVariable> place_variables(const std::vector<Variable>& variables, int servers, VariablePlacement placement,
                                             double partition_bytes) {
   TRAINSIM_CHECK(servers >= 1, "place_variables needs at least one server");

@@ -6,7 +6,10 @@
 #include <numeric>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/units.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
@@ -382,6 +385,13 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     plan.variable_placement = std::string(to_string(scenario.strategy.variable_placement));
     std::vector<Variable> variables;  // creation order = forward order
     for (const auto& layer : workload.layers) variables.push_back({layer.name, layer.weight_bytes(scenario.workload.precision)});
+    if (scenario.strategy.partition_bytes > 0 && partition_count(variables, scenario.strategy.partition_bytes) > kMaxVariablePartitions) {
+      const double smallest_MB = smallest_partition_bytes(variables) / kMiB;
+      throw scenario.root().at("strategy").at("partition_MB").error(
+          fmt::format("splits the model's variables into more than {} partitions, the most trainsim simulates (each is a transfer "
+                      "between every worker and its server); for this model partition_MB must be ≥ {:.4g}",
+                      kMaxVariablePartitions, smallest_MB));
+    }
     plan.placed_variables = place_variables(variables, scenario.strategy.servers, scenario.strategy.variable_placement,
                                             scenario.strategy.partition_bytes);
   }

@@ -108,6 +108,20 @@ constexpr int kMaxGpusPerNode = 1024;
 /// grows faster than linearly in the node count (README, Troubleshooting).
 constexpr std::int64_t kMaxGpus = 65536;
 
+/// The physical ranges trainsim simulates (README, Troubleshooting and limits). SimGrid's solver
+/// rounds rates below its precision to 0 and then deadlocks (a 1e-300 bandwidth or speed crashed
+/// trainsim), and numbers far outside any machine print as 280-digit times: every link bandwidth
+/// lies in 1 kbit/s .. 1 Pbit/s (a modem to 70x NVLink 5), every latency in 0 .. 10 s, every host
+/// speed in 1 Mflop/s .. 1 Zflop/s, and every relative speed factor (a GPU's or node's speed, a
+/// shared board's speed) in 1e-6 .. 1e6.
+constexpr double kMinBandwidth_Bps = 125.0;
+constexpr double kMaxBandwidth_Bps = 1.25e14;
+constexpr double kMaxLatency_s = 10.0;
+constexpr double kMinSpeed_flops = 1e6;
+constexpr double kMaxSpeed_flops = 1e21;
+constexpr double kMinSpeedFactor = 1e-6;
+constexpr double kMaxSpeedFactor = 1e6;
+
 /// A validated platform. Invariants (checked by read_platform_spec): nodes ≥ 1, gpus_per_node ≥ 1,
 /// every bandwidth > 0, every latency ≥ 0, topology shape matches `nodes`.
 struct PlatformSpec {
@@ -135,14 +149,19 @@ PlatformSpec read_platform_spec(const JsonNode& node);
 /// tree's down counts, the torus dimensions and the dragonfly shape are derived anew (the fat tree
 /// keeps its levels and oversubscription). Throws InputError at `source`'s /network/fat_tree when
 /// the oversubscription does not divide the new first level, at /nodes when nodes is out of range.
-PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source);
+/// `server_nodes` of the `nodes` are CPU-only parameter-server nodes: they hold no GPUs and count
+/// as one host each toward kMaxGpus.
+PlatformSpec with_nodes(const PlatformSpec& spec, int nodes, const std::string& source, int server_nodes = 0);
 
 /// A preset name, or a path to a platform JSON / SimGrid XML file (for the CLI). Throws InputError
-/// (unknown preset with a suggestion, unreadable file, invalid content).
-PlatformSpec load_platform(const std::string& preset_or_file);
+/// (unknown preset with a suggestion among GPU and CPU presets, a CPU preset, unreadable file,
+/// invalid content); errors about the name are located at `argument` ("--platform", "PLATFORM").
+PlatformSpec load_platform(const std::string& preset_or_file, const std::string& argument = "--platform");
 
-/// Preset names in catalog order.
+/// GPU preset names in catalog order.
 std::vector<std::string> preset_names();
+/// GPU then CPU (cpu-*) preset names: what an unknown preset's suggestion chooses from.
+std::vector<std::string> all_preset_names();
 
 /// One row of `trainsim platform list`.
 struct PresetInfo {

@@ -172,6 +172,8 @@ struct IterationResult {
   std::vector<Warning> warnings;
   MemoryUsage memory;
   std::string strategy;
+  std::string transport = "gpu";        ///< all-reduce strategies: "gpu" or "host" (JSON only when "host")
+  std::string representation = "auto";  ///< the flows' representation asked for (JSON only when not "auto")
   std::string network_model;
   double calibration_factor = 1;
   std::vector<BucketTiming> buckets;
