@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/input_file.hpp"
@@ -26,12 +28,16 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
         // A column named twice is ambiguous (which one is "value"?): every reader would silently
         // take the first, as JSON readers would with a duplicate key, which they reject too. Empty
         // names (trailing commas of spreadsheet exports) can never be asked for, so they may repeat.
-        for (std::size_t i = 0; i < record.size(); ++i)
-          for (std::size_t j = 0; j < i; ++j)
-            if (!record[i].empty() && record[i] == record[j])
-              throw InputError(source, "line " + std::to_string(record_line),
-                               "column '" + record[i] + "' appears twice in the header (columns " + std::to_string(j + 1) +
-                                   " and " + std::to_string(i + 1) + "); name each column once");
+        // A map, not a pair loop: a header of a million columns must not take 10^12 comparisons.
+        std::unordered_map<std::string_view, std::size_t> first_column;
+        for (std::size_t i = 0; i < record.size(); ++i) {
+          if (record[i].empty()) continue;
+          const auto [seen, inserted] = first_column.emplace(record[i], i);
+          if (!inserted)
+            throw InputError(source, "line " + std::to_string(record_line),
+                             "column '" + record[i] + "' appears twice in the header (columns " +
+                                 std::to_string(seen->second + 1) + " and " + std::to_string(i + 1) + "); name each column once");
+        }
         table.columns_ = record;
       } else {
         if (record.size() != table.columns_.size())
