@@ -104,6 +104,8 @@ void FitOptions::validate() const {
       if (!(l >= 0) || !std::isfinite(l)) throw InputError(source, "lambda_grid", "every λ must be ≥ 0");
     if (cv_folds < 2) throw InputError(source, "cv_folds", "must be ≥ 2");
   }
+  if (bootstrap_samples > kMaxBootstrapSamples)
+    throw InputError(source, "bootstrap_samples", fmt::format("must be ≤ {} (each resample re-fits every row)", kMaxBootstrapSamples));
   if (!(confidence_level > 0 && confidence_level < 1))
     throw InputError(source, "confidence_level", "must be in (0, 1)");
 }

@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/output.hpp"
@@ -27,6 +29,35 @@ std::string model_list() {
   std::string out;
   for (const auto& model : fitting::named_models()) out += "\n    " + model.name + ": " + model.description;
   return out;
+}
+
+// --bootstrap N: a whole number from 0 to the maximum, checked on the text so "-1" reads "must be ≥ 0"
+// rather than CLI11's "Could not convert", and 10^8 is refused at once instead of running for hours.
+CLI::Validator bootstrap_count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const unsigned max = fitting::FitOptions::kMaxBootstrapSamples;
+        const std::string range = fmt::format("a whole number of resamples from 0 (no intervals) to {}", max);
+        const std::string negative = "must be ≥ 0 (0 = no confidence intervals), got " + text;
+        const std::string too_many =
+            fmt::format("must be ≤ {}, got {}: each resample re-fits every row, so the time grows with resamples × rows "
+                        "(README, Fitting), and percentile intervals settle within a few thousand resamples",
+                        max, text);
+        long long value = 0;
+        std::size_t used = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::out_of_range&) {
+          return text.find('-') == std::string::npos ? too_many : negative;
+        } catch (const std::exception&) {
+          return "expected " + range + ", got '" + text + "'";
+        }
+        if (used != text.size()) return "expected " + range + ", got '" + text + "'";
+        if (value < 0) return negative;
+        if (value > max) return too_many;
+        return {};
+      },
+      "0..MAX");
 }
 
 int run_fit_command(const FitCliOptions& options) {
@@ -72,7 +103,9 @@ void add_fit(CLI::App& app, Action& action) {
   cmd->add_option("--generations", options->request.options.generations, "DE generations per run (default 150)")
       ->check(CLI::Range(1u, 1000000u));
   cmd->add_option("--bootstrap", options->request.options.bootstrap_samples,
-                  "Bootstrap resamples for confidence intervals (default 200; 0 = none)");
+                  fmt::format("Bootstrap resamples for confidence intervals (default 200; 0 = none; at most {})",
+                              fitting::FitOptions::kMaxBootstrapSamples))
+      ->check(bootstrap_count());
   cmd->add_option("--features", options->request.features,
                   "Columns for the regression baseline (default: the expression's variables)")
       ->delimiter(',')

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -24,6 +25,8 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/scenario.hpp"
+#include "trainsim/workloads/layer_graph.hpp"
+#include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -31,7 +34,7 @@ namespace {
 struct RecommendArgs {
   std::string scenario;
   std::vector<std::string> sets;
-  std::vector<std::string> models;
+  std::optional<std::string> models;  ///< --models as typed: a comma-separated list
   std::string json;
   int jobs = 0;
 };
@@ -182,14 +185,46 @@ Json to_json(const ModelReport& m) {
               {"best", setting("best", m.best.pools, m.best.threads)}, {"settings", named}, {"grid", grid_json}};
 }
 
+// --models as typed: every comma-separated item a zoo model ("" or ",," names none and is an error,
+// not a silent fall-back to the scenario's model). A model named twice (also as an alias,
+// "resnet50,ResNet-50") is simulated and counted in the geometric mean once, with a warning: the
+// mean is over distinct models.
+std::vector<std::string> parse_models(const std::string& text) {
+  const std::string expected = "expected a comma-separated list of zoo model names, e.g. resnet50,vgg16 (trainsim workload list)";
+  std::vector<std::string> models;
+  std::map<std::string, std::string> first_spelling;  // canonical name → as first typed
+  std::size_t start = 0;
+  for (std::size_t item = 1;; ++item) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    std::string name = text.substr(start, comma - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty())
+      throw InputError("--models", "", fmt::format("{}; item {} of \"{}\" is empty", expected, item, text));
+    try {
+      workloads::load_workload(name);
+    } catch (const InputError& e) {
+      throw InputError("--models", name, e.detail());
+    }
+    const std::string canonical = workloads::zoo_canonical_name(name).value_or(name);
+    if (const auto [it, fresh] = first_spelling.emplace(canonical, name); fresh)
+      models.push_back(name);
+    else
+      std::cerr << fmt::format("trainsim: warning: --models: {} names {} again (as {}); it is simulated and counted once\n", name,
+                               canonical, it->second);
+    if (comma == text.size()) break;
+    start = comma + 1;
+  }
+  return models;
+}
+
 void add_recommend_threads(CLI::App& app, Action& action) {
   auto args = std::make_shared<RecommendArgs>();
   auto* cmd = app.add_subcommand("recommend-threads",
                                  "CPU scenarios: the fastest inter-op pools x intra-op threads, Wang et al.'s guideline and the frameworks' defaults");
   cmd->add_option("scenario", args->scenario, "Scenario JSON file on a CPU platform")->required();
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
-  cmd->add_option("--models", args->models, "Run the recommendation for each of these zoo models (comma-separated) and average the gains")
-      ->delimiter(',');
+  cmd->add_option("--models", args->models, "Run the recommendation for each of these zoo models (comma-separated) and average the gains");
   cmd->add_option("--jobs,-j", args->jobs, "Settings simulated at once (default: all cores)")->check(positive_number());
   cmd->add_option("--json", args->json, "Write the recommendation as JSON to FILE ('-' = stdout, nothing else printed)");
   cmd->footer("Every setting runs in its own process, as a sweep point. 'best is faster' is a setting's time over the best one's: "
@@ -202,16 +237,7 @@ void add_recommend_threads(CLI::App& app, Action& action) {
       if (!base.cpu)
         throw base.root().at("platform").error("recommend-threads needs a CPU platform (platform.device \"cpu\" or a cpu-* preset)");
       const int jobs = args->jobs > 0 ? args->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      std::vector<std::string> models = args->models;
-      if (models.empty()) models.push_back("");
-      for (const auto& m : models) {
-        if (m.empty()) continue;
-        try {
-          workloads::load_workload(m);
-        } catch (const InputError& e) {
-          throw InputError("--models", m, e.detail());
-        }
-      }
+      const std::vector<std::string> models = args->models ? parse_models(*args->models) : std::vector<std::string>{""};
       std::vector<ModelReport> reports;
       for (const auto& m : models) reports.push_back(recommend(document, args->scenario, m, jobs));
 

@@ -164,9 +164,8 @@ void add_simulate(CLI::App& app, Action& action) {
       }
       const bool stdout_taken = to_stdout > 0;
       if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(scenario, result, args->links) : summary(scenario, result));
-      if (!result.memory.fits() && !stdout_taken)
-        std::cerr << fmt::format("trainsim: warning: the configuration does not fit in GPU memory: needs {} per GPU, {} has {}\n",
-                                 format_bytes(result.memory.total), scenario.platform.gpu.name, format_bytes(result.memory.available));
+      // Every warning (out of memory first) is in the result's warnings[]; stderr repeats them for
+      // the human summary only, so --json - leaves stderr clean for scripts.
       if (!stdout_taken)
         for (const auto& w : result.warnings) std::cerr << "trainsim: warning: " << w.message << "\n";
       return 0;

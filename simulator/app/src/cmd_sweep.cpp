@@ -32,13 +32,18 @@ void add_sweep(CLI::App& app, Action& action) {
   cmd->add_flag("--resume", args->resume, "Skip points already in DIR/results.jsonl");
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
   cmd->footer(
-      "Each point runs in its own process. Under mpirun (`mpirun -np N trainsim sweep ...`) the ranks share the points and rank 0 "
+      fmt::format("Each point runs in its own process; at most {} points per sweep (a value given twice on an axis counts once). ",
+                  kMaxSweepPoints) +
+      "One sweep at a time per --out (a second exits 2). Results already in --out are never discarded by mistake: another sweep's "
+      "results (DIR/sweep.json records whose) make a plain sweep, or a --resume that would drop some, exit 2. Under mpirun "
+      "(`mpirun -np N trainsim sweep ...`) the ranks share the points and rank 0 "
       "writes the files.\nExit status: 0 all points simulated; 1 some points failed (recorded with their error) or the sweep "
       "was interrupted (the files hold every point finished so far; --resume continues); 2 bad input.");
   cmd->callback([args, &action] {
     action = [args] {
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario base = plan::read_scenario(document, args->scenario);
+      count_sweep_points(base);  // a sweep over the limit is refused before --out is created
       check_output_directory(args->out);
       SweepOptions options;
       options.out_dir = args->out;

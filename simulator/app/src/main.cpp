@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/output.hpp"
 #include "trainsim/core/suggest.hpp"
 
 namespace trainsim::app {
@@ -91,7 +92,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return action();
+    const int code = action();
+    // Output lost to a full disk or a closed descriptor is a failed run, not a success: every
+    // command's stdout is flushed and checked here, once, before the exit status is chosen.
+    flush_stdout();
+    return code;
   } catch (const InputError& e) {
     std::cerr << "trainsim: error: " << e.what() << "\n";
     return 2;

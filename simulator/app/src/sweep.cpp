@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -162,9 +165,64 @@ bool is_error_line(const std::string& line) {
 
 }  // namespace
 
-std::vector<SweepPoint> expand_sweep(const plan::Scenario& base) {
+namespace {
+
+std::vector<std::pair<std::string, std::vector<Json>>> distinct_axes(const plan::Scenario& base, std::vector<std::string>* warnings) {
+  std::vector<std::pair<std::string, std::vector<Json>>> axes;
+  for (const auto& [path, values] : base.sweep) {
+    std::vector<Json> distinct;
+    std::vector<std::string> repeated;
+    for (const Json& v : values) {
+      if (std::find(distinct.begin(), distinct.end(), v) == distinct.end())
+        distinct.push_back(v);
+      else if (std::find(repeated.begin(), repeated.end(), v.dump()) == repeated.end())
+        repeated.push_back(v.dump());
+    }
+    if (!repeated.empty() && warnings) {
+      std::string list;
+      for (const auto& r : repeated) list += (list.empty() ? "" : ", ") + r;
+      warnings->push_back(fmt::format("{}: {}: value{} {} given more than once; each distinct point is simulated once ({} of {} values)",
+                                      base.source, json_pointer_append("/sweep", path), repeated.size() == 1 ? "" : "s", list,
+                                      distinct.size(), values.size()));
+    }
+    axes.emplace_back(path, std::move(distinct));
+  }
+  return axes;
+}
+
+}  // namespace
+
+namespace {
+
+// The number of distinct points of `axes`; an InputError at /sweep when it exceeds the limit,
+// computed without allocating anything (10^12 points cost no more to refuse than 10).
+std::size_t checked_point_count(const plan::Scenario& base, const std::vector<std::pair<std::string, std::vector<Json>>>& axes) {
   std::size_t total = 1;
-  for (const auto& [path, values] : base.sweep) total *= values.size();
+  long double exact = 1;
+  std::string sizes;
+  for (const auto& [path, values] : axes) {
+    exact *= static_cast<long double>(values.size());
+    total = values.empty() || total == 0 ? 0 : (total > kMaxSweepPoints / values.size() ? kMaxSweepPoints + 1 : total * values.size());
+    sizes += (sizes.empty() ? "" : " × ") + std::to_string(values.size());
+  }
+  if (total > kMaxSweepPoints)
+    throw InputError(base.source, "/sweep",
+                     fmt::format("{:.0f} points ({} values) exceed the limit of {} points per sweep: every point is checked and held in "
+                                 "memory (about {} kB each) before the first one runs, and each is simulated in its own process; split "
+                                 "the sweep into several scenarios (README, Troubleshooting and limits)",
+                                 exact, sizes, kMaxSweepPoints, kSweepPointKiB));
+  return total;
+}
+
+}  // namespace
+
+std::size_t count_sweep_points(const plan::Scenario& base) { return checked_point_count(base, distinct_axes(base, nullptr)); }
+
+std::vector<SweepPoint> expand_sweep(const plan::Scenario& base, std::vector<std::string>* warnings) {
+  // Duplicate values of an axis would only repeat points: each distinct value once, in file order.
+  const auto axes = distinct_axes(base, warnings);
+  // The size is known before anything is allocated: a sweep over the limit is refused here.
+  const std::size_t total = checked_point_count(base, axes);
   std::vector<SweepPoint> points;
   points.reserve(total);
   std::set<std::string> checked_workloads;
@@ -173,14 +231,14 @@ std::vector<SweepPoint> expand_sweep(const plan::Scenario& base) {
     p.index = i;
     p.point = Json::object();
     Json document = *base.document;
-    std::vector<std::size_t> choice(base.sweep.size());
+    std::vector<std::size_t> choice(axes.size());
     std::size_t rest = i;
-    for (std::size_t a = base.sweep.size(); a-- > 0;) {
-      choice[a] = rest % base.sweep[a].second.size();
-      rest /= base.sweep[a].second.size();
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      choice[a] = rest % axes[a].second.size();
+      rest /= axes[a].second.size();
     }
-    for (std::size_t a = 0; a < base.sweep.size(); ++a) {
-      const auto& [path, values] = base.sweep[a];
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const auto& [path, values] = axes[a];
       const Json& value = values[choice[a]];
       p.point[path] = value;
       const std::string where = json_pointer_append("/sweep", path);
@@ -390,29 +448,165 @@ void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::Res
   write_file_atomically(std::filesystem::path(out_dir) / "report.html", sweep_report_html(base, results));
 }
 
-SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) {
-  const std::vector<SweepPoint> points = expand_sweep(base);
-  MpiContext mpi;
-  const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
+namespace {
 
-  std::vector<std::size_t> todo;
-  SweepSummary summary;
-  summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
+// One sweep at a time per output directory: an exclusive flock on DIR/.trainsim-sweep.lock, held
+// until the sweep ends (the kernel drops it when the process dies, however it dies). The file
+// holds the holder's pid for the message; it is never removed (removing a lock file races).
+class DirectoryLock {
+public:
+  explicit DirectoryLock(const std::string& out_dir) {
+    const std::string path = (std::filesystem::path(out_dir) / ".trainsim-sweep.lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError(out_dir, "", "cannot create the lock file .trainsim-sweep.lock: " + std::string(std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      char buffer[32] = {};
+      const ssize_t n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
+      ::close(fd_);
+      std::string pid = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string("unknown");
+      pid.erase(pid.find_last_not_of(" \n") + 1);
+      if (error == EWOULDBLOCK)
+        throw InputError(out_dir, "", "is in use by another trainsim sweep (pid " + pid +
+                                          "); wait for it to finish, or give another --out");
+      throw InputError(out_dir, "", "cannot lock the output directory: " + std::string(std::strerror(error)));
+    }
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) == 0) {
+      [[maybe_unused]] const ssize_t n = ::pwrite(fd_, pid.data(), pid.size(), 0);
+    }
+  }
+  ~DirectoryLock() { ::close(fd_); }  // closing the last descriptor releases the lock
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+// What DIR/sweep.json records about the sweep whose results DIR holds: the scenario's file and
+// name, and its identity, the fingerprint of the canonical scenario document with its sweep space
+// (after --set): the same file with another --set or another axis value is another sweep.
+Json sweep_identity(const plan::Scenario& base) {
+  return Json{{"scenario_file", base.source}, {"name", base.name}, {"identity", fingerprint(base.document->dump())}};
+}
+
+std::optional<Json> read_identity(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  try {
+    Json j = Json::parse(in);
+    if (j.is_object() && j.contains("identity")) return j;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::string describe_values(const Json& point) {
+  std::string out;
+  for (const auto& [path, value] : point.items()) out += (out.empty() ? "" : ", ") + path + "=" + value.dump();
+  return out;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Writing results into a directory that was removed or replaced under us loses them all: the
+// results.jsonl we append to must still be the one DIR holds, and DIR must stay writable.
+class DirectoryWatch {
+public:
+  DirectoryWatch(std::string out_dir, std::string results_path, int fd)
+      : out_dir_(std::move(out_dir)), results_path_(std::move(results_path)), fd_(fd) {}
+  void check(std::size_t finished, std::size_t total) const {
+    if (fd_ < 0) return;  // an MPI rank other than 0 writes nothing
+    struct stat ours {}, there {};
+    const bool same = ::fstat(fd_, &ours) == 0 && ::stat(results_path_.c_str(), &there) == 0 && ours.st_dev == there.st_dev &&
+                      ours.st_ino == there.st_ino;
+    std::string why;
+    if (!same)
+      why = "its results.jsonl was removed or replaced (was the directory deleted?)";
+    else if (::access(out_dir_.c_str(), W_OK | X_OK) != 0)
+      why = "it is no longer writable: " + std::string(std::strerror(errno));
+    if (!why.empty())
+      throw RunError(fmt::format("output directory {}: {}; stopped after {} of {} points (nothing more can be saved there)", out_dir_,
+                                 why, finished, total));
+  }
+
+private:
+  std::string out_dir_;
+  std::string results_path_;
+  int fd_;
+};
+
+}  // namespace
+
+SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) {
+  MpiContext mpi;
+  // The directory is locked first: a second sweep into it is told at once, before it checks its points.
+  std::optional<DirectoryLock> lock;
   if (mpi.is_coordinator()) {
     try {
       std::error_code ec;
       std::filesystem::create_directories(options.out_dir, ec);
       if (ec || !std::filesystem::is_directory(options.out_dir))
         throw InputError(options.out_dir, "", "cannot create the output directory");
+      lock.emplace(options.out_dir);
+    } catch (const std::exception& e) {
+      if (mpi.size() > 1) {
+        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
+        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
+      }
+      throw;
+    }
+  }
+  std::vector<std::string> warnings;
+  const std::vector<SweepPoint> points = expand_sweep(base, mpi.is_coordinator() ? &warnings : nullptr);
+  for (const auto& w : warnings) std::fprintf(stderr, "trainsim: warning: %s\n", w.c_str());
+  const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
+  const std::string identity_path = (std::filesystem::path(options.out_dir) / "sweep.json").string();
+
+  std::vector<std::size_t> todo;
+  SweepSummary summary;
+  summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
+  if (mpi.is_coordinator()) {
+    try {
+      const Json identity = sweep_identity(base);
+      const std::optional<Json> recorded = read_identity(identity_path);
+      const std::vector<Json> existing = read_results(results_path);
+      // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
+      // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
+      // results). --resume keeps every line that is a point of this sweep, so it goes on only where
+      // that is every line: this sweep's own, or a smaller sweep's of the same scenario (an axis
+      // grown). A directory without sweep.json (written before it existed) is judged by its lines.
+      std::map<std::string, std::size_t> index_of;
+      for (const auto& p : points) index_of.emplace(p.key, p.index);
+      std::size_t foreign = 0;
+      for (const Json& r : existing) {
+        const auto key = r.find("scenario_key");
+        if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) ++foreign;
+      }
+      const bool same = recorded ? recorded->at("identity") == identity.at("identity") : foreign == 0;
+      if (!existing.empty() && !same && (!options.resume || foreign > 0)) {
+        const std::string whose = recorded ? fmt::format("scenario '{}' from {}", recorded->value("name", std::string("?")),
+                                                         recorded->value("scenario_file", std::string("?")))
+                                           : std::string("another scenario");
+        const std::string why = options.resume ? fmt::format("; {} of them {} not points of this sweep and --resume would discard {}", foreign,
+                                                             foreign == 1 ? "is" : "are", foreign == 1 ? "it" : "them")
+                                               : std::string("; a new sweep would replace them");
+        throw InputError(options.out_dir, "",
+                         fmt::format("holds {} result{} of another sweep ({}), not of {} with this sweep space{}. Nothing was changed: "
+                                     "give another --out, or remove the directory to start over",
+                                     existing.size(), existing.size() == 1 ? "" : "s", whose, base.source, why));
+      }
       std::set<std::string> done;
       std::string kept;
       if (options.resume) {
-        // Keep the lines of this scenario's points (renumbered); drop those of an edited scenario.
-        for (const plan::ResultRecord& r : current_results(points, read_results(results_path), results_path)) {
+        // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
+        for (const plan::ResultRecord& r : current_results(points, existing, results_path)) {
           done.insert(r.scenario_key);
           kept += r.to_json().dump() + "\n";
         }
       }
+      write_file_atomically(identity_path, identity.dump(2) + "\n");
       write_file_atomically(results_path, kept);
       for (const auto& p : points)
         if (!done.count(p.key)) todo.push_back(p.index);
@@ -430,24 +624,57 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   }
   todo = mpi.broadcast_indices(todo);
 
-  const int fd = mpi.is_coordinator() ? ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644) : -1;
-  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + results_path + " for appending");
+  const int fd = mpi.is_coordinator() ? ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + results_path + " for appending: " + std::strerror(errno));
+  const DirectoryWatch watch(options.out_dir, results_path, fd);
+  std::size_t finished = 0, failures_shown = 0;
+  constexpr std::size_t kFailuresShown = 10;
   // One write() per line with O_APPEND: a reader never sees two lines interleaved, and a kill
   // leaves at most one partial last line, which read_results cuts off.
-  auto append = [&](const std::string& line) { write_all(fd, line + "\n"); };
+  auto append = [&](const std::string& line) {
+    watch.check(finished, todo.size());
+    write_all(fd, line + "\n");
+    ++finished;
+    // A failed point is named on the terminal as it fails, with the first line of its error.
+    const Json j = Json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("error") && failures_shown++ < kFailuresShown) {
+      const std::size_t index = j.value("index", std::size_t{0});
+      const Json point = j.contains("point") ? j["point"] : Json::object();
+      std::fprintf(stderr, "trainsim: point %zu (%s) failed: %s\n", index, point.empty() ? "the scenario" : describe_values(point).c_str(),
+                   first_line(j.value("error", std::string())).c_str());
+    }
+  };
+  auto tick = [&] { watch.check(finished, todo.size()); };
 
   SweepSummary ran;
-  if (mpi.size() > 1) {
-    ran = run_points_with_mpi(mpi, points, options, todo, append);
-  } else {
-    ran = run_points_locally(points, options, todo, append, {});
+  try {
+    if (mpi.size() > 1) {
+      ran = run_points_with_mpi(mpi, points, options, todo, append);
+    } else {
+      ran = run_points_locally(points, options, todo, append, tick);
+    }
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    throw;
+  }
+  if (mpi.is_coordinator()) {
+    try {
+      watch.check(finished, todo.size());
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
   }
   if (fd >= 0) ::close(fd);
+  if (failures_shown > kFailuresShown)
+    std::fprintf(stderr, "trainsim: ... and %zu more failed points (their errors are in %s)\n", failures_shown - kFailuresShown,
+                 results_path.c_str());
   summary.simulated = ran.simulated;
   summary.failed = ran.failed;
   summary.interrupted = ran.interrupted;
-  if (mpi.is_coordinator())
+  if (mpi.is_coordinator()) {
     write_sweep_outputs(base, current_results(points, read_results(results_path), results_path), options.out_dir);
+  }
   return summary;
 }
 

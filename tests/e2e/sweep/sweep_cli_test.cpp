@@ -124,23 +124,39 @@ TEST(Sweep, ResumeCutsAPartialLastLine) {
   EXPECT_EQ(results_by_index(dir).size(), 8u);
 }
 
-TEST(Sweep, ResumeAfterEditingTheScenarioKeepsOnlyItsOwnPointsRenumbered) {
+std::string text_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// --resume never discards a result: another scenario's directory is refused, untouched; a grown
+// sweep space of the same scenario reuses every point it already has, renumbered.
+TEST(Sweep, ResumeReusesASmallerSweepsPointsRenumberedAndRefusesAnotherScenario) {
   const std::string dir = trainsim_test::make_temp_dir("sweep-edited");
-  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", dir}).exit_code, 0);
-  // Another batch size is another scenario: nothing of the first run may be reused.
-  auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume", "--set", "workload.batch_per_gpu=16"});
+  const std::string smaller = "sweep={\"platform.nodes\":[2,4,8],\"strategy.kind\":[\"ring_allreduce\",\"parameter_server\"]}";
+  auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--set", smaller});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("8 simulated, 0 already done"), std::string::npos) << r.out;
-  for (const auto& [index, j] : results_by_index(dir)) EXPECT_EQ(j["global_batch"].get<double>() / j["gpus"].get<double>(), 16.0);
-  // Dropping an axis value keeps the remaining points, renumbered to their new positions.
-  r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume", "--set", "workload.batch_per_gpu=16", "--set",
-                    "sweep={\"platform.nodes\":[2,4,8],\"strategy.kind\":[\"ring_allreduce\",\"parameter_server\"]}"});
+  const std::string before = text_of(dir + "/results.jsonl");
+  // Another batch size is another scenario: refused, and nothing of the first run is lost.
+  r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume", "--set", "workload.batch_per_gpu=16", "--set", smaller});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("holds 6 results of another sweep (scenario 'small sweep' from "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("6 of them are not points of this sweep and --resume would discard them"), std::string::npos) << r.err;
+  EXPECT_EQ(text_of(dir + "/results.jsonl"), before);
+  // A plain sweep of another sweep space would replace them: refused too.
+  r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("a new sweep would replace them"), std::string::npos) << r.err;
+  EXPECT_EQ(text_of(dir + "/results.jsonl"), before);
+  // The whole sweep (nodes 1 added) resumed: the 6 points are kept, renumbered to their new positions.
+  r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("6 points: 0 simulated, 6 already done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8 points: 2 simulated, 6 already done"), std::string::npos) << r.out;
   const auto results = results_by_index(dir);
-  ASSERT_EQ(results.size(), 6u);
-  EXPECT_EQ(results.at(0)["point"]["platform.nodes"], 2);
-  EXPECT_EQ(lines_of(dir + "/results.csv").size(), 7u);
+  ASSERT_EQ(results.size(), 8u);
+  EXPECT_EQ(results.at(0)["point"]["platform.nodes"], 1);
+  EXPECT_EQ(results.at(2)["point"]["platform.nodes"], 2);
+  EXPECT_EQ(lines_of(dir + "/results.csv").size(), 9u);
 }
 
 TEST(Sweep, TwoMpiRanksGiveTheSameResultsAsALocalSweep) {

@@ -53,8 +53,12 @@ struct FitOptions {
   std::vector<double> lambda_grid = {0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2};
   /// Folds of the cross-validation (≥ 2; reduced when there are few rows).
   unsigned cv_folds = 5;
-  /// Bootstrap resamples for the confidence intervals; 0 = no intervals.
+  /// Bootstrap resamples for the confidence intervals; 0 = no intervals; at most kMaxBootstrapSamples.
   unsigned bootstrap_samples = 200;
+  /// Each resample is one polish of the fit over every row and keeps a copy of the constants:
+  /// time grows linearly (README, "Fitting and divergence"), and percentile intervals settle
+  /// within a few thousand resamples, so more than this is a typo, not a wish.
+  static constexpr unsigned kMaxBootstrapSamples = 100000;
   /// Two-sided level of the confidence intervals, in (0, 1).
   double confidence_level = 0.95;
 
