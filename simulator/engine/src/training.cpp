@@ -465,8 +465,6 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   sim_options.full_network_solve = options.full_network_solve;
   if (input.strategy.kind == plan::StrategyKind::parameter_server && input.strategy.placement == plan::ServerPlacement::dedicated)
     sim_options.server_nodes = input.strategy.servers;
-  // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
-  // their own back per step (as `trainsim collective` runs a tuned all-reduce).
   // The plan is pure data: built before the platform wherever its size is known without SimGrid,
   // so a run past the documented limits is refused before anything is built.
   std::optional<TrainingPlan> early_plan;
@@ -474,6 +472,9 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
     early_plan = plan::build_training_plan(input, workload);
     plan::check_simulation_size(*early_plan, input);
   }
+  if (options.before_build) options.before_build();
+  // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
+  // their own back per step (as `trainsim collective` runs a tuned all-reduce).
   platforms::PlatformSpec spec = input.platform;
   if (input.strategy.kind == plan::StrategyKind::nccl_allreduce && !spec.simgrid_xml)
     spec.intra_node.latency_s =

@@ -232,7 +232,7 @@ inline constexpr long long kMaxFlowLevelServerFlows = 150'000;
 /// the representation: its iteration grows faster than linearly with the workers (route
 /// declarations, and max-min solves over the copies' and pushes' members). Measured on the audit's
 /// ResNet-18 scenario (a push per variable, nodes of 4 GPUs, 16 servers), 2-core VM under load:
-/// 16,384 GPUs 9–11 s, 32,768 GPUs 31–41 s and 0.5 GB, 65,536 GPUs 217 s and 1 GB.
+/// 16,384 GPUs 8–11 s, 32,768 GPUs 20–41 s and 0.5 GB, 65,536 GPUs 217 s and 1 GB.
 inline constexpr int kMaxServerGpus = 32'768;
 /// The representation the engine runs a parameter-server plan's operations in (never automatic):
 /// coarse when asked, or under auto without GPU ↔ host copies or above kAutoCoarseServerFlows.
