@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -377,6 +378,53 @@ sg4::Host* server_host(const Simulation& sim, const plan::PlannedServer& server)
   return nullptr;
 }
 
+// GPUs grouped by (profile, slowdown) in rank order, one actor per group; one per GPU where servers
+// aggregate on GPU hosts (a GPU's host is then shared with its server's work, so that GPU computes
+// apart). Servers on node CPUs or server nodes leave every GPU host to its own compute, as
+// all-reduce plans do (copies to and from host memory are flows, which take no GPU host's speed):
+// a 65,536-GPU parameter-server job is then a handful of GPU actors, not 65,536.
+std::vector<std::vector<int>> gpu_groups(const TrainingPlan& plan) {
+  const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
+                                           [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
+  std::vector<std::vector<int>> groups;
+  std::map<std::pair<std::size_t, double>, std::size_t> group_of;
+  for (int r = 0; r < plan.gpus; ++r) {
+    const plan::GpuPlan& g = plan.gpu_plans[static_cast<std::size_t>(r)];
+    const std::size_t next = groups.size();
+    const std::size_t at = !servers_on_gpus ? group_of.try_emplace({g.profile, g.slowdown}, next).first->second : next;
+    if (at == groups.size()) groups.emplace_back();
+    groups[at].push_back(r);
+  }
+  return groups;
+}
+
+// Every SimGrid actor's stack is a memory map and a guard page (two maps), and Linux allows a
+// process vm.max_map_count of them (65,530 by default): past that SimGrid aborts ("Failed to
+// protect stack"). GPUs that compute apart (each its own slowdown under heterogeneity jitter or
+// stragglers, or beside a server on its GPU) are an actor each, so such a run is refused up front.
+void check_gpu_actors(const plan::Scenario& scenario, const TrainingPlan& plan, std::size_t actors) {
+  long long max_maps = 65530;
+  if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    long long v = 0;
+    if (std::fscanf(f, "%lld", &v) == 1 && v > 0) max_maps = v;
+    std::fclose(f);
+  }
+  // Two maps per actor; the rest of the process (libraries, heap arenas, the platform) and the
+  // communication's own actors keep well within 8,192.
+  const long long limit = std::max(0LL, (max_maps - 8192) / 2);
+  if (static_cast<long long>(actors) <= limit) return;
+  const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
+                                           [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
+  throw InputError(scenario.source, servers_on_gpus ? "/strategy/aggregation" : "/heterogeneity",
+                   fmt::format("{} GPUs compute apart ({}), one SimGrid actor each, and each actor's stack takes two of the "
+                               "{} memory maps Linux allows this process (vm.max_map_count): at most {} such GPUs (README, "
+                               "Troubleshooting and limits); use fewer GPUs, {}, or raise the limit (sysctl vm.max_map_count)",
+                               actors,
+                               servers_on_gpus ? "parameter servers aggregate on GPU hosts" : "each with its own slowdown",
+                               max_maps, limit,
+                               servers_on_gpus ? "aggregation \"cpu\"" : "no per-GPU jitter or stragglers"));
+}
+
 // A bucket's communication: from its first operation's start to its last one's end.
 std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::vector<OpTiming>& ops) {
   std::vector<BucketTiming> out;
@@ -471,6 +519,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   if (!input.platform.simgrid_xml) {
     early_plan = plan::build_training_plan(input, workload);
     plan::check_simulation_size(*early_plan, input);
+    check_gpu_actors(input, *early_plan, gpu_groups(*early_plan).size());
   }
   if (options.before_build) options.before_build();
   // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
@@ -506,26 +555,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
 
-  // GPUs grouped by (profile, slowdown) in rank order; one per group unless servers aggregate on
-  // GPU hosts (a GPU's host is then shared with its server's work, so that GPU computes apart).
-  // Servers on node CPUs or server nodes leave every GPU host to its own compute, as all-reduce
-  // plans do (copies to and from host memory are flows, which take no GPU host's speed): a
-  // 65,536-GPU parameter-server job is then a handful of GPU actors, not 65,536 (each a stack of
-  // one or two memory maps, past Linux's default vm.max_map_count of 65,530).
-  const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
-                                           [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
   std::vector<std::vector<int>>& groups = run.compute_groups;
-  {
-    std::map<std::pair<std::size_t, double>, std::size_t> group_of;
-    for (int r = 0; r < plan.gpus; ++r) {
-      const plan::GpuPlan& g = plan.gpu_plans[static_cast<std::size_t>(r)];
-      const std::size_t next = groups.size();
-      const std::size_t at =
-          !servers_on_gpus ? group_of.try_emplace({g.profile, g.slowdown}, next).first->second : next;
-      if (at == groups.size()) groups.emplace_back();
-      groups[at].push_back(r);
-    }
-  }
+  groups = gpu_groups(plan);
   for (const std::vector<int>& ranks : groups)
     sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())
