@@ -196,6 +196,11 @@ int run_collective(const CollectiveCliOptions& o) {
   request.options.channels = o.channels;
   if (hd_order) request.options.hd_order = *hd_order;
   request.gpus = o.gpus;
+  // Refused before the platform is built: a step-level run past the limit would run for hours.
+  if (request.options.representation == plan::Representation::step && !spec.simgrid_xml) {
+    const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : spec.total_gpus());
+    if (!why.empty()) throw InputError("command line", "--representation", why);
+  }
   std::vector<engine::CollectiveTiming> timings;
   try {
     notice_large_platform(spec.nodes);

@@ -152,7 +152,9 @@ void add_simulate(CLI::App& app, Action& action) {
         options.on_plan = [args](const plan::TrainingPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
         options.on_cpu_plan = [args](const plan::CpuPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
       }
-      notice_large_platform(scenario.platform.nodes);
+      if (scenario.cpu) notice_large_platform(scenario.platform.nodes);
+      // After the size limits, so that a refused scenario gets one message.
+      options.before_build = [&scenario] { notice_large_platform(scenario.platform.nodes); };
       engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");

@@ -1,6 +1,7 @@
 #include "trainsim/engine/collectives.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -249,12 +250,29 @@ sg4::Host* node_cpu(const Simulation& sim, int node) {
   return sim.node_cpus()[static_cast<std::size_t>(node)];
 }
 
-// Runs `seconds` of work on each of `hosts` at once and waits for all.
+// Runs `seconds` of work on each of `hosts` at once and waits for all. SimGrid 3.32 removes an
+// ended activity from its actor's list by a scan of that list, so one actor waiting on E execs
+// costs O(E²): 16,384 node CPUs' host sums per bucket took most of a 4,096-node parameter-server
+// iteration. Above kExecsPerActor hosts the execs are started from helper actors of at most that
+// many each (all start at the same instant either way: same results).
+constexpr std::size_t kExecsPerActor = 128;
 void compute_seconds_on(const std::vector<sg4::Host*>& hosts, double seconds) {
   if (seconds <= 0) return;
-  std::vector<sg4::ExecPtr> execs;
-  for (sg4::Host* h : hosts) execs.push_back(exec_on(h, seconds * h->get_speed()));
-  for (auto& e : execs) e->wait();
+  auto batch = [&hosts, seconds](std::size_t begin, std::size_t end) {
+    std::vector<sg4::ExecPtr> execs;
+    execs.reserve(end - begin);
+    for (std::size_t i = begin; i < end; ++i) execs.push_back(exec_on(hosts[i], seconds * hosts[i]->get_speed()));
+    for (auto& e : execs) e->wait();
+  };
+  if (hosts.size() <= kExecsPerActor) {
+    batch(0, hosts.size());
+    return;
+  }
+  std::vector<sg4::ActorPtr> actors;
+  for (std::size_t b = 0; b < hosts.size(); b += kExecsPerActor)
+    actors.push_back(sg4::Actor::create("execs" + std::to_string(b), sg4::this_actor::get_host(),
+                                        [batch, b, &hosts] { batch(b, std::min(hosts.size(), b + kExecsPerActor)); }));
+  for (auto& a : actors) a->join();
 }
 
 }  // namespace
@@ -271,24 +289,45 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<int>& worke
   return pull_from_servers(sim, hosts_of(sim, workers), servers, bytes_per_server, options);
 }
 
-CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes) {
+namespace {
+
+// Every GPU of `ranks` and its node's CPU exchange `bytes` (GPU → CPU when `to_host`), all at once.
+CollectiveStats copy_between_gpus_and_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes, GroupedFlows* grouped,
+                                            bool to_host) {
   CollectiveStats stats;
   if (bytes <= 0) return stats;
+  stats.flows = static_cast<long long>(ranks.size());
+  if (grouped) {
+    GroupedFlows::Batch batch;
+    batch.bytes = bytes;
+    for (int r : ranks) {
+      sg4::Host* gpu = sim.gpu(r);
+      sg4::Host* cpu = node_cpu(sim, sim.node_of(r));
+      batch.srcs.push_back(to_host ? gpu : cpu);
+      batch.dsts.push_back(to_host ? cpu : gpu);
+    }
+    stats.used = Representation::coarse;
+    if (!batch.srcs.empty()) grouped->transfer({batch});
+    return stats;
+  }
   std::vector<sg4::CommPtr> comms;
-  for (int r : ranks) comms.push_back(sim.start_flow(sim.gpu(r), node_cpu(sim, sim.node_of(r)), bytes));
-  stats.flows = static_cast<long long>(comms.size());
+  for (int r : ranks) {
+    sg4::Host* gpu = sim.gpu(r);
+    sg4::Host* cpu = node_cpu(sim, sim.node_of(r));
+    comms.push_back(to_host ? sim.start_flow(gpu, cpu, bytes) : sim.start_flow(cpu, gpu, bytes));
+  }
   for (auto& c : comms) c->wait();
   return stats;
 }
 
-CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes) {
-  CollectiveStats stats;
-  if (bytes <= 0) return stats;
-  std::vector<sg4::CommPtr> comms;
-  for (int r : ranks) comms.push_back(sim.start_flow(node_cpu(sim, sim.node_of(r)), sim.gpu(r), bytes));
-  stats.flows = static_cast<long long>(comms.size());
-  for (auto& c : comms) c->wait();
-  return stats;
+}  // namespace
+
+CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes, GroupedFlows* grouped) {
+  return copy_between_gpus_and_hosts(sim, ranks, bytes, grouped, true);
+}
+
+CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes, GroupedFlows* grouped) {
+  return copy_between_gpus_and_hosts(sim, ranks, bytes, grouped, false);
 }
 
 void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double seconds) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -93,9 +94,9 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
       break;
     case CommKind::push: push_to_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
     case CommKind::pull: pull_from_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
-    case CommKind::device_to_host: copy_to_hosts(run.sim, ranks, op.bytes); break;
+    case CommKind::device_to_host: copy_to_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
     case CommKind::host_sum: compute_on_hosts(run.sim, ranks, op.host_seconds); break;
-    case CommKind::host_to_device: copy_from_hosts(run.sim, ranks, op.bytes); break;
+    case CommKind::host_to_device: copy_from_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
   }
 }
 
@@ -276,25 +277,30 @@ void server_communicator_actor(Run& run) {
   // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
   // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
   // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
-  // servers (README "Parameter-server representations"). Except where the plan copies buckets
-  // between GPUs and host memory (per-worker aggregation on multi-GPU nodes): those copies are
-  // SimGrid flows that share PCIe links with the pushes and pulls, and the coarse groups do not
-  // see them (nor they the groups), so auto runs flow level there. `flow` runs one SimGrid flow
-  // per worker and server.
-  const auto representation = plan::parse_server_representation(plan.representation).value_or(plan::ServerRepresentation::automatic);
-  const bool copies = std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) {
-    return op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device;
-  });
-  const bool coarse = representation == plan::ServerRepresentation::coarse ||
-                      (representation == plan::ServerRepresentation::automatic && !copies);
+  // servers (README "Parameter-server representations"). Where the plan copies buckets between
+  // GPUs and host memory (per-worker aggregation on multi-GPU nodes), auto runs flow level up to
+  // plan::kAutoCoarseServerFlows flows per iteration (the golden results there are SimGrid's), and
+  // coarse above: the copies then go through the coarse executor too, so copies, pushes and pulls
+  // share their links at their max-min rates. `flow` runs one SimGrid flow per worker and server.
+  const bool coarse = plan::resolve_server_representation(plan) == plan::ServerRepresentation::coarse;
   if (coarse) {
-    // Every route a push or pull will take, so that links crossed by the same routes are solved
-    // as one constraint. Operations with the same kind, participants and servers take the same
-    // routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
+    // Every route a push, pull or copy will take, so that links crossed by the same routes are
+    // solved as one constraint. Operations with the same kind, participants and servers take the
+    // same routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
     std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
     std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
     std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
     for (const plan::CommOp& op : plan.ops) {
+      if (op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) {
+        if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::vector<bool>{}).second) continue;
+        for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
+          sg4::Host* gpu = run.sim.gpu(r);
+          sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
+          const auto route = op.kind == CommKind::device_to_host ? std::make_pair(gpu, cpu) : std::make_pair(cpu, gpu);
+          if (seen.insert(route).second) routes.push_back(route);
+        }
+        continue;
+      }
       if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
       std::vector<bool> servers_used;
       for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
@@ -371,6 +377,53 @@ sg4::Host* server_host(const Simulation& sim, const plan::PlannedServer& server)
     case plan::ServerHost::server_node: return sim.server_hosts().at(static_cast<std::size_t>(server.index));
   }
   return nullptr;
+}
+
+// GPUs grouped by (profile, slowdown) in rank order, one actor per group; one per GPU where servers
+// aggregate on GPU hosts (a GPU's host is then shared with its server's work, so that GPU computes
+// apart). Servers on node CPUs or server nodes leave every GPU host to its own compute, as
+// all-reduce plans do (copies to and from host memory are flows, which take no GPU host's speed):
+// a 65,536-GPU parameter-server job is then a handful of GPU actors, not 65,536.
+std::vector<std::vector<int>> gpu_groups(const TrainingPlan& plan) {
+  const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
+                                           [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
+  std::vector<std::vector<int>> groups;
+  std::map<std::pair<std::size_t, double>, std::size_t> group_of;
+  for (int r = 0; r < plan.gpus; ++r) {
+    const plan::GpuPlan& g = plan.gpu_plans[static_cast<std::size_t>(r)];
+    const std::size_t next = groups.size();
+    const std::size_t at = !servers_on_gpus ? group_of.try_emplace({g.profile, g.slowdown}, next).first->second : next;
+    if (at == groups.size()) groups.emplace_back();
+    groups[at].push_back(r);
+  }
+  return groups;
+}
+
+// Every SimGrid actor's stack is a memory map and a guard page (two maps), and Linux allows a
+// process vm.max_map_count of them (65,530 by default): past that SimGrid aborts ("Failed to
+// protect stack"). GPUs that compute apart (each its own slowdown under heterogeneity jitter or
+// stragglers, or beside a server on its GPU) are an actor each, so such a run is refused up front.
+void check_gpu_actors(const plan::Scenario& scenario, const TrainingPlan& plan, std::size_t actors) {
+  long long max_maps = 65530;
+  if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    long long v = 0;
+    if (std::fscanf(f, "%lld", &v) == 1 && v > 0) max_maps = v;
+    std::fclose(f);
+  }
+  // Two maps per actor; the rest of the process (libraries, heap arenas, the platform) and the
+  // communication's own actors keep well within 8,192.
+  const long long limit = std::max(0LL, (max_maps - 8192) / 2);
+  if (static_cast<long long>(actors) <= limit) return;
+  const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
+                                           [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
+  throw InputError(scenario.source, servers_on_gpus ? "/strategy/aggregation" : "/heterogeneity",
+                   fmt::format("{} GPUs compute apart ({}), one SimGrid actor each, and each actor's stack takes two of the "
+                               "{} memory maps Linux allows this process (vm.max_map_count): at most {} such GPUs (README, "
+                               "Troubleshooting and limits); use fewer GPUs, {}, or raise the limit (sysctl vm.max_map_count)",
+                               actors,
+                               servers_on_gpus ? "parameter servers aggregate on GPU hosts" : "each with its own slowdown",
+                               max_maps, limit,
+                               servers_on_gpus ? "aggregation \"cpu\"" : "no per-GPU jitter or stragglers"));
 }
 
 // A bucket's communication: from its first operation's start to its last one's end.
@@ -461,6 +514,15 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   sim_options.full_network_solve = options.full_network_solve;
   if (input.strategy.kind == plan::StrategyKind::parameter_server && input.strategy.placement == plan::ServerPlacement::dedicated)
     sim_options.server_nodes = input.strategy.servers;
+  // The plan is pure data: built before the platform wherever its size is known without SimGrid,
+  // so a run past the documented limits is refused before anything is built.
+  std::optional<TrainingPlan> early_plan;
+  if (!input.platform.simgrid_xml) {
+    early_plan = plan::build_training_plan(input, workload);
+    plan::check_simulation_size(*early_plan, input);
+    check_gpu_actors(input, *early_plan, gpu_groups(*early_plan).size());
+  }
+  if (options.before_build) options.before_build();
   // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
   // their own back per step (as `trainsim collective` runs a tuned all-reduce).
   platforms::PlatformSpec spec = input.platform;
@@ -474,7 +536,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
     scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
     plan::check_against_platform(scenario);
   }
-  const TrainingPlan plan = plan::build_training_plan(scenario, workload);
+  const TrainingPlan plan = early_plan ? std::move(*early_plan) : plan::build_training_plan(scenario, workload);
+  if (!early_plan) plan::check_simulation_size(plan, scenario);
   TRAINSIM_CHECK(sim.gpu_count() == plan.gpus, "the built platform has a different GPU count than the plan");
   TRAINSIM_CHECK(!plan.nccl_intra_node_latency_s || *plan.nccl_intra_node_latency_s == spec.intra_node.latency_s,
                  "the simulation runs the plan's NCCL fabric latency");
@@ -493,21 +556,8 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
 
-  // GPUs grouped by (profile, slowdown) in rank order; one per group unless servers may
-  // aggregate on GPU hosts: every parameter-server plan keeps one actor per GPU (a GPU's host may
-  // then be shared).
   std::vector<std::vector<int>>& groups = run.compute_groups;
-  {
-    std::map<std::pair<std::size_t, double>, std::size_t> group_of;
-    for (int r = 0; r < plan.gpus; ++r) {
-      const plan::GpuPlan& g = plan.gpu_plans[static_cast<std::size_t>(r)];
-      const std::size_t next = groups.size();
-      const std::size_t at =
-          plan.servers.empty() ? group_of.try_emplace({g.profile, g.slowdown}, next).first->second : next;
-      if (at == groups.size()) groups.emplace_back();
-      groups[at].push_back(r);
-    }
-  }
+  groups = gpu_groups(plan);
   for (const std::vector<int>& ranks : groups)
     sg4::Actor::create("gpu-" + std::to_string(ranks.front()), sim.gpu(ranks.front()), [&run, &ranks] { gpu_actor(run, ranks); });
   if (!plan.ops.empty() && !plan.servers.empty())
@@ -564,6 +614,15 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.busiest_links = std::move(links.busiest);
   result.bound = plan::find_bound(result, std::move(links.connections));
   result.warnings = plan::plan_warnings(plan, scenario.platform);
+  if (!plan.servers.empty() && plan.representation == "auto" &&
+      plan::resolve_server_representation(plan) == plan::ServerRepresentation::coarse &&
+      std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) { return op.kind == CommKind::device_to_host; }))
+    result.warnings.push_back(plan::Warning{
+        "coarse_representation",
+        fmt::format("{} SimGrid flows per iteration at flow level (GPU-host copies, pushes and pulls) is past the {} up to which "
+                    "representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; README, "
+                    "Parameter-server representations)",
+                    plan::server_flows(plan), plan::kAutoCoarseServerFlows)});
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
   if (const auto& pipeline = scenario.workload.input_pipeline) {
     // Steady state with prefetching: the next batch loads during this iteration; loaders slower

@@ -1,5 +1,7 @@
 #include "trainsim/plan/collective_options.hpp"
 
+#include <string>
+
 namespace trainsim::plan {
 
 std::string to_string(Algorithm a) {
@@ -42,6 +44,14 @@ std::optional<Representation> parse_representation(const std::string& name) {
 }
 
 std::vector<std::string> representation_names() { return {"auto", "coarse", "lockstep", "step"}; }
+
+std::string step_representation_refusal(int ranks) {
+  if (ranks <= kMaxStepRanks) return "";
+  return "the step representation simulates every step's flows (a ring: 2 n² of them, one actor per GPU) and runs at "
+         "most " + std::to_string(kMaxStepRanks) + " GPUs within about a minute; " + std::to_string(ranks) +
+         " GPUs would take far longer (1,024 GPUs: past 10 minutes; 65,536: 17.8 GB and an abort) (README, Troubleshooting and limits): use auto, coarse or lockstep, "
+         "which run one step or one flow per hop";
+}
 
 std::optional<ServerRepresentation> parse_server_representation(const std::string& name) {
   if (name == "auto") return ServerRepresentation::automatic;

@@ -606,4 +606,56 @@ Json TrainingPlan::to_json() const {
   return j;
 }
 
+long long server_flows(const TrainingPlan& plan) {
+  long long flows = 0;
+  for (const CommOp& op : plan.ops)
+    switch (op.kind) {
+      case CommKind::device_to_host:
+      case CommKind::host_to_device:
+        if (op.bytes > 0) flows += op.ranks;
+        break;
+      case CommKind::push:
+      case CommKind::pull:
+        for (double b : op.bytes_per_server)
+          if (b != 0) flows += op.ranks;
+        break;
+      case CommKind::all_reduce:
+      case CommKind::host_sum: break;
+    }
+  return plan.servers.empty() ? 0 : flows;
+}
+
+ServerRepresentation resolve_server_representation(const TrainingPlan& plan) {
+  const ServerRepresentation asked = parse_server_representation(plan.representation).value_or(ServerRepresentation::automatic);
+  if (asked != ServerRepresentation::automatic) return asked;
+  const bool copies = std::any_of(plan.ops.begin(), plan.ops.end(), [](const CommOp& op) {
+    return op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device;
+  });
+  return !copies || server_flows(plan) > kAutoCoarseServerFlows ? ServerRepresentation::coarse : ServerRepresentation::flow;
+}
+
+void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
+  if (!plan.servers.empty() && plan.gpus > kMaxServerGpus)
+    throw InputError(scenario.source, "/platform/nodes",
+                     std::to_string(plan.nodes) + " nodes: a parameter-server iteration on " + std::to_string(plan.gpus) +
+                         " GPUs is past the " + std::to_string(kMaxServerGpus) +
+                         " simulated within about a minute (65,536 GPUs took 217 s and 1 GB; README, Troubleshooting and "
+                         "limits): use at most " + std::to_string(kMaxServerGpus / std::max(1, plan.gpus_per_node)) +
+                         " nodes of " + std::to_string(plan.gpus_per_node) + " GPUs, or an all-reduce strategy");
+  if (!plan.servers.empty() && parse_server_representation(plan.representation) == ServerRepresentation::flow) {
+    const long long flows = server_flows(plan);
+    if (flows > kMaxFlowLevelServerFlows)
+      throw InputError(scenario.source, "/strategy/representation",
+                       "\"flow\" would start " + std::to_string(flows) + " SimGrid flows per iteration (" + std::to_string(plan.gpus) +
+                           " GPUs, " + std::to_string(plan.servers.size()) + " servers); flow level runs at most " +
+                           std::to_string(kMaxFlowLevelServerFlows) +
+                           " within minutes, as SimGrid re-solves every concurrent flow at each one's end (README, Troubleshooting "
+                           "and limits): use \"auto\" or \"coarse\", which give every flow the same max-min rate in groups");
+  }
+  if (plan.servers.empty() && parse_representation(plan.representation) == Representation::step) {
+    const std::string why = step_representation_refusal(plan.gpus);
+    if (!why.empty()) throw InputError(scenario.source, "/strategy/representation", why);
+  }
+}
+
 }  // namespace trainsim::plan

@@ -528,3 +528,91 @@ TEST(TrainingPlan, ABoardsSharedSpeedAppliesToTheWholeComputeEvenBesideAFasterSi
   EXPECT_DOUBLE_EQ(p.gpu_plans[1].slowdown, 2.5);  // per instant 2.25: half its work at 2.5 beside die 0, the rest at 2
   EXPECT_NEAR(p.compute_s(1), 2.5 * p.compute_s(0) / 1.25, 1e-9 * p.compute_s(1));
 }
+
+// Limits of the representations (issue 22): counted and refused on the plan, before any platform.
+TEST(SimulationSize, ServerFlowsCountEveryCopyPushAndPullOfTheIteration) {
+  // 2 nodes of 8 GPUs, 2 sharded servers, host aggregation: per bucket 16 GPU → host copies, a
+  // push and a pull per node and server (2 × 2 each), 16 host → GPU copies.
+  const TrainingPlan p =
+      plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"bucket_MB", 25}, {"placement", "sharded"}}));
+  ASSERT_EQ(p.worker_aggregation, "host");
+  EXPECT_EQ(server_flows(p), 40 * static_cast<long long>(p.buckets.size()));
+  // Without aggregation every GPU pushes and pulls: 16 × 2 each way per bucket, no copies.
+  const TrainingPlan none = plan_of(scenario_json(
+      2, Json{{"kind", "parameter_server"}, {"servers", 2}, {"bucket_MB", 25}, {"placement", "sharded"}, {"worker_aggregation", "none"}}));
+  EXPECT_EQ(server_flows(none), 64 * static_cast<long long>(none.buckets.size()));
+  EXPECT_EQ(server_flows(plan_of(scenario_json(2, Json{{"kind", "ring_allreduce"}}))), 0);
+}
+
+TEST(SimulationSize, AutoRunsCopiesAtFlowLevelOnlyUpToItsLimit) {
+  const Json small{{"kind", "parameter_server"}, {"servers", 2}};
+  const TrainingPlan p = plan_of(scenario_json(2, small));
+  ASSERT_LE(server_flows(p), kAutoCoarseServerFlows);
+  EXPECT_EQ(resolve_server_representation(p), ServerRepresentation::flow);  // GPU ↔ host copies, small
+  Json coarse = small;
+  coarse["representation"] = "coarse";
+  EXPECT_EQ(resolve_server_representation(plan_of(scenario_json(2, coarse))), ServerRepresentation::coarse);
+  Json none = small;
+  none["worker_aggregation"] = "none";
+  EXPECT_EQ(resolve_server_representation(plan_of(scenario_json(2, none))), ServerRepresentation::coarse);  // no copies
+  const TrainingPlan big = plan_of(scenario_json(64, small));
+  ASSERT_GT(server_flows(big), kAutoCoarseServerFlows);
+  EXPECT_EQ(resolve_server_representation(big), ServerRepresentation::coarse);
+  Json flow = small;
+  flow["representation"] = "flow";
+  EXPECT_EQ(resolve_server_representation(plan_of(scenario_json(64, flow))), ServerRepresentation::flow);
+}
+
+TEST(SimulationSize, FlowLevelPastItsLimitIsRefusedAtTheRepresentation) {
+  Json strategy{{"kind", "parameter_server"}, {"servers", 8}, {"representation", "flow"}};
+  const Scenario within = read_scenario(scenario_json(2, strategy), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(within, load_scenario_workload(within)), within));
+  const Scenario past = read_scenario(scenario_json(256, strategy), "plan_test.json");
+  const TrainingPlan p = build_training_plan(past, load_scenario_workload(past));
+  ASSERT_GT(server_flows(p), kMaxFlowLevelServerFlows);
+  try {
+    check_simulation_size(p, past);
+    FAIL() << "a flow-level plan of " << server_flows(p) << " flows was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "plan_test.json");
+    EXPECT_EQ(e.location(), "/strategy/representation");
+    EXPECT_NE(std::string(e.what()).find(std::to_string(server_flows(p))), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"coarse\""), std::string::npos) << e.what();
+  }
+  strategy["representation"] = "auto";
+  const Scenario automatic = read_scenario(scenario_json(256, strategy), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(automatic, load_scenario_workload(automatic)), automatic));
+}
+
+TEST(SimulationSize, StepRepresentationPastItsLimitIsRefusedAtTheRepresentation) {
+  EXPECT_EQ(step_representation_refusal(kMaxStepRanks), "");
+  EXPECT_NE(step_representation_refusal(kMaxStepRanks + 1).find("lockstep"), std::string::npos);
+  const Json strategy{{"kind", "ring_allreduce"}, {"representation", "step"}};
+  const Scenario within = read_scenario(scenario_json(kMaxStepRanks / 8, strategy), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(within, load_scenario_workload(within)), within));
+  const Scenario past = read_scenario(scenario_json(kMaxStepRanks / 8 + 1, strategy), "plan_test.json");
+  try {
+    check_simulation_size(build_training_plan(past, load_scenario_workload(past)), past);
+    FAIL() << "step on " << past.gpus() << " GPUs was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/strategy/representation");
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxStepRanks)), std::string::npos) << e.what();
+  }
+}
+
+TEST(SimulationSize, ParameterServersPastTheirGpuLimitAreRefusedAtTheNodes) {
+  const Json strategy{{"kind", "parameter_server"}, {"servers", 16}};
+  const Scenario within = read_scenario(scenario_json(kMaxServerGpus / 8, strategy), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(within, load_scenario_workload(within)), within));
+  const Scenario past = read_scenario(scenario_json(kMaxServerGpus / 8 + 1, strategy), "plan_test.json");
+  try {
+    check_simulation_size(build_training_plan(past, load_scenario_workload(past)), past);
+    FAIL() << "a parameter-server plan of " << past.gpus() << " GPUs was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/platform/nodes");
+    EXPECT_NE(std::string(e.what()).find("use at most 4096 nodes of 8 GPUs"), std::string::npos) << e.what();
+  }
+  // All-reduce strategies have the platform's limit only.
+  const Scenario ring = read_scenario(scenario_json(kMaxServerGpus / 8 + 1, Json{{"kind", "ring_allreduce"}}), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(ring, load_scenario_workload(ring)), ring));
+}

@@ -31,6 +31,8 @@
 
 namespace trainsim::engine {
 
+class GroupedFlows;  // engine-private: the parameter servers' coarse executor (grouped_flows.hpp)
+
 // Algorithms, representations, options and operations are the plan's vocabulary (no SimGrid).
 using plan::Algorithm;
 using plan::bus_bandwidth_factor;
@@ -113,9 +115,11 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<simgrid::s4
 
 /// Host staging. Every GPU of `ranks` copies `bytes` to its node's host CPU (device_to_host) or
 /// receives them from it (host_to_device), all at once over the node's PCIe tree and host memory
-/// link. Needs node CPUs (not a SimGrid XML platform).
-CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes);
-CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes);
+/// link. Needs node CPUs (not a SimGrid XML platform). With `grouped` (the parameter servers'
+/// coarse executor) the copies are one batch of it, so that the pushes and pulls it runs, which
+/// may cross the same PCIe links, share them with the copies at their max-min rates.
+CollectiveStats copy_to_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes, GroupedFlows* grouped = nullptr);
+CollectiveStats copy_from_hosts(Simulation& sim, const std::vector<int>& ranks, double bytes, GroupedFlows* grouped = nullptr);
 /// Every node CPU of `nodes` computes for `seconds` at once (a host-side sum).
 void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double seconds);
 

@@ -34,6 +34,9 @@ struct SimulateOptions {
   std::function<void(const plan::TrainingPlan&)> on_plan;
   /// CPU scenarios: called with the CPU plan instead.
   std::function<void(const plan::CpuPlan&)> on_cpu_plan;
+  /// Called once the scenario has passed the size limits, just before the platform is built
+  /// (e.g. to say that a large one takes a while); not for CPU scenarios.
+  std::function<void()> before_build;
   /// SimGrid's full max-min solve instead of its lazy update (SimulationOptions::full_network_solve).
   bool full_network_solve = false;
 };

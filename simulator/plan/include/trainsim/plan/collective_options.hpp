@@ -42,6 +42,15 @@ enum class Representation { automatic, coarse, lockstep, step };
 
 /// "auto", "coarse", "lockstep", "step" → the representation; nullopt otherwise.
 std::optional<Representation> parse_representation(const std::string& name);
+/// The most GPUs a collective may take part in under an explicit `step` representation. A ring's
+/// step level is one actor per GPU and 2(n−1) steps of n flows per channel (2 n² flows, n × 2(n−1)
+/// arrival counters): 65,536 GPUs took 17.8 GB before SimGrid aborted. Measured on the project's
+/// 2-core VM under load (README, Troubleshooting and limits), 1 MiB ring all-reduce on DGX A100
+/// nodes (8 channels): 64 GPUs 1.3 s, 128 GPUs 8.2 s, 256 GPUs 60 s, 1,024 GPUs past 10 minutes.
+/// `auto`, `coarse` and `lockstep` have no such limit.
+inline constexpr int kMaxStepRanks = 256;
+/// Why `step` cannot run on `ranks` GPUs (what to use instead), or "" when it can.
+std::string step_representation_refusal(int ranks);
 /// The names parse_representation accepts.
 std::vector<std::string> representation_names();
 

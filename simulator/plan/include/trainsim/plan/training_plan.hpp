@@ -215,4 +215,34 @@ struct TrainingPlan {
 /// platform.nodes from the built platform first). Throws InputError when the workload computes nothing.
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload);
 
+/// Parameter servers: the SimGrid flows one iteration starts at flow level (every GPU ↔ host copy,
+/// and every worker's push to and pull from each server that owns bytes of the bucket; a worker on
+/// its server's own host counted too). 0 for all-reduce plans.
+long long server_flows(const TrainingPlan& plan);
+/// `auto` runs a parameter-server plan with GPU ↔ host copies at flow level up to this many flows
+/// per iteration (the golden results of such plans are SimGrid's flow level) and coarse above it,
+/// copies included (README "Parameter-server representations"). Flow level grows about as the
+/// square of the flows (SimGrid re-solves every concurrent flow at each one's end); measured on
+/// the audit's ResNet-18 scenario, 2-core VM under load: 26 k flows 0.9 s, 52 k 3.7 s, 105 k 18 s,
+/// 210 k 103 s; coarse 0.08–0.35 s on the same points, the same iteration times.
+inline constexpr long long kAutoCoarseServerFlows = 50'000;
+/// `representation: "flow"` above this many flows per iteration is refused before anything is
+/// built (about a minute on that VM; twice as many took 103 s).
+inline constexpr long long kMaxFlowLevelServerFlows = 150'000;
+/// A parameter-server plan of more GPUs than this is refused before anything is built, whatever
+/// the representation: its iteration grows faster than linearly with the workers (route
+/// declarations, and max-min solves over the copies' and pushes' members). Measured on the audit's
+/// ResNet-18 scenario (a push per variable, nodes of 4 GPUs, 16 servers), 2-core VM under load:
+/// 16,384 GPUs 8–11 s, 32,768 GPUs 20–41 s and 0.5 GB, 65,536 GPUs 217 s and 1 GB.
+inline constexpr int kMaxServerGpus = 32'768;
+/// The representation the engine runs a parameter-server plan's operations in (never automatic):
+/// coarse when asked, or under auto without GPU ↔ host copies or above kAutoCoarseServerFlows.
+ServerRepresentation resolve_server_representation(const TrainingPlan& plan);
+/// Refuses (InputError of `scenario`) a plan that could not run within the limits the README
+/// documents: a parameter server above kMaxServerGpus (at /platform/nodes) or at flow level above
+/// kMaxFlowLevelServerFlows, step-level all-reduces above kMaxStepRanks GPUs (at
+/// /strategy/representation). Pure arithmetic on the plan: call it before
+/// building the platform.
+void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario);
+
 }  // namespace trainsim::plan
