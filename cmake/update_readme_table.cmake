@@ -1,6 +1,6 @@
-# cmake -DTABLE=accuracy.md -DREADME=README.md -P update_readme_table.cmake
+# cmake -DTABLE=accuracy.md -DREADME=scenarios/README.md -P update_readme_table.cmake
 # Replaces the lines between "<!-- validate:begin -->" and "<!-- validate:end -->" in README with
-# the contents of TABLE (trainsim validate's accuracy.md), so the README's accuracy table is that
+# the contents of TABLE (trainsim validate's accuracy.md), so the accuracy table there is that
 # command's output and nothing else.
 file(READ "${TABLE}" table)
 file(READ "${README}" readme)
@@ -14,4 +14,4 @@ math(EXPR keep "${begin} + ${marker}")
 string(SUBSTRING "${readme}" 0 ${keep} head)
 string(SUBSTRING "${readme}" ${end} -1 tail)
 file(WRITE "${README}" "${head}${table}${tail}")
-message(STATUS "README.md: accuracy table replaced by ${TABLE}")
+message(STATUS "${README}: accuracy table replaced by ${TABLE}")
