@@ -1,5 +1,5 @@
 // bench_fit: wall time of a 6-constant fit on 200 points (the S-SGD ring expression on synthetic
-// data with 5% noise), phase by phase. Not a test: it prints figures for README's Performance
+// data with 5% noise), phase by phase. Not a test: it prints figures for tests/README.md's Performance
 // section. Run it pinned to one core: `taskset -c 0 build/fitting/bench_fit`.
 #include <algorithm>
 #include <chrono>

@@ -3,7 +3,7 @@
 //
 // Loading libpagmo and what it brings (Boost.Serialization, TBB) costs a process 60–110 ms of CPU
 // before main: libpagmo's static initialisers copy its benchmark problems' data tables and
-// register its classes with Boost.Serialization (README, Performance). Only fitting uses pagmo, so
+// register its classes with Boost.Serialization (tests/README.md, Performance). Only fitting uses pagmo, so
 // the pagmo calls live in a shared module, libtrainsim_fitting_de.so, that de_loader.cpp opens
 // with dlopen the first time a fit runs: `trainsim collective`, `simulate`, `platform`, … never
 // load it.

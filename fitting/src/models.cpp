@@ -67,7 +67,7 @@ std::vector<NamedModel> build_models() {
   models.push_back({"ssgd_ps_epoch", "S-SGD epoch time (s) with a parameter server: D/(p·b) iterations",
                     per_epoch(ps), ps_names, ssgd_bounds});
   // Calibrated variants: the compute term is the measured one-GPU iteration time of the same model
-  // and batch (DESIGN.md's validation protocol allows exactly this calibration), for data where
+  // and batch (the validation protocol allows exactly this calibration), for data where
   // per-FLOP efficiency differs between models (Inception v3 on K80 runs ~30% slower per FLOP
   // than the ResNets, which no function of FLOPs alone can express).
   auto calibrated = [](std::vector<std::string> terms) {

@@ -172,7 +172,7 @@ private:
   /// SimGrid 3.32 aborts ("The Impossible Did Happen") when a flow crosses a zero-bandwidth link or
   /// a host computes at speed 0, and deadlocks (then crashes) when a rate is so small that its
   /// solver rounds it to 0 (1e-300 Bps): every speed and bandwidth must lie in the physical ranges
-  /// README's limits list (several comma-separated pstates each).
+  /// simulator/README.md's limits list (several comma-separated pstates each).
   void check_rates(const std::string& element, const std::map<std::string, std::string>& attrs, std::size_t line) const {
     for (const char* key : {"speed", "bandwidth", "bw", "bb_bw", "loopback_bw"}) {
       const auto it = attrs.find(key);

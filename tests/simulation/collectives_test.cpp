@@ -387,7 +387,7 @@ tp::PlatformSpec dgx_a100(int nodes) {
 TEST(NcclTree, AutoPicksTheTreeAcrossManyNodesForSmallMessagesAndItBeatsTheRing) {
   // 16 and 64 DGX-A100 nodes, 64 KiB: NCCL's tuner picks tree; the engine runs chains inside the
   // nodes and the double binary tree of nodes, which beats the ring's 2(n−1) steps, and stays
-  // within ±50 % of the tuner's own estimate for the same choice (README).
+  // within ±50 % of the tuner's own estimate for the same choice (simulator/README.md).
   for (int nodes : {16, 64}) {
     const std::string out = trainsim_test::run_forked([&] {
       te::CollectiveRequest req;

@@ -1,6 +1,6 @@
 // bench_workloads: how long loading a model takes (generating the zoo's layer-graph document,
 // parsing it, building the Boost graph, shape inference and costs). Not a test; prints figures
-// for README.md's Performance section.
+// for tests/README.md's Performance section.
 #include <chrono>
 #include <cstdio>
 

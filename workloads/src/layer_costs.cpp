@@ -3,7 +3,7 @@
 // Each type's functions stand together below, its cost formulas beside them; registry() at the
 // end is the one table that lists the types. Adding a type is adding its functions and one entry.
 //
-// Conventions (DESIGN.md "Workloads"):
+// Conventions (workloads/README.md):
 //   * a multiply-add is 2 FLOPs; bias additions are not counted (they are fused into the GEMM /
 //     convolution epilogue and are < 0.1% of any zoo model);
 //   * backward = input gradient + weight gradient. The input gradient of a layer costs what its

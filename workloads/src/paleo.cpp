@@ -1,5 +1,5 @@
 // Paleo's network format (TalwalkarLab/paleo, nets/*.json), read into the same layer specs as the
-// layer-graph format. Mapping (README.md has the table):
+// layer-graph format. Mapping (workloads/README.md has the table):
 //   Input {tensor: [N, H, W, C]}            → input [C, H, W]  (N, the batch, is dropped; [N, F] → [F])
 //   Convolution {filter: [kh, kw, Cin, Cout], strides: [1, sh, sw, 1], padding: VALID|SAME|[ph, pw]}
 //                                           → conv2d with bias (Cin = -1: taken from the input)

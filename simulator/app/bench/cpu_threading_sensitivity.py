@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How the reproduction of Wang et al. (README "Reproducing Wang et al.") moves with the CPU
+"""How the reproduction of Wang et al. (simulator/README.md "Reproducing Wang et al.") moves with the CPU
 threading model's assumed constants.
 
 For the default constants and then each constant halved and doubled (the block time also at 0),

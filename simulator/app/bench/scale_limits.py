@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The scale limits of README "Troubleshooting and limits" (issue 22), measured through the CLI.
+"""The scale limits of simulator/README.md "Troubleshooting and limits", measured through the CLI.
 
 Runs, each in its own process under /usr/bin/time -v with a wall-clock limit, and prints a
 Markdown table of exit status, wall time, peak RSS and the simulated time:

@@ -1,5 +1,5 @@
 // `trainsim fit DATA.csv --y COLUMN [--expression EXPR | --model NAME] ...`: fits the generic
-// expression (Kavarakuntla et al.) to measured or simulated times; see fitting/ and README
+// expression (Kavarakuntla et al.) to measured or simulated times; see fitting/README.md
 // "Fitting and divergence".
 #include <cstdio>
 #include <iostream>

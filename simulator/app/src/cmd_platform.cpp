@@ -28,7 +28,7 @@ int platform_list() {
     out += fmt::format("{:<18} {:>6}  {:>9}  {} ({})\n", p.name,
                        fmt::format("{}x{}", spec.nodes, spec.gpus_per_node), price, p.description, p.source);
   }
-  // CPU-only presets (README, CPU training): one node of sockets; no GPUs and no price.
+  // CPU-only presets (simulator/README.md, CPU training): one node of sockets; no GPUs and no price.
   out += fmt::format("\n{:<18} {:>7}  {}\n", "CPU preset", "sockets", "description");
   for (const auto& p : platforms::cpu_presets())
     out += fmt::format("{:<18} {:>7}  {} ({})\n", p.name, p.platform.sockets, p.description, p.platform.describe());

@@ -23,7 +23,7 @@ CLI::Validator positive_number();
 CLI::Validator non_negative_number();
 
 /// Says on stderr that a platform of more than 2,048 nodes takes SimGrid 3.32 minutes to build
-/// (README, Troubleshooting), so a long wait is not mistaken for a hang.
+/// (simulator/README.md, Troubleshooting and limits), so a long wait is not mistaken for a hang.
 void notice_large_platform(int nodes);
 
 /// Registers a command; `order` sorts the commands in --help. Returns true (for static init).

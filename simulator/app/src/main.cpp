@@ -1,5 +1,5 @@
 // The trainsim executable: parses the command line, runs the chosen command and is the only place
-// that turns errors into exit codes (STYLE.md: "Only main chooses exit codes").
+// that turns errors into exit codes (only main chooses exit codes).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

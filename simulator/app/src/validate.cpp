@@ -366,7 +366,7 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
 
 // nccl-tests measurements (shared/validation/nccl_allreduce.csv, tests/data/validation/
 // nccl_allreduce_multinode.csv) time one collective of a size, not a training iteration: `trainsim
-// collective` is their validation (README, Accuracy against nccl-tests).
+// collective` is their validation (simulator/README.md, Accuracy against nccl-tests).
 bool is_collective_benchmark(const CsvTable& table) {
   for (const char* column : {"collective", "size_bytes"})
     if (!table.find_column(column)) return false;
@@ -628,7 +628,7 @@ void write_error_tables(const Validation& v) {
   // measured one-GPU iteration (the calibration, which the simulated one-GPU iteration reproduces).
   // Under weak scaling every GPU computes the one-GPU batch, so the excess is communication,
   // synchronisation and whatever else slows a GPU that has company; comparing the measured and the
-  // simulated excess shows where a miss sits (README, Accuracy).
+  // simulated excess shows where a miss sits (scenarios/README.md, Accuracy).
   std::string csv =
       "dataset,system,group,gpus,metric,measured,simulated,error_percent,paleo,paleo_error_percent,"
       "measured_excess_s,simulated_excess_s\n";
@@ -867,7 +867,7 @@ std::string report_html(const Validation& v) {
   return html.str();
 }
 
-// accuracy.md: the per-point table and the MAPE per dataset, in Markdown (the README's tables).
+// accuracy.md: the per-point table and the MAPE per dataset, in Markdown (scenarios/README.md's tables).
 std::string accuracy_markdown(const Validation& v) {
   const auto& by_dataset = v.by_dataset;
   const auto& errors = v.errors;

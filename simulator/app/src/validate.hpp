@@ -1,5 +1,5 @@
 #pragma once
-// `trainsim validate`: DESIGN.md's validation protocol on a user's own measurements.
+// `trainsim validate`: the validation protocol on a user's own measurements.
 //
 //   MEASURED.csv... ──group by dataset, system, strategy, model, batch, precision, metric──┐
 //   SYSTEMS.json ──(dataset, system) → platform, strategy per measured strategy, defaults──┤

@@ -1,5 +1,5 @@
-// bench_collectives: figures for the README (not a test). Each simulation runs in a forked child
-// because SimGrid allows one engine per process.
+// bench_collectives: figures for tests/README.md's Performance section (not a test). Each simulation
+// runs in a forked child because SimGrid allows one engine per process.
 //   1. The α-β oracle grid: ring all-reduce on a non-blocking switch (ideal model), n = 2..1024,
 //      S = 1 KiB..4 GiB, worst relative error against 2(n−1)α + 2(n−1)/n·S/β.
 //   2. Scale: 1 GiB ring all-reduce on 128 and 512 DGX A100 nodes (1024 and 4096 GPUs): wall time

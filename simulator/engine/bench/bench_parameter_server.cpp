@@ -1,4 +1,4 @@
-// Benchmark of parameter-server iterations (issue 10): Inception-v3 on 128 single-GPU nodes with
+// Benchmark of parameter-server iterations: Inception-v3 on 128 single-GPU nodes with
 // 116 and 128 colocated servers, a push per variable (≤ 5 s and ≤ 1 GB per point), and VGG-16 on
 // 64 GPUs with 16 servers (≤ 2 s), for each variable placement; the same on dedicated servers,
 // where the automatic representation is the coarse one. Each point runs in a child process

@@ -1,5 +1,5 @@
 // Benchmark of one simulated training iteration at scale (ResNet-50, 25 MB buckets, ring,
-// overlap, DGX-A100 nodes over a fat-tree; issue 11: 16,384 GPUs ≤ 10 s, 65,536 GPUs ≤ 60 s,
+// overlap, DGX-A100 nodes over a fat-tree; targets: 16,384 GPUs ≤ 10 s, 65,536 GPUs ≤ 60 s,
 // ≤ 2 GB, cost growing no worse than n log n).
 // Each size runs in a child process (one SimGrid engine per process); the parent reports the
 // child's wall time and peak resident memory (getrusage of the child).
@@ -24,7 +24,7 @@ Json scenario(int nodes, const std::string& kind) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The GPU series of issue 11: 1k to 64k GPUs (128 to 8,192 nodes) with the ring, then the
+  // The GPU series of the scale targets: 1k to 64k GPUs (128 to 8,192 nodes) with the ring, then the
   // hierarchical all-reduce up to 16k. Arguments: node counts (both strategies for each).
   std::vector<int> ring_nodes = {128, 256, 512, 1024, 2048, 4096, 8192};
   std::vector<int> hierarchical_nodes = {128, 512, 2048};

@@ -277,7 +277,7 @@ void server_communicator_actor(Run& run) {
   // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
   // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
   // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
-  // servers (README "Parameter-server representations"). Where the plan copies buckets between
+  // servers (simulator/README.md "Parameter-server representations"). Where the plan copies buckets between
   // GPUs and host memory (per-worker aggregation on multi-GPU nodes), auto runs flow level up to
   // plan::kAutoCoarseServerFlows flows per iteration (the golden results there are SimGrid's), and
   // coarse above: the copies then go through the coarse executor too, so copies, pushes and pulls

@@ -371,7 +371,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
   const int g = scenario.platform.gpus_per_node;
   // tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and
-  // caches the variables there (README, Parameter servers): the default wherever a node has
+  // caches the variables there (simulator/README.md, Parameter servers): the default wherever a node has
   // several GPUs, servers aggregate on CPUs and the platform has node CPUs.
   const WorkerAggregation worker_aggregation = scenario.strategy.worker_aggregation.value_or(
       ps && g > 1 && scenario.strategy.aggregation == Aggregation::cpu && !scenario.platform.simgrid_xml ? WorkerAggregation::host

@@ -1,4 +1,4 @@
-// The 2026 new-user audit (issue 22) as a table: every WRONG and WEAK row, read from
+// The 2026 new-user audit as a table: every WRONG and WEAK row, read from
 // tests/e2e/audit/*.tsv (format in README.md beside this file). Each row is a bash command run in a
 // private copy of tests/data/audit with the built trainsim first on PATH; the test checks its exit
 // status, fragments of its stderr and, with a second command, what it left behind.

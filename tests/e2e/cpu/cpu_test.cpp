@@ -1,6 +1,6 @@
 // CPU training and inference under framework threading, through the real CLI. The findings test
 // reproduces Wang et al. (ACM TACO 2021, arXiv 1908.04705) qualitatively and against the numbers
-// README "CPU training and inference" cites; nothing here is tuned to them.
+// simulator/README.md "CPU training and inference" cites; nothing here is tuned to them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -119,7 +119,7 @@ TEST(CpuRecommend, BestGuidelineAndDefaults) {
   EXPECT_GT(m.at("best").at("speedup_over_one_thread").get<double>(), 5.0);
 }
 
-// Wang et al.'s qualitative findings (Section 4; README "Reproducing Wang et al.").
+// Wang et al.'s qualitative findings (Section 4; simulator/README.md "Reproducing Wang et al.").
 TEST(CpuFindings, WideModelsGainFromPoolsSequentialOnesDoNot) {
   const Best googlenet = best_on_one_socket("googlenet", 1);
   EXPECT_GT(googlenet.pools, 1);
@@ -132,7 +132,7 @@ TEST(CpuFindings, SmallBatchesFavourInterOpLargeOnesIntraOp) {
   EXPECT_EQ(best_on_one_socket("inception_v3", 128).pools, 1);
 }
 
-// Oversubscription (README "The threading model"): on one 24-core socket with 48 hardware
+// Oversubscription (simulator/README.md "The threading model"): on one 24-core socket with 48 hardware
 // threads, more threads than physical cores, and more again than hardware threads, are slower, for
 // a wide model (Inception v3) and a sequential one (ResNet-50), at small and large batches; and
 // two pools of 24 threads (48 on 24 cores) lose to two pools of 12.
@@ -167,7 +167,7 @@ TEST(CpuFindings, SpinningIdleThreadsCostTheOtherPool) {
   EXPECT_GT(with("200"), 1.2 * with("0"));
 }
 
-// Quantitative points within 20 % (README "Reproducing Wang et al."): the guideline's mean gain
+// Quantitative points within 20 % (simulator/README.md "Reproducing Wang et al."): the guideline's mean gain
 // over Intel's setting (Wang et al., TACO: 1.30×; arXiv v3: 1.29×) and over TensorFlow's
 // recommended setting with MKL (TACO: 1.38×; arXiv v3: 1.34×), on the zoo's ImageNet CNNs at
 // batch 1 on the two-socket server.

@@ -131,7 +131,7 @@ TEST(CompareCli, WritesDivergenceJsonAndSelfContainedHtml) {
   EXPECT_EQ(files, 2u);
 }
 
-// Issue 12: a sweep's results.csv carries every variable the built-in models use, so every model
+// A sweep's results.csv carries every variable the built-in models use, so every model
 // fits the output of every scenario in scenarios/ (fast DE settings: this checks that the fit
 // runs, not its quality). One test per scenario file, found when the tests are built (a new
 // scenario is covered without editing this list), so CTest runs them side by side.

@@ -1,6 +1,6 @@
 // Golden results: `trainsim simulate SCENARIO --set ... --json - --reproducible` for every case of
 // tests/data/golden/cases.json must print exactly tests/data/golden/expected/NAME.json. The
-// expectations were made before the plan-as-contract refactor (issue 9); a change meant to alter
+// expectations were made before the plan-as-contract refactor; a change meant to alter
 // results regenerates them with TRAINSIM_UPDATE_GOLDEN=1 and says so in its commit.
 #include <gtest/gtest.h>
 

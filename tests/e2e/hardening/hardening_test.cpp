@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"negative_link_count", {"simulate", quickstart, "--links", "-1"}, 2, {"--links: must be ≥ 0, got -1"}},
         Case{"short_range_message", {"collective", "--platform", "dgx-a100", "--bytes", "1M", "--gpus", "-1"}, 2, {"--gpus: must be > 0, got -1"}},
         Case{"gpus_per_node_capped", {"simulate", "{data}/huge_node.json"}, 2, {"huge_node.json: /platform/gpus_per_node: must be ≤ 1024, got 100000"}},
-        // CPU threading (issue 14): a thread count past 4 × the hardware threads, no pool, a GPU-only precision.
+        // CPU threading: a thread count past 4 × the hardware threads, no pool, a GPU-only precision.
         Case{"cpu_threads_capped", {"simulate", "{data}/cpu_too_many_threads.json"}, 2,
              {"cpu_too_many_threads.json: /threading/intra_op_threads: must be ≤ 384 (4 × the 96 hardware threads", "got 48000"}},
         Case{"cpu_zero_pools", {"simulate", "{data}/cpu_zero_pools.json"}, 2, {"cpu_zero_pools.json: /threading/inter_op_pools: must be ≥ 1, got 0"}},

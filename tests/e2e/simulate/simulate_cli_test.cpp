@@ -399,7 +399,7 @@ TEST(SimulateCli, NcclKernelsSlowTheComputeTheyOverlapByTheirShareOfSms) {
 // The bucket-size scenario at its batch (32 per GPU, PyTorch's DDP benchmark): the best bucket
 // size is neither one all-reduce per layer (107 collectives of 2(n−1) step latencies each, more
 // than the 89 ms backward pass can hide) nor one bucket (all communication after the backward
-// pass), for the textbook ring and for NCCL's tuner alike (README "Bucket size").
+// pass), for the textbook ring and for NCCL's tuner alike (simulator/README.md "Bucket size").
 TEST(SimulateCli, BucketSizeScenarioHasAnInteriorOptimum) {
   const std::vector<int> sizes{0, 1, 2, 5, 10, 25, 50, 100, 1000};
   for (const char* kind : {"ring_allreduce", "nccl_allreduce"}) {

@@ -122,7 +122,7 @@ TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
     EXPECT_EQ(read_file(dirs[0] + "/" + file), read_file(dirs[1] + "/" + file)) << file;
 }
 
-// The README's accuracy table, through the command the README shows: the shipped systems on the
+// scenarios/README.md's accuracy table, through the command it shows: the shipped systems on the
 // published measurements. Thresholds, not pinned numbers (the strategy models keep improving); the
 // table itself is regenerated with `cmake --build build --target validation_report`.
 TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
@@ -155,12 +155,12 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   // eight towers on its host before one push and one pull per node, as tf_cnn_benchmarks'
   // distributed_replicated mode did (replica_device_setter, VariableMgrDistributedReplicated), with
   // the source's server counts (systems.json servers_at): 13.3 % today (27.4 % before the
-  // per-worker aggregation), too optimistic from 32 GPUs on (README, issue 10).
+  // per-worker aggregation), too optimistic from 32 GPUs on (scenarios/README.md).
   ASSERT_TRUE(mape.count("tf_benchmarks_2017_aws_distributed"));
   EXPECT_LE(mape["tf_benchmarks_2017_aws_distributed"].first, 15.0);
   EXPECT_LE(mape["pytorch_ddp_benchmark"].first, 10.0);
-  // Issue 11: the PyTorch DDP and TensorFlow (DGX-1, K80) datasets stay ≤ 10 % as collectives gain
-  // NCCL's mechanisms (they map to the textbook ring_allreduce, README "Bucket size").
+  // The PyTorch DDP and TensorFlow (DGX-1, K80) datasets stay ≤ 10 % as collectives gain NCCL's
+  // mechanisms (they map to the textbook ring_allreduce, simulator/README.md "Bucket size").
   for (const char* dataset : {"tf_benchmarks_2017_dgx1", "tf_benchmarks_2017_gce_k80", "tf_benchmarks_2017_p2_8xlarge"})
     EXPECT_LE(mape[dataset].first, 10.0) << dataset;
   EXPECT_LE(overall, 9.0);

@@ -372,7 +372,7 @@ TEST(ParameterServerRepresentations, AutoRunsFlowLevelWherePlansCopyBetweenGpusA
   // Per-worker aggregation on 8-GPU nodes copies every bucket to host memory and back, on the
   // PCIe links the pushes and pulls also cross. `auto` runs such plans at flow level below
   // plan::kAutoCoarseServerFlows (their golden results are SimGrid's); forced coarse runs the
-  // copies through the coarse executor too and gives the same time (before issue 22 it left them
+  // copies through the coarse executor too and gives the same time (before the 2026 new-user audit it left them
   // as SimGrid flows the groups did not see, and was 4 % fast here).
   Json doc = scenario_json(Json{{"preset", "dgx1-v100"}, {"nodes", 2}}, "parameter_server", false, "resnet50");
   doc["workload"]["batch_per_gpu"] = 32;
@@ -395,7 +395,7 @@ TEST(ParameterServerRepresentations, UnequalSizesPerServerMatchSimGridsFullSolve
   // SimGrid's flow level when SimGrid solves its max-min system in full at every change
   // (network/optim:Full). Its default lazy update gave ResNet-18 on 2 workers with 3 dedicated
   // servers 75.1 ms against 79.5 ms: three pulls into one worker's 10 Gb/s NIC ran at 2/3 of the
-  // NIC each, twice its capacity in all, for 3 ms (README "Parameter-server representations").
+  // NIC each, twice its capacity in all, for 3 ms (simulator/README.md "Parameter-server representations").
   for (const char* servers : {"dedicated", "colocated"})
     for (const char* placement : {"round_robin", "greedy"})
       for (double bucket_MB : {25.0, 5.0})
@@ -437,7 +437,7 @@ TEST(ParameterServerRepresentations, ShardedPlacementOverEveryNodesServerRunsAnd
   // the coarse representation keeps them as one group per route kind (a member stays in its group
   // while some link it crosses is tight in the round that fixed the group); splitting them per
   // server and then per worker (64,000–113,000 live groups) did not finish in 120 s; now about
-  // 1 s of CPU. How fast is the benchmark's to say (bench_parameter_server, README Performance),
+  // 1 s of CPU. How fast is the benchmark's to say (bench_parameter_server, tests/README.md, Performance),
   // not this test's: it checks the point runs and every server gets the same bytes. The same shape
   // small, against flow level, is CoarseMatchesFlowLevelForColocatedServersOnSingleGpuNodes.
   Json doc = scenario_json(Json{{"preset", "cluster-25gbe"}, {"nodes", 128}, {"gpus_per_node", 1}}, "parameter_server", true,

@@ -1,4 +1,4 @@
-// Input limits (issue 22): every reader's text comes through read_input_text (bounded size, safe on
+// Input limits (the 2026 new-user audit): every reader's text comes through read_input_text (bounded size, safe on
 // files that never end) and check_json_depth (bounded nesting, checked before any recursive parse).
 #include <gtest/gtest.h>
 

@@ -24,7 +24,7 @@ FitRequest aws(const std::string& model) {
 
 }  // namespace
 
-// DESIGN.md's acceptance figures on the published AWS parameter-server measurements.
+// The acceptance figures (fitting/README.md) on the published AWS parameter-server measurements.
 TEST(AwsParameterServer, CalibratedSsgdExpressionFitsAndNamesTheDominantTerm) {
   const auto report = run_fit(good("tf_aws_ps.csv"), aws("ssgd_ps_iteration_calibrated"));
   ASSERT_TRUE(report.fit.summary.usable());
@@ -55,7 +55,7 @@ TEST(AwsParameterServer, FittedOnAtMost16GpusPredicts32And64Within15Percent) {
 
 TEST(AwsParameterServer, FlopBasedExpressionIsReportedToo) {
   // Compute from FLOPs alone cannot express Inception v3's lower per-FLOP efficiency on the K80
-  // (README): the fit is usable but clearly worse than the calibrated one.
+  // (fitting/README.md): the fit is usable but clearly worse than the calibrated one.
   const auto report = run_fit(good("tf_aws_ps.csv"), aws("ssgd_ps_iteration"));
   ASSERT_TRUE(report.fit.summary.usable());
   EXPECT_GT(report.fit.r2, 0.8);

@@ -1,4 +1,4 @@
-// Every input reader against 100,000-deep nesting and huge counts (issue 22): each answers with an
+// Every input reader against 100,000-deep nesting and huge counts: each answers with an
 // InputError at the right place, never a crash, a hang or an exhausted memory. The fuzz targets
 // (tests/fuzz) have seeds for the same; this runs in every build.
 #include <gtest/gtest.h>

@@ -514,7 +514,7 @@ TEST(TrainingPlan, HostTransportStagesEachBucketThroughTheHosts) {
 }  // namespace
 
 // platform.gpu_board slows a die for its whole compute, not only while its sibling is busy
-// (README, Platforms, Boards): exact when the siblings compute alike (they start forward together,
+// (platforms/README.md, Platforms, Boards): exact when the siblings compute alike (they start forward together,
 // run their segments back to back and update when communication ends, so they are busy at the
 // same instants); with unequal siblings the slower die keeps the shared speed after the faster
 // one is done, which overstates it by (1 − W_fast/W_slow)(1 − shared_speed) of its compute.
@@ -529,7 +529,7 @@ TEST(TrainingPlan, ABoardsSharedSpeedAppliesToTheWholeComputeEvenBesideAFasterSi
   EXPECT_NEAR(p.compute_s(1), 2.5 * p.compute_s(0) / 1.25, 1e-9 * p.compute_s(1));
 }
 
-// Limits of the representations (issue 22): counted and refused on the plan, before any platform.
+// Limits of the representations: counted and refused on the plan, before any platform.
 TEST(SimulationSize, ServerFlowsCountEveryCopyPushAndPullOfTheIteration) {
   // 2 nodes of 8 GPUs, 2 sharded servers, host aggregation: per bucket 16 GPU → host copies, a
   // push and a pull per node and server (2 × 2 each), 16 host → GPU copies.

@@ -23,7 +23,7 @@ tp::PlatformSpec from_text(const std::string& text) {
 
 std::string bad_file(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/platforms/" + name; }
 
-// Issue 22: boards tile the node when their size is given; an inherited preset board on a node
+// Boards tile the node when their size is given; an inherited preset board on a node
 // made smaller keeps its documented meaning (the job's GPUs on each board share it).
 TEST(GpuBoard, AGivenBoardSizeMustTileTheNodeAnInheritedOneNeedNot) {
   const tp::PlatformSpec three = from_text(R"({"preset": "aws-p2.8xlarge", "gpus_per_node": 3})");

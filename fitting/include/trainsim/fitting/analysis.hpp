@@ -78,7 +78,7 @@ struct FitReport {
 /// constant without bounds, a hold-out rule that leaves no row, fewer rows than constants+1.
 FitReport run_fit(const CsvTable& table, const FitRequest& request);
 
-/// The JSON object of SPEC.md's Fitting section (constants, r2, mape, terms, holdout …).
+/// The JSON object `trainsim fit --json` writes (constants, r2, mape, terms, holdout …).
 /// Deterministic: same report → same text.
 Json fit_report_json(const FitReport& report);
 

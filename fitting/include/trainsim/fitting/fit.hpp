@@ -56,7 +56,7 @@ struct FitOptions {
   /// Bootstrap resamples for the confidence intervals; 0 = no intervals; at most kMaxBootstrapSamples.
   unsigned bootstrap_samples = 200;
   /// Each resample is one polish of the fit over every row and keeps a copy of the constants:
-  /// time grows linearly (README, "Fitting and divergence"), and percentile intervals settle
+  /// time grows linearly (fitting/README.md, "Fitting and divergence"), and percentile intervals settle
   /// within a few thousand resamples, so more than this is a typo, not a wish.
   static constexpr unsigned kMaxBootstrapSamples = 100000;
   /// Two-sided level of the confidence intervals, in (0, 1).

@@ -1,5 +1,5 @@
 #pragma once
-// Built-in named expressions: the S-SGD generic expression of DESIGN.md (per iteration and per
+// Built-in named expressions: the S-SGD generic expression (fitting/README.md; per iteration and per
 // epoch, ring all-reduce and parameter server), Paleo's scaling rules, Amdahl, Gustafson, and a
 // gpus-only scaling curve for comparing sweeps. Each names its terms and has default bounds, so
 // `trainsim fit --model NAME` works without --bounds.

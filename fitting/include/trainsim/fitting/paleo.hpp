@@ -20,7 +20,7 @@ PaleoScheme paleo_scheme_for(std::string_view strategy_kind);
 std::string_view to_string(PaleoScheme scheme);
 
 /// Paleo's iteration time in seconds for `gpus` ≥ 1 workers: `single_gpu_time_s` (the measured
-/// one-GPU iteration, Paleo's compute calibrated as DESIGN.md's protocol allows) plus the exchange
+/// one-GPU iteration, Paleo's compute calibrated as the validation protocol allows) plus the exchange
 /// of `gradient_bytes` over links of `bandwidth_Bps` > 0 bytes/s. One GPU exchanges nothing.
 double paleo_iteration_time_s(PaleoScheme scheme, double single_gpu_time_s, double gradient_bytes, int gpus,
                               double bandwidth_Bps);

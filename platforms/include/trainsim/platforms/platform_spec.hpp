@@ -77,7 +77,7 @@ struct DragonflyShape {
 /// 300 W limit). With GPU Boost on, a die runs slower while its board siblings are busy than alone:
 /// `shared_speed` is that relative speed (clock with the siblings busy / clock alone, in (0, 1]).
 /// The one-GPU calibration runs a die alone, so only GPUs with a busy sibling in the job slow down.
-/// The default 1 changes nothing: no published figure gives it for a workload (README, Platforms).
+/// The default 1 changes nothing: no published figure gives it for a workload (platforms/README.md).
 struct GpuBoardSpec {
   int gpus = 1;               ///< consecutive GPUs of a node per board (K80: 2)
   double shared_speed = 1.0;  ///< relative speed of a GPU whose board has another GPU of the job
@@ -105,10 +105,10 @@ struct NetworkSpec {
 /// 4,096 GPUs 28 s and 1.9 GB); the largest NVLink domain sold, GB200 NVL72, has 72.
 constexpr int kMaxGpusPerNode = 1024;
 /// The most GPUs a platform may hold (nodes × gpus_per_node): SimGrid 3.32's platform construction
-/// grows faster than linearly in the node count (README, Troubleshooting).
+/// grows faster than linearly in the node count (simulator/README.md, Troubleshooting and limits).
 constexpr std::int64_t kMaxGpus = 65536;
 
-/// The physical ranges trainsim simulates (README, Troubleshooting and limits). SimGrid's solver
+/// The physical ranges trainsim simulates (simulator/README.md, Troubleshooting and limits). SimGrid's solver
 /// rounds rates below its precision to 0 and then deadlocks (a 1e-300 bandwidth or speed crashed
 /// trainsim), and numbers far outside any machine print as 280-digit times: every link bandwidth
 /// lies in 1 kbit/s .. 1 Pbit/s (a modem to 70x NVLink 5), every latency in 0 .. 10 s, every host

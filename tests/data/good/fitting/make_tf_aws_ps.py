@@ -9,9 +9,9 @@ GPU is
 (every GPU processes batch_per_gpu samples per synchronous iteration).
 
 single_gpu_time_s is the measured one-GPU iteration time of the same model and batch (the only
-calibration DESIGN.md's validation protocol allows), for the *_calibrated models.
+calibration the validation protocol allows), for the *_calibrated models.
 
-Per-model constants (DESIGN.md, torchvision definitions):
+Per-model constants (fitting/README.md, torchvision definitions):
     flops_per_sample = 2 * forward multiply-adds per sample (a multiply-add is 2 FLOPs)
     model_bytes      = 4 * parameters (fp32 gradients, the bytes a worker pushes per iteration)
 

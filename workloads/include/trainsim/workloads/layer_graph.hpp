@@ -1,7 +1,7 @@
 #pragma once
 // Reading layer graphs: trainsim's own layer-graph JSON format and Paleo's network format, both
 // turned into a Workload through the same graph building, shape inference and cost model.
-// The formats are documented in README.md ("Workloads and the layer-graph format").
+// The formats are documented in workloads/README.md.
 #include <cstdint>
 #include <filesystem>
 #include <optional>

@@ -3,10 +3,10 @@
 // parameters, FLOPs and tensor sizes of ONE sample (one image, or one whole sequence for sequence
 // models). Multiply by the batch size for a mini-batch.
 //
-// Cost conventions (DESIGN.md "Workloads"): a multiply-add is 2 FLOPs; backward = gradient with
+// Cost conventions (workloads/README.md): a multiply-add is 2 FLOPs; backward = gradient with
 // respect to the layer's input (skipped when nothing upstream needs it, e.g. the first convolution)
 // + gradient with respect to the weights (zero for layers without weights). The per-type formulas
-// are documented in workloads/src/layer_costs.cpp and README.md ("Workloads and the layer-graph format").
+// are documented in workloads/src/layer_costs.cpp and workloads/README.md.
 #include <cstdint>
 #include <string>
 #include <string_view>

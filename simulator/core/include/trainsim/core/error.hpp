@@ -1,5 +1,5 @@
 #pragma once
-// The three error families of trainsim (see STYLE.md):
+// The three error families of trainsim:
 //   InputError  – the user gave something invalid; `main` maps it to exit code 2.
 //   RunError    – a valid run failed inside the simulated world or the solver; exit code 1.
 //   TRAINSIM_CHECK – a broken invariant inside trainsim; prints file:line and aborts.

@@ -12,7 +12,7 @@ namespace trainsim {
 
 /// The largest input file trainsim reads: 32 MiB. A layer graph of 200,000 layers is 12 MB; the
 /// worst JSON for its size (16 million one-digit numbers in 31 MiB) takes 5 s and 840 MB to parse
-/// on the 2-core VM of README's Performance section, 63 MiB of it 16 s and 1.6 GB (README,
+/// on the 2-core VM of tests/README.md's Performance section, 63 MiB of it 16 s and 1.6 GB (simulator/README.md,
 /// Troubleshooting and limits).
 inline constexpr std::size_t kMaxInputBytes = 32u << 20;
 

@@ -72,7 +72,7 @@ struct ParameterServerOptions {
   class ServerSoftware* software = nullptr;
   /// The coarse representation's executor (engine-private; null = flow level: one SimGrid flow
   /// per worker and server). With it, the flows of a push or pull that share a server, a size and
-  /// a route latency move as one group at the max-min rate SimGrid would give each (README
+  /// a route latency move as one group at the max-min rate SimGrid would give each (simulator/README.md
   /// "Parameter-server representations").
   class GroupedFlows* grouped = nullptr;
 };

@@ -23,7 +23,7 @@ struct SimulationOptions {
   /// Extra nodes holding only a CPU (dedicated parameter servers); see server_hosts().
   int server_nodes = 0;
   /// Solve SimGrid's max-min system in full at every change (network/optim:Full) instead of its
-  /// default lazy, selective update. 3.32's lazy update can leave a link over its capacity (README
+  /// default lazy, selective update. 3.32's lazy update can leave a link over its capacity (simulator/README.md
   /// "Parameter-server representations"); the full solve is slower and is a checking aid.
   bool full_network_solve = false;
 };

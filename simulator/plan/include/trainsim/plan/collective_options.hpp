@@ -20,7 +20,7 @@ enum class Algorithm {
   collnet_chain,     ///< NCCL's CollNet Chain (SHARP): a chain per channel reduces to its head, the switches reduce, the chain broadcasts back
 };
 
-/// The order in which halving-doubling exchanges with its partners (README "halving_doubling").
+/// The order in which halving-doubling exchanges with its partners (simulator/README.md "halving_doubling").
 ///   near  distance 1 first while halving (the big halves stay inside a node: ranks are
 ///         node-major), distance 1 last while doubling; extra ranks of a non-power-of-two count
 ///         fold into their neighbour (rank 2i into 2i+1). MPICH's `rab_rdb`, NCCL-era libraries.
@@ -45,7 +45,7 @@ std::optional<Representation> parse_representation(const std::string& name);
 /// The most GPUs a collective may take part in under an explicit `step` representation. A ring's
 /// step level is one actor per GPU and 2(n−1) steps of n flows per channel (2 n² flows, n × 2(n−1)
 /// arrival counters): 65,536 GPUs took 17.8 GB before SimGrid aborted. Measured on the project's
-/// 2-core VM under load (README, Troubleshooting and limits), 1 MiB ring all-reduce on DGX A100
+/// 2-core VM under load (simulator/README.md, Troubleshooting and limits), 1 MiB ring all-reduce on DGX A100
 /// nodes (8 channels): 64 GPUs 1.3 s, 128 GPUs 8.2 s, 256 GPUs 60 s, 1,024 GPUs past 10 minutes.
 /// `auto`, `coarse` and `lockstep` have no such limit.
 inline constexpr int kMaxStepRanks = 256;
@@ -57,7 +57,7 @@ std::vector<std::string> representation_names();
 /// How the engine represents a parameter server's pushes and pulls: `flow`, one SimGrid flow per
 /// worker and server; `coarse`, the flows of one server, size and route latency as one group
 /// advanced at SimGrid's max-min rate (trainsim/engine/collectives.hpp, ParameterServerOptions);
-/// `automatic` picks coarse for dedicated servers and flow for colocated ones (README
+/// `automatic` picks coarse for dedicated servers and flow for colocated ones (simulator/README.md
 /// "Parameter-server representations": both agree; the choice is by speed).
 enum class ServerRepresentation { automatic, coarse, flow };
 

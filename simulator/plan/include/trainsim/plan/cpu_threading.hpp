@@ -29,7 +29,7 @@ struct Scenario;
 enum class CpuMode { training, inference };
 
 /// The scenario's `threading` object: the framework's settings and the model's constants.
-/// Defaults and their sources: README, "CPU training and inference".
+/// Defaults and their sources: simulator/README.md, "CPU training and inference".
 struct ThreadingOptions {
   int inter_op_pools = 1;        ///< ops that may run at once (TensorFlow's inter_op_parallelism_threads)
   int intra_op_threads = 0;      ///< threads one op is split over; 0 = physical cores / pools (at least 1)

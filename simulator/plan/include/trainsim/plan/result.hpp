@@ -1,5 +1,5 @@
 #pragma once
-// The result of one simulated iteration (SPEC.md's result object) as one typed record, the line of
+// The result of one simulated iteration (the result object of `simulate --json`) as one typed record, the line of
 // a sweep's results.jsonl around it, and the one CSV schema every command writes results in:
 //
 //   engine::simulate_iteration ──▶ IterationResult ──to_json──▶ simulate --json, results.jsonl
@@ -96,7 +96,7 @@ struct BucketTiming {
   double end_s = 0;     ///< its last operation ended
 };
 
-/// The variables of Kavarakuntla et al.'s generic model for one configuration (DESIGN.md): what
+/// The variables of Kavarakuntla et al.'s generic model for one configuration (fitting/README.md): what
 /// `trainsim fit --model NAME` reads from a results.csv. Known before simulating (the plan's).
 struct ModelVariables {
   int gpus_per_node = 0;
@@ -146,7 +146,7 @@ struct CpuReport {
   static CpuReport from_json(const JsonNode& node);
 };
 
-/// The result object of SPEC.md plus detail.
+/// The result object of `simulate --json` plus detail.
 /// What one parameter server carries in an iteration.
 struct ServerLoad {
   int id = 0;
@@ -192,7 +192,7 @@ struct IterationResult {
   double epoch_time_s() const { return variables.dataset_samples / samples_per_s; }
   /// The result object; key order is fixed (deterministic output).
   Json to_json() const;
-  /// Reads a result object back. SPEC.md's fields (gpus, global_batch, iteration_time_s,
+  /// Reads a result object back. The core fields (gpus, global_batch, iteration_time_s,
   /// samples_per_s, scaling_efficiency, breakdown_s, network_bytes, sim_wall_s) and
   /// memory_per_gpu_bytes.total and fits_in_memory are required; the detail written since is read
   /// when present (a line without `bound` reads as BoundKind::unknown, a link without `class` as

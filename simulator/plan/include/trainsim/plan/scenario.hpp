@@ -1,5 +1,5 @@
 #pragma once
-// The scenario file (SPEC.md): workload, platform, strategy, calibration, sweep. Pure data, read
+// The scenario file (scenarios/README.md): workload, platform, strategy, calibration, sweep. Pure data, read
 // through checked JSON so every error names the file and the JSON pointer.
 #include <cstdint>
 #include <memory>

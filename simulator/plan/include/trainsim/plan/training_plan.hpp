@@ -221,7 +221,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
 long long server_flows(const TrainingPlan& plan);
 /// `auto` runs a parameter-server plan with GPU ↔ host copies at flow level up to this many flows
 /// per iteration (the golden results of such plans are SimGrid's flow level) and coarse above it,
-/// copies included (README "Parameter-server representations"). Flow level grows about as the
+/// copies included (simulator/README.md "Parameter-server representations"). Flow level grows about as the
 /// square of the flows (SimGrid re-solves every concurrent flow at each one's end); measured on
 /// the audit's ResNet-18 scenario, 2-core VM under load: 26 k flows 0.9 s, 52 k 3.7 s, 105 k 18 s,
 /// 210 k 103 s; coarse 0.08–0.35 s on the same points, the same iteration times.
@@ -238,7 +238,7 @@ inline constexpr int kMaxServerGpus = 32'768;
 /// The representation the engine runs a parameter-server plan's operations in (never automatic):
 /// coarse when asked, or under auto without GPU ↔ host copies or above kAutoCoarseServerFlows.
 ServerRepresentation resolve_server_representation(const TrainingPlan& plan);
-/// Refuses (InputError of `scenario`) a plan that could not run within the limits the README
+/// Refuses (InputError of `scenario`) a plan that could not run within the limits simulator/README.md
 /// documents: a parameter server above kMaxServerGpus (at /platform/nodes) or at flow level above
 /// kMaxFlowLevelServerFlows, step-level all-reduces above kMaxStepRanks GPUs (at
 /// /strategy/representation). Pure arithmetic on the plan: call it before
