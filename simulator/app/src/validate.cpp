@@ -306,7 +306,7 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
       if (row.gpus % row.nodes != 0)
         throw InputError(table.source(), table.location_of(row.row),
                          fmt::format("{} GPUs do not divide evenly over {} nodes", row.gpus, row.nodes));
-      // gpus_per_node (optional) is what a node holds, as in shared/validation, where one GPU of an
+      // gpus_per_node (optional) is what a node holds, as in tests/data/validation, where one GPU of an
       // 8-GPU DGX-1 reads gpus 1, nodes 1, gpus_per_node 8; what is simulated is gpus / nodes per
       // node. Using more GPUs than the nodes hold is a contradiction in the row.
       if (table.find_column("gpus_per_node")) {
@@ -364,7 +364,7 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
   return groups;
 }
 
-// nccl-tests measurements (shared/validation/nccl_allreduce.csv, tests/data/validation/
+// nccl-tests measurements (tests/data/validation/nccl_allreduce.csv and
 // nccl_allreduce_multinode.csv) time one collective of a size, not a training iteration: `trainsim
 // collective` is their validation (simulator/README.md, Accuracy against nccl-tests).
 bool is_collective_benchmark(const CsvTable& table) {

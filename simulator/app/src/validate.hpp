@@ -20,7 +20,7 @@
 namespace trainsim::app {
 
 struct ValidateOptions {
-  std::vector<std::string> measured;  ///< CSV files in the schema of shared/validation
+  std::vector<std::string> measured;  ///< CSV files in the schema of tests/data/validation
   std::string systems;                ///< SYSTEMS.json
   std::string out_dir;
   int jobs = 1;                       ///< simulations at once (≥ 1)

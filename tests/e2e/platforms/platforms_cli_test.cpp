@@ -197,7 +197,7 @@ TEST(CollectiveCli, AutoPrintsTheAlgorithmProtocolAndChannelsNcclsTunerPickedPer
 
 // NCCL's tuner (`auto`) against the single-node curves of nccl_allreduce.csv from 64 KiB up,
 // busbw error per size. Printed for simulator/README.md; the H200 curve (NVLS from 2 MiB, with its chunk
-// pipeline's fill) holds the targets: mean ≤ 12%, no size worse than 25%.
+// pipeline's fill) holds its targets: mean ≤ 12%, no size worse than 25%.
 // The A100 curve does not: it was measured with one thread driving all 8 GPUs (nccl-tests -g 8),
 // which floors at 40 µs, and its 4–256 MiB sizes are slower than NCCL's own cost model. The same
 // machine's one-process-per-GPU run (nccl_allreduce_per_process.csv) is printed beside it and

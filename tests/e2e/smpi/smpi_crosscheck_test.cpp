@@ -1,5 +1,5 @@
 // trainsim collective against SMPI, SimGrid's own MPI, as an independent oracle (the 2026 new-user audit;
-// ../shared/notes/smpi_crosscheck.md). smpicc builds allreduce_timing.c, one MPI_Allreduce; smpirun
+// simulator/README.md, Against SMPI). smpicc builds allreduce_timing.c, one MPI_Allreduce; smpirun
 // runs it on a small SimGrid XML platform with trainsim's `ideal` network settings and the
 // algorithm forced, and `trainsim collective` times the same all-reduce on the same XML:
 //
