@@ -160,7 +160,7 @@ int read_gpus_per_node(const JsonNode& n) {
 
 std::string too_many_gpus(std::int64_t nodes, std::int64_t gpus_per_node) {
   return "nodes × gpus_per_node = " + std::to_string(nodes * gpus_per_node) + " GPUs, more than the " + std::to_string(kMaxGpus) +
-         " trainsim simulates: SimGrid 3.32 builds larger platforms too slowly (README, Troubleshooting)";
+         " trainsim simulates: SimGrid 3.32 builds larger platforms too slowly (simulator/README.md, Troubleshooting and limits)";
 }
 
 NetworkModel read_model(const JsonNode& node, NetworkFactors& factors) {
@@ -544,7 +544,7 @@ PlatformSpec preset_by_name(const std::string& name, const std::string& source, 
   if (cpu_preset_or_null(name))
     throw InputError(source, location,
                      "'" + name + "' is a CPU preset, and a GPU platform is expected here (a CPU preset goes in a scenario's "
-                     "platform.preset; README: CPU training)");
+                     "platform.preset; simulator/README.md: CPU training)");
   // Presets are read once per process and copied out as data.
   static std::map<std::string, PlatformSpec, std::less<>> read;
   if (const auto it = read.find(name); it != read.end()) return it->second;
@@ -585,7 +585,7 @@ PlatformSpec read_platform_spec(const JsonNode& node) {
   if (auto d = node.find("device")) {
     if (d->raw() == "cpu")
       throw d->error("a CPU platform cannot be used here: this reads GPU platforms (a CPU platform goes in a scenario's "
-                     "\"platform\", README: CPU training)");
+                     "\"platform\", simulator/README.md: CPU training)");
     throw d->error("unknown device " + d->raw().dump() + ": \"cpu\" makes a CPU platform (with 'cpu' and 'sockets', or a cpu-* "
                    "preset); a GPU platform has no 'device' key (it names a preset, a file or a 'gpu')");
   }

@@ -41,7 +41,7 @@ CLI::Validator bootstrap_count() {
         const std::string negative = "must be ≥ 0 (0 = no confidence intervals), got " + text;
         const std::string too_many =
             fmt::format("must be ≤ {}, got {}: each resample re-fits every row, so the time grows with resamples × rows "
-                        "(README, Fitting), and percentile intervals settle within a few thousand resamples",
+                        "(fitting/README.md, Fitting and divergence), and percentile intervals settle within a few thousand resamples",
                         max, text);
         long long value = 0;
         std::size_t used = 0;

@@ -70,7 +70,7 @@ int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOpti
   out += fmt::format("memory     {} ({} channels per socket at {} MT/s)\n", format_rate_GBps(p.memory_bandwidth_Bps()),
                      cpu.memory_channels, cpu.memory_MTps);
   out += fmt::format("source     {}\n", cpu.source);
-  out += "use        a scenario's \"platform\": {\"preset\": \"" + preset.name + "\"} (one node; README, CPU training)\n";
+  out += "use        a scenario's \"platform\": {\"preset\": \"" + preset.name + "\"} (one node; simulator/README.md, CPU training)\n";
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -18,7 +18,7 @@ void add_validate(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "validate", "Calibrate on each group's one-GPU measurement, simulate every measured point, report the errors and "
                   "where measured and simulated scaling diverge");
-  cmd->add_option("measured", options->measured, "Measured CSV files (columns of shared/validation)")->required();
+  cmd->add_option("measured", options->measured, "Measured CSV files (columns as in tests/data/validation)")->required();
   cmd->add_option("--systems", options->systems, "JSON mapping each dataset and system to a scenario template")->required();
   cmd->add_option("--out", options->out_dir, "Output directory (created if missing)")->required();
   cmd->add_option("--jobs,-j", options->jobs, "Simulations at once (default: all cores)")->check(positive_number());

@@ -43,7 +43,7 @@ CLI::Validator number_at_least(double min, bool strict, const char* name) {
 
 void notice_large_platform(int nodes) {
   if (nodes > 4096)
-    std::cerr << "trainsim: " << nodes << " nodes: building and simulating a platform this large takes tens of seconds (README, Troubleshooting)\n";
+    std::cerr << "trainsim: " << nodes << " nodes: building and simulating a platform this large takes tens of seconds (simulator/README.md, Troubleshooting and limits)\n";
 }
 
 CLI::Validator positive_number() { return number_at_least(0, true, "POSITIVE"); }

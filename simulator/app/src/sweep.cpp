@@ -209,7 +209,7 @@ std::size_t checked_point_count(const plan::Scenario& base, const std::vector<st
     throw InputError(base.source, "/sweep",
                      fmt::format("{:.0f} points ({} values) exceed the limit of {} points per sweep: every point is checked and held in "
                                  "memory (about {} kB each) before the first one runs, and each is simulated in its own process; split "
-                                 "the sweep into several scenarios (README, Troubleshooting and limits)",
+                                 "the sweep into several scenarios (simulator/README.md, Troubleshooting and limits)",
                                  exact, sizes, kMaxSweepPoints, kSweepPointKiB));
   return total;
 }

@@ -418,7 +418,7 @@ void check_gpu_actors(const plan::Scenario& scenario, const TrainingPlan& plan, 
                                            [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
   throw InputError(scenario.source, servers_on_gpus ? "/strategy/aggregation" : "/heterogeneity",
                    fmt::format("{} GPUs compute apart ({}), one SimGrid actor each, and each actor's stack takes two of the "
-                               "{} memory maps Linux allows this process (vm.max_map_count): at most {} such GPUs (README, "
+                               "{} memory maps Linux allows this process (vm.max_map_count): at most {} such GPUs (simulator/README.md, "
                                "Troubleshooting and limits); use fewer GPUs, {}, or raise the limit (sysctl vm.max_map_count)",
                                actors,
                                servers_on_gpus ? "parameter servers aggregate on GPU hosts" : "each with its own slowdown",
@@ -620,7 +620,7 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
     result.warnings.push_back(plan::Warning{
         "coarse_representation",
         fmt::format("{} SimGrid flows per iteration at flow level (GPU-host copies, pushes and pulls) is past the {} up to which "
-                    "representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; README, "
+                    "representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; simulator/README.md, "
                     "Parameter-server representations)",
                     plan::server_flows(plan), plan::kAutoCoarseServerFlows)});
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);

@@ -49,7 +49,7 @@ std::string step_representation_refusal(int ranks) {
   if (ranks <= kMaxStepRanks) return "";
   return "the step representation simulates every step's flows (a ring: 2 n² of them, one actor per GPU) and runs at "
          "most " + std::to_string(kMaxStepRanks) + " GPUs within about a minute; " + std::to_string(ranks) +
-         " GPUs would take far longer (1,024 GPUs: past 10 minutes; 65,536: 17.8 GB and an abort) (README, Troubleshooting and limits): use auto, coarse or lockstep, "
+         " GPUs would take far longer (1,024 GPUs: past 10 minutes; 65,536: 17.8 GB and an abort) (simulator/README.md, Troubleshooting and limits): use auto, coarse or lockstep, "
          "which run one step or one flow per hop";
 }
 

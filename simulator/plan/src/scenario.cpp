@@ -384,7 +384,7 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
         .error(std::to_string(s.strategy.servers) + " dedicated server nodes beside " + std::to_string(s.gpus()) +
                " worker GPUs: " + std::to_string(std::int64_t(s.gpus()) + s.strategy.servers) + " hosts, more than the " +
                std::to_string(platforms::kMaxGpus) + " (GPUs and server nodes) trainsim builds: SimGrid 3.32 builds larger "
-               "platforms too slowly (README, Troubleshooting)");
+               "platforms too slowly (simulator/README.md, Troubleshooting and limits)");
   }
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +

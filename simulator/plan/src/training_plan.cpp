@@ -639,7 +639,7 @@ void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
     throw InputError(scenario.source, "/platform/nodes",
                      std::to_string(plan.nodes) + " nodes: a parameter-server iteration on " + std::to_string(plan.gpus) +
                          " GPUs is past the " + std::to_string(kMaxServerGpus) +
-                         " simulated within about a minute (65,536 GPUs took 217 s and 1 GB; README, Troubleshooting and "
+                         " simulated within about a minute (65,536 GPUs took 217 s and 1 GB; simulator/README.md, Troubleshooting and "
                          "limits): use at most " + std::to_string(kMaxServerGpus / std::max(1, plan.gpus_per_node)) +
                          " nodes of " + std::to_string(plan.gpus_per_node) + " GPUs, or an all-reduce strategy");
   if (!plan.servers.empty() && parse_server_representation(plan.representation) == ServerRepresentation::flow) {
@@ -649,7 +649,7 @@ void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
                        "\"flow\" would start " + std::to_string(flows) + " SimGrid flows per iteration (" + std::to_string(plan.gpus) +
                            " GPUs, " + std::to_string(plan.servers.size()) + " servers); flow level runs at most " +
                            std::to_string(kMaxFlowLevelServerFlows) +
-                           " within minutes, as SimGrid re-solves every concurrent flow at each one's end (README, Troubleshooting "
+                           " within minutes, as SimGrid re-solves every concurrent flow at each one's end (simulator/README.md, Troubleshooting "
                            "and limits): use \"auto\" or \"coarse\", which give every flow the same max-min rate in groups");
   }
   if (plan.servers.empty() && parse_representation(plan.representation) == Representation::step) {
