@@ -13,7 +13,7 @@
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/engine/collectives.hpp"
 #include "trainsim/engine/simulation.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/fork.hpp"
 
 namespace te = trainsim::engine;

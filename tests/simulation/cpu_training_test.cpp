@@ -6,7 +6,7 @@
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/scenario.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/fork.hpp"
 
 using namespace trainsim;

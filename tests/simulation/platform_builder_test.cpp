@@ -18,7 +18,7 @@
 
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/platforms/simgrid_builder.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/fork.hpp"
 
 namespace tp = trainsim::platforms;

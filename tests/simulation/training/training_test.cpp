@@ -6,13 +6,13 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "trainsim/plan/compute_model.hpp"
-#include "trainsim/plan/nccl_tuner.hpp"
-#include "trainsim/plan/scenario.hpp"
 #include "trainsim/engine/collective_timing.hpp"
 #include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/training.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
+#include "trainsim/plan/scenario.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/fork.hpp"
 
 using namespace trainsim;

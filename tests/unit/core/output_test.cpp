@@ -11,7 +11,7 @@
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 
 TEST(Output, WritesAtomicallyAndLeavesNoTemporary) {
   const auto dir = std::filesystem::path(trainsim_test::make_temp_dir("output"));

@@ -4,7 +4,7 @@
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/fitting/analysis.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 
 using namespace trainsim;
 using namespace trainsim::fitting;

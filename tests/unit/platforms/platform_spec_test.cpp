@@ -9,7 +9,7 @@
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/platforms/gpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 
 namespace tp = trainsim::platforms;
 using trainsim::InputError;

@@ -4,8 +4,8 @@
 #include <ostream>
 
 #include "trainsim/workloads/layer_graph.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/names.hpp"
-#include "trainsim_test/cli.hpp"
 
 namespace {
 

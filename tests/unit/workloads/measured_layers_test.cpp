@@ -8,7 +8,7 @@
 
 #include "trainsim/core/csv.hpp"
 #include "trainsim/workloads/workload.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "trainsim/workloads/layer_graph.hpp"
-#include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 
 namespace {
 

@@ -1,7 +1,10 @@
 #pragma once
-// Test support: run the real trainsim executable and capture what it does.
+// Test support: run the real trainsim executable and capture what it does. Linking it (the
+// trainsim::test_cli target) makes a test wait for the app to build; files.hpp is the plain part.
 #include <string>
 #include <vector>
+
+#include "trainsim_test/files.hpp"
 
 namespace trainsim_test {
 
@@ -27,13 +30,5 @@ std::string find_program(const std::string& name);
 
 /// Path of the built trainsim binary (compile definition).
 std::string trainsim_binary();
-/// tests/data in the source tree.
-std::string test_data_dir();
-/// The repository root (for scenarios/).
-std::string source_dir();
-/// A fresh empty directory under the build tree's temporary area, unique per call.
-std::string make_temp_dir(const std::string& prefix);
-/// The whole content of a file; empty when it cannot be read.
-std::string read_file(const std::string& path);
 
 }  // namespace trainsim_test
