@@ -242,4 +242,18 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
   return out;
 }
 
+std::vector<Warning> representation_warnings(const TrainingPlan& plan) {
+  std::vector<Warning> out;
+  // `auto` runs GPU-host copies at flow level up to kAutoCoarseServerFlows flows, coarse above; the
+  // user should know which one ran.
+  if (!plan.servers.empty() && plan.representation == "auto" && resolve_server_representation(plan) == ServerRepresentation::coarse &&
+      std::any_of(plan.ops.begin(), plan.ops.end(), [](const CommOp& op) { return op.kind == CommKind::device_to_host; }))
+    out.push_back({"coarse_representation",
+                   fmt::format("{} SimGrid flows per iteration at flow level (GPU-host copies, pushes and pulls) is past the {} up to "
+                               "which representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; "
+                               "README, Parameter-server representations)",
+                               server_flows(plan), kAutoCoarseServerFlows)});
+  return out;
+}
+
 }  // namespace trainsim::plan

@@ -53,4 +53,9 @@ IterationBound find_bound(const IterationResult& result, std::vector<ConnectionL
 ///    latency dominates their steps.
 std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::PlatformSpec& platform);
 
+/// How `plan` will be run, where the user should know: coarse_representation, a parameter-server
+/// plan under representation "auto" whose GPU-host copies run coarse (past kAutoCoarseServerFlows
+/// flows per iteration), not at flow level. The engine reports these after plan_warnings.
+std::vector<Warning> representation_warnings(const TrainingPlan& plan);
+
 }  // namespace trainsim::plan
