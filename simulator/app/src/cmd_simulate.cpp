@@ -100,16 +100,16 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   return out.str();
 }
 
-// A CPU scenario: the node, the threading, and how the ops used the cores.
-std::string cpu_summary(const plan::Scenario& s, const engine::IterationResult& r, std::size_t top_ops) {
+// A CPU scenario: the node, the threading, and how the ops used the cores (from the plan it ran).
+std::string cpu_summary(const plan::CpuPlan& plan, const engine::IterationResult& r, std::size_t top_ops) {
   const plan::CpuReport& c = *r.cpu;
   std::ostringstream out;
-  out << s.name << "\n";
-  out << fmt::format("  {} ({} mode), {} inter-op pool{} x {} intra-op thread{}\n", s.cpu->describe(), c.mode, c.inter_op_pools,
+  out << plan.name << "\n";
+  out << fmt::format("  {} ({} mode), {} inter-op pool{} x {} intra-op thread{}\n", plan.platform.describe(), c.mode, c.inter_op_pools,
                      c.inter_op_pools == 1 ? "" : "s", c.intra_op_threads, c.intra_op_threads == 1 ? "" : "s");
-  out << fmt::format("  batch {:g}, {}, graph width {:.2f}\n", r.global_batch, to_string(s.workload.precision), c.average_width);
+  out << fmt::format("  batch {:g}, {}, graph width {:.2f}\n", r.global_batch, to_string(plan.precision), c.average_width);
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
-  out << fmt::format("  throughput            {:.1f} samples/s{}\n", r.samples_per_s, s.single_thread_iteration_s ? " (calibrated)" : "");
+  out << fmt::format("  throughput            {:.1f} samples/s{}\n", r.samples_per_s, plan.calibrated ? " (calibrated)" : "");
   out << fmt::format("  core utilisation      {:.1f} % of {} physical cores\n", 100 * c.core_utilisation, c.physical_cores);
   out << fmt::format("  ops at once           {:.2f} on average, {:.1f} threads each\n", c.mean_concurrent_ops, c.mean_threads_per_op);
   out << fmt::format("  memory bandwidth      {:.1f} % busy\n", 100 * c.memory_busy_fraction);
@@ -163,14 +163,23 @@ void add_simulate(CLI::App& app, Action& action) {
         if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
         ran = plan;
       };
-      if (!args->dump_plan.empty())
-        options.on_cpu_plan = [args](const plan::CpuPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
+      std::optional<plan::CpuPlan> ran_cpu;
+      options.on_cpu_plan = [args, &ran_cpu](const plan::CpuPlan& plan) {
+        if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
+        ran_cpu = plan;
+      };
       std::optional<plan::Scenario> scenario;
       engine::IterationResult result;
       if (!args->plan.empty()) {
-        const plan::TrainingPlan replayed = plan::TrainingPlan::from_json(read_json_file(args->plan));
-        options.before_build = [&replayed] { notice_large_platform(replayed.nodes); };
-        result = engine::simulate_plan(replayed, options, args->plan);
+        // A CPU scenario's plan (a thread schedule of one node) or a GPU training plan.
+        const JsonNode document = read_json_file(args->plan);
+        if (document.is_object() && document.has("physical_cores") && !document.has("gpu_plans")) {
+          result = engine::simulate_cpu_plan(plan::CpuPlan::from_json(document), options);
+        } else {
+          const plan::TrainingPlan replayed = plan::TrainingPlan::from_json(document);
+          options.before_build = [&replayed] { notice_large_platform(replayed.nodes); };
+          result = engine::simulate_plan(replayed, options, args->plan);
+        }
       } else {
         const Json document = plan::load_scenario_document(args->scenario, args->sets);
         scenario = plan::read_scenario(document, args->scenario);
@@ -188,7 +197,7 @@ void add_simulate(CLI::App& app, Action& action) {
         write_output(args->csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
       }
       const bool stdout_taken = to_stdout > 0;
-      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(*scenario, result, args->links) : summary(*ran, result));
+      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(*ran_cpu, result, args->links) : summary(*ran, result));
       // Every warning (out of memory first) is in the result's warnings[]; stderr repeats them for
       // the human summary only, so --json - leaves stderr clean for scripts.
       if (!stdout_taken)

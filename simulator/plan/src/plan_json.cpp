@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/training_plan.hpp"
 
 namespace trainsim::plan {
@@ -400,10 +403,8 @@ Json TrainingPlan::to_json() const {
 
 TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   node.require_object();
-  // A CPU scenario's plan (cpu_threading.hpp) is another document: say so rather than list its keys.
-  if (node.has("physical_cores") && !node.has("gpu_plans"))
-    throw node.error("is the plan of a CPU scenario (cpu, sockets, physical_cores, ops): only GPU training plans can be replayed; "
-                     "simulate the CPU scenario itself");
+  // A CPU scenario's plan (cpu_threading.hpp, CpuPlan::from_json) is another document: say so rather than list its keys.
+  if (node.has("physical_cores") && !node.has("gpu_plans")) throw node.error("is the plan of a CPU scenario, not a GPU training plan");
   if (node.has("gpu_plans") && !node.has("platform"))
     throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
                      "(trainsim simulate SCENARIO --dump-plan FILE)");
@@ -667,6 +668,168 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.ops.push_back(std::move(op));
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  return plan;
+}
+
+Json CpuPlan::to_json() const {
+  Json ops_json = Json::array();
+  for (const auto& op : ops)
+    ops_json.push_back({{"name", op.name}, {"class", op.op_class}, {"heavy", op.heavy}, {"deps", op.deps}, {"threads", op.threads},
+                        {"serial_s", op.serial_s}, {"parallel_s", op.parallel_s}, {"bytes", op.bytes},
+                        {"bandwidth_cap_Bps", op.bandwidth_cap_Bps}, {"working_set_bytes", op.working_set_bytes}});
+  const auto& c = platform.cpu;
+  const Json cpu_json{{"name", c.name},
+                      {"cores", c.cores},
+                      {"smt", c.smt},
+                      {"clock_Hz", c.clock_Hz},
+                      {"vector_bits", c.vector_bits},
+                      {"fma_units", c.fma_units},
+                      {"bf16", c.bf16},
+                      {"memory_channels", c.memory_channels},
+                      {"memory_MTps", c.memory_MTps},
+                      {"memory_bandwidth_Bps", c.memory_bandwidth_Bps},
+                      {"l2_bytes", c.l2_bytes},
+                      {"source", c.source}};
+  const auto& t = threading;
+  const Json threading_json{{"inter_op_pools", t.inter_op_pools},
+                            {"intra_op_threads", t.intra_op_threads},
+                            {"mode", t.mode == CpuMode::training ? "training" : "inference"},
+                            {"dispatch_s", t.dispatch_s},
+                            {"fork_join_s", t.fork_join_s},
+                            {"serial_fraction", t.serial_fraction},
+                            {"conv_efficiency", t.conv_efficiency},
+                            {"matmul_efficiency", t.matmul_efficiency},
+                            {"other_efficiency", t.other_efficiency},
+                            {"core_bandwidth_Bps", t.core_bandwidth_Bps},
+                            {"cross_socket_factor", t.cross_socket_factor},
+                            {"context_switch_s", t.context_switch_s},
+                            {"spin_wait_s", t.spin_wait_s}};
+  return Json{{"name", name},
+              {"cpu", platform.cpu.name},
+              {"sockets", platform.sockets},
+              {"physical_cores", platform.physical_cores()},
+              {"logical_cores", platform.logical_cores()},
+              {"inter_op_pools", pools},
+              {"intra_op_threads", threads_per_pool},
+              {"mode", threading.mode == CpuMode::training ? "training" : "inference"},
+              {"batch", batch},
+              {"precision", std::string(to_string(precision))},
+              {"calibration_factor", calibration_factor},
+              {"calibrated", calibrated},
+              {"heavy_ops", heavy_ops},
+              {"heavy_depth", heavy_depth},
+              {"average_width", average_width()},
+              {"flops_per_sample", flops_per_sample},
+              {"weight_bytes", weight_bytes},
+              {"params", params},
+              {"activation_bytes_per_sample", activation_bytes_per_sample},
+              {"dataset_samples", dataset_samples},
+              {"platform", Json{{"preset", platform.preset}, {"cpu", cpu_json}, {"sockets", platform.sockets}, {"nodes", platform.nodes}}},
+              {"threading", threading_json},
+              {"ops", ops_json}};
+}
+
+CpuPlan CpuPlan::from_json(const JsonNode& node) {
+  node.require_object();
+  if (node.has("gpu_plans")) throw node.error("is a GPU training plan, not a CPU one");
+  node.allow_only({"name", "cpu", "sockets", "physical_cores", "logical_cores", "inter_op_pools", "intra_op_threads", "mode", "batch",
+                   "precision", "calibration_factor", "calibrated", "heavy_ops", "heavy_depth", "average_width", "flops_per_sample",
+                   "weight_bytes", "params", "activation_bytes_per_sample", "dataset_samples", "platform", "threading", "ops"});
+  if (!node.has("platform"))
+    throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
+                     "(trainsim simulate SCENARIO --dump-plan FILE)");
+  CpuPlan plan;
+  plan.name = node.at("name").as_string();
+  {
+    const JsonNode p = node.at("platform");
+    p.require_object();
+    p.allow_only({"preset", "cpu", "sockets", "nodes"});
+    plan.platform.preset = p.at("preset").as_string();
+    const JsonNode c = p.at("cpu");
+    c.require_object();
+    c.allow_only({"name", "cores", "smt", "clock_Hz", "vector_bits", "fma_units", "bf16", "memory_channels", "memory_MTps",
+                  "memory_bandwidth_Bps", "l2_bytes", "source"});
+    auto& cpu = plan.platform.cpu;
+    cpu.name = c.at("name").as_string();
+    cpu.cores = read_int(c.at("cores"), 1, 4096);
+    cpu.smt = read_int(c.at("smt"), 1, 8);
+    cpu.clock_Hz = c.at("clock_Hz").number_in(1e6, 1e12);
+    cpu.vector_bits = read_int(c.at("vector_bits"), 64, 4096);
+    cpu.fma_units = read_int(c.at("fma_units"), 1, 64);
+    cpu.bf16 = c.at("bf16").as_bool();
+    cpu.memory_channels = read_int(c.at("memory_channels"), 1, 1024);
+    cpu.memory_MTps = c.at("memory_MTps").positive_number();
+    cpu.memory_bandwidth_Bps = bandwidth(c.at("memory_bandwidth_Bps"));
+    cpu.l2_bytes = c.at("l2_bytes").non_negative_number();
+    cpu.source = c.at("source").as_string();
+    plan.platform.sockets = read_int(p.at("sockets"), 1, 64);
+    plan.platform.nodes = read_int(p.at("nodes"), 1, 1);
+  }
+  {
+    const JsonNode t = node.at("threading");
+    t.require_object();
+    t.allow_only({"inter_op_pools", "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction", "conv_efficiency",
+                  "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps", "cross_socket_factor", "context_switch_s", "spin_wait_s"});
+    auto& o = plan.threading;
+    const int most = 4 * plan.platform.logical_cores();
+    o.inter_op_pools = read_int(t.at("inter_op_pools"), 1, most);
+    o.intra_op_threads = read_int(t.at("intra_op_threads"), 0, most);
+    o.mode = t.at("mode").one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+    o.dispatch_s = t.at("dispatch_s").number_in(0, 1);
+    o.fork_join_s = t.at("fork_join_s").number_in(0, 1);
+    o.serial_fraction = t.at("serial_fraction").number_in(0, 1);
+    o.conv_efficiency = fraction(t.at("conv_efficiency"));
+    o.matmul_efficiency = fraction(t.at("matmul_efficiency"));
+    o.other_efficiency = fraction(t.at("other_efficiency"));
+    o.core_bandwidth_Bps = bandwidth(t.at("core_bandwidth_Bps"));
+    o.cross_socket_factor = t.at("cross_socket_factor").number_in(1, 1000);
+    o.context_switch_s = t.at("context_switch_s").number_in(0, 1);
+    o.spin_wait_s = t.at("spin_wait_s").number_in(0, 1000);
+  }
+  const auto precision = parse_precision(node.at("precision").one_of({"fp32", "tf32", "fp16", "bf16"}));
+  plan.precision = precision.value_or(Precision::fp32);
+  plan.batch = node.at("batch").positive_number();
+  const int most = 4 * plan.platform.logical_cores();
+  plan.pools = read_int(node.at("inter_op_pools"), 1, most);
+  plan.threads_per_pool = read_int(node.at("intra_op_threads"), 1, most);
+  if (plan.pools != plan.threading.inter_op_pools)
+    throw node.at("inter_op_pools").error(fmt::format("must be threading.inter_op_pools, {}", plan.threading.inter_op_pools));
+  plan.calibration_factor = node.at("calibration_factor").positive_number();
+  plan.calibrated = node.at("calibrated").as_bool();
+  plan.heavy_ops = read_int(node.at("heavy_ops"), 0, std::numeric_limits<int>::max());
+  plan.heavy_depth = read_int(node.at("heavy_depth"), 0, std::numeric_limits<int>::max());
+  plan.flops_per_sample = node.at("flops_per_sample").non_negative_number();
+  plan.weight_bytes = node.at("weight_bytes").non_negative_number();
+  plan.params = node.at("params").int_at_least(0);
+  plan.activation_bytes_per_sample = node.at("activation_bytes_per_sample").non_negative_number();
+  plan.dataset_samples = node.at("dataset_samples").non_negative_number();
+  const JsonNode ops = node.at("ops");
+  ops.require_array();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const JsonNode e = ops.element(i);
+    e.require_object();
+    e.allow_only({"name", "class", "heavy", "deps", "threads", "serial_s", "parallel_s", "bytes", "bandwidth_cap_Bps", "working_set_bytes"});
+    CpuOp op;
+    op.name = e.at("name").as_string();
+    op.op_class = e.at("class").as_string();
+    op.heavy = e.at("heavy").as_bool();
+    const JsonNode deps = e.at("deps");
+    deps.require_array();
+    // Dependencies point backwards (graph order): no cycle can be written.
+    for (const auto& d : deps.elements()) {
+      const std::int64_t dep = d.int_at_least(0);
+      if (dep >= static_cast<std::int64_t>(i))
+        throw d.error(fmt::format("must name an earlier op (dependencies point backwards in graph order), got {} in op {}", dep, i));
+      op.deps.push_back(static_cast<int>(dep));
+    }
+    op.threads = read_int(e.at("threads"), 1, most);
+    op.serial_s = e.at("serial_s").non_negative_number();
+    op.parallel_s = e.at("parallel_s").non_negative_number();
+    op.bytes = e.at("bytes").non_negative_number();
+    op.bandwidth_cap_Bps = bandwidth(e.at("bandwidth_cap_Bps"));
+    op.working_set_bytes = e.at("working_set_bytes").non_negative_number();
+    plan.ops.push_back(std::move(op));
+  }
   return plan;
 }
 

@@ -1,4 +1,4 @@
-// `trainsim simulate --plan`: a plan dumped by `simulate --dump-plan` replays to the same result,
+// `trainsim simulate --plan`: a plan dumped by `simulate --dump-plan` (GPU or CPU) replays to the same result,
 // byte for byte, for every scenario in scenarios/ (their base scenario; sweeps are not run); an
 // edited plan runs as edited. Bad plan files are rows of tests/e2e/audit/plan.tsv.
 #include <gtest/gtest.h>
@@ -54,26 +54,20 @@ nlohmann::json replay(const std::string& plan) {
 
 TEST(PlanReplay, EveryScenarioReplaysByteForByte) {
   const std::string dir = trainsim_test::make_temp_dir("plan_replay");
-  int gpu_scenarios = 0;
+  int gpu_scenarios = 0, cpu_scenarios = 0;
   for (const std::string& scenario : scenario_files()) {
     SCOPED_TRACE(scenario);
     const std::string name = std::filesystem::path(scenario).stem().string();
     ASSERT_NO_FATAL_FAILURE(dump(scenario, {}, dir, name));
     const std::string plan = dir + "/" + name + ".plan.json";
-    const auto dumped = nlohmann::json::parse(read_file(plan));
-    if (dumped.contains("physical_cores")) {
-      // A CPU scenario's plan is a thread schedule of one node, not a training plan: refused by name.
-      const auto r = run_trainsim({"simulate", "--plan", plan});
-      EXPECT_EQ(r.exit_code, 2) << r.err;
-      EXPECT_NE(r.err.find("is the plan of a CPU scenario"), std::string::npos) << r.err;
-      continue;
-    }
-    ++gpu_scenarios;
+    // A CPU scenario's plan is a thread schedule of one node (CpuPlan), replayed the same way.
+    ++(nlohmann::json::parse(read_file(plan)).contains("gpu_plans") ? gpu_scenarios : cpu_scenarios);
     const auto r = run_trainsim({"simulate", "--plan", plan, "--json", dir + "/" + name + ".b.json", "--reproducible"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(read_file(dir + "/" + name + ".b.json"), read_file(dir + "/" + name + ".a.json"));
   }
   EXPECT_GE(gpu_scenarios, 10);
+  EXPECT_GE(cpu_scenarios, 1);
 }
 
 // A SimGrid XML platform is referenced by an absolute path, so the plan replays from anywhere.

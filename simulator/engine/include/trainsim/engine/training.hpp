@@ -59,4 +59,8 @@ IterationResult simulate_plan(const plan::TrainingPlan& plan, const SimulateOpti
 /// (plan/cpu_threading.hpp). Same contract as simulate_iteration: once per process.
 IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
 
+/// Simulates the CPU iteration `plan` as it stands (read from a file, possibly edited);
+/// simulate_cpu_iteration is build_cpu_plan then this. Once per process.
+IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptions& options);
+
 }  // namespace trainsim::engine
