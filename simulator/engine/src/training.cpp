@@ -584,28 +584,7 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   result.warnings = plan::plan_warnings(plan, plan.platform);
   for (plan::Warning& w : plan::representation_warnings(plan)) result.warnings.push_back(std::move(w));
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
-  if (const auto& pipeline = plan.input_pipeline) {
-    // Steady state with prefetching: the next batch loads during this iteration; loaders slower
-    // than the iteration make every GPU wait (as idle time) for the difference.
-    // Rank 0 has the largest batch (strong scaling gives the remainder to the first ranks).
-    result.input_pipeline = plan::input_pipeline_timing(*pipeline, plan.profile_of(0).batch, plan.gpus_per_node, result.iteration_time_s);
-    const double wait_s = result.input_pipeline->wait_s;
-    if (wait_s > 0) {
-      result.iteration_time_s += wait_s;
-      result.breakdown.idle_s += wait_s;
-      result.samples_per_s = result.global_batch / result.iteration_time_s;
-      result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
-      result.bound = plan::IterationBound{plan::BoundKind::input, "input pipeline", "", 0, wait_s / result.iteration_time_s,
-                                          fmt::format("The iteration is bound by the input pipeline: the GPUs wait for data {:.1f} % of it.",
-                                                      100 * wait_s / result.iteration_time_s)};
-      result.warnings.push_back(plan::Warning{
-          "input_bound", fmt::format("the GPUs wait {} per iteration for data: {} loader thread{} per GPU decode a batch in {} against an "
-                                     "iteration of {}; more loader threads (up to the host's cores), cheaper augmentation or "
-                                     "preprocessed data would remove the wait",
-                                     format_seconds(wait_s), pipeline->loader_threads, pipeline->loader_threads == 1 ? "" : "s",
-                                     format_seconds(result.input_pipeline->load_s), format_seconds(result.input_pipeline->compute_iteration_s))});
-    }
-  }
+  plan::apply_input_pipeline(plan, result);
 
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
