@@ -1,8 +1,10 @@
 // trainsim simulate SCENARIO.json [--set PATH=VALUE]... [--json FILE|-] [--trace FILE] [--dump-plan FILE|-] [--csv FILE|-]
+// trainsim simulate --plan PLAN.json [same outputs]: replays a plan written by --dump-plan, possibly edited
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -20,6 +22,7 @@ namespace {
 
 struct SimulateArgs {
   std::string scenario;
+  std::string plan;
   std::vector<std::string> sets;
   std::string json;
   std::string trace;
@@ -35,23 +38,22 @@ std::size_t display_width(const std::string& text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
+// The summary of a GPU run, from the plan it ran (a scenario's or a replayed one: the same lines).
+std::string summary(const plan::TrainingPlan& plan, const engine::IterationResult& r) {
   std::ostringstream out;
-  const auto& p = s.platform;
-  out << s.name << "\n";
+  out << plan.name << "\n";
   // Transport and representation only when not the defaults, so the common summary stays as it was.
   const std::string strategy = r.strategy + (r.transport != "gpu" ? ", transport " + r.transport : std::string()) +
                                (r.representation != "auto" ? ", representation " + r.representation : std::string());
   out << fmt::format("  {} GPUs ({} node{} x {} {}), {}, {} buckets, overlap {}, network model {}\n", r.gpus, r.nodes,
-                     r.nodes == 1 ? "" : "s", p.gpus_per_node, p.gpu.name, strategy,
-                     s.strategy.bucket_bytes > 0 ? format_bytes(s.strategy.bucket_bytes) : std::string("per-layer"),
-                     s.strategy.overlap ? "on" : "off", r.network_model);
-  out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch,
-                     s.workload.scaling == plan::Scaling::weak ? "weak" : "strong", to_string(s.workload.precision));
+                     r.nodes == 1 ? "" : "s", plan.gpus_per_node, plan.platform.gpu.name, strategy,
+                     plan.bucket_bytes > 0 ? format_bytes(plan.bucket_bytes) : std::string("per-layer"),
+                     plan.overlap ? "on" : "off", r.network_model);
+  out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch, plan.scaling, plan.variables.precision);
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
   out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
-                     r.single_gpu_samples_per_s, s.single_gpu_samples_per_s ? ", calibrated" : "");
+                     r.single_gpu_samples_per_s, plan.calibrated ? ", calibrated" : "");
   out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",
                      format_seconds(r.breakdown.compute_s), format_seconds(r.breakdown.communication_s),
                      format_seconds(r.breakdown.exposed_communication_s), format_seconds(r.breakdown.idle_s));
@@ -98,16 +100,16 @@ std::string summary(const plan::Scenario& s, const engine::IterationResult& r) {
   return out.str();
 }
 
-// A CPU scenario: the node, the threading, and how the ops used the cores.
-std::string cpu_summary(const plan::Scenario& s, const engine::IterationResult& r, std::size_t top_ops) {
+// A CPU scenario: the node, the threading, and how the ops used the cores (from the plan it ran).
+std::string cpu_summary(const plan::CpuPlan& plan, const engine::IterationResult& r, std::size_t top_ops) {
   const plan::CpuReport& c = *r.cpu;
   std::ostringstream out;
-  out << s.name << "\n";
-  out << fmt::format("  {} ({} mode), {} inter-op pool{} x {} intra-op thread{}\n", s.cpu->describe(), c.mode, c.inter_op_pools,
+  out << plan.name << "\n";
+  out << fmt::format("  {} ({} mode), {} inter-op pool{} x {} intra-op thread{}\n", plan.platform.describe(), c.mode, c.inter_op_pools,
                      c.inter_op_pools == 1 ? "" : "s", c.intra_op_threads, c.intra_op_threads == 1 ? "" : "s");
-  out << fmt::format("  batch {:g}, {}, graph width {:.2f}\n", r.global_batch, to_string(s.workload.precision), c.average_width);
+  out << fmt::format("  batch {:g}, {}, graph width {:.2f}\n", r.global_batch, to_string(plan.precision), c.average_width);
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
-  out << fmt::format("  throughput            {:.1f} samples/s{}\n", r.samples_per_s, s.single_thread_iteration_s ? " (calibrated)" : "");
+  out << fmt::format("  throughput            {:.1f} samples/s{}\n", r.samples_per_s, plan.calibrated ? " (calibrated)" : "");
   out << fmt::format("  core utilisation      {:.1f} % of {} physical cores\n", 100 * c.core_utilisation, c.physical_cores);
   out << fmt::format("  ops at once           {:.2f} on average, {:.1f} threads each\n", c.mean_concurrent_ops, c.mean_threads_per_op);
   out << fmt::format("  memory bandwidth      {:.1f} % busy\n", 100 * c.memory_busy_fraction);
@@ -125,8 +127,11 @@ std::string cpu_summary(const plan::Scenario& s, const engine::IterationResult& 
 void add_simulate(CLI::App& app, Action& action) {
   auto args = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a scenario: time, throughput, breakdown");
-  cmd->add_option("scenario", args->scenario, "Scenario JSON file")->required();
+  cmd->add_option("scenario", args->scenario, "Scenario JSON file (or --plan)");
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE (dotted path, JSON value)")->take_all();
+  cmd->add_option("--plan", args->plan,
+                  "Replay a training plan written by --dump-plan (possibly edited) instead of planning a scenario: the same "
+                  "outputs, nothing decided anew");
   cmd->add_option("--json", args->json, "Write the result object to FILE ('-' = stdout, nothing else printed)");
   cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
   cmd->add_option("--dump-plan", args->dump_plan,
@@ -143,19 +148,46 @@ void add_simulate(CLI::App& app, Action& action) {
       if (to_stdout > 1) throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
       for (const std::string* out : {&args->json, &args->trace, &args->dump_plan, &args->csv})
         if (!out->empty()) check_output_file(*out);
-      const Json document = plan::load_scenario_document(args->scenario, args->sets);
-      const plan::Scenario scenario = plan::read_scenario(document, args->scenario);
+      // A plan replaces the scenario and its overrides: it is what they would have been planned into.
+      if (!args->plan.empty() && !args->scenario.empty())
+        throw InputError("command line", "", "give a scenario or --plan " + args->plan + ", not both (a plan is a planned scenario)");
+      if (!args->plan.empty() && !args->sets.empty())
+        throw InputError("command line", "", "--set overrides a scenario; with --plan, edit the plan file instead");
+      if (args->plan.empty() && args->scenario.empty())
+        throw InputError("command line", "", "give a scenario file, or --plan PLAN.json (written by --dump-plan)");
       engine::SimulateOptions options;
       options.trace_path = args->trace;
       options.busiest_links = args->links;
-      if (!args->dump_plan.empty()) {
-        options.on_plan = [args](const plan::TrainingPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
-        options.on_cpu_plan = [args](const plan::CpuPlan& plan) { write_output(args->dump_plan, plan.to_json().dump(2) + "\n"); };
+      std::optional<plan::TrainingPlan> ran;  // the plan the summary describes
+      options.on_plan = [args, &ran](const plan::TrainingPlan& plan) {
+        if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
+        ran = plan;
+      };
+      std::optional<plan::CpuPlan> ran_cpu;
+      options.on_cpu_plan = [args, &ran_cpu](const plan::CpuPlan& plan) {
+        if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
+        ran_cpu = plan;
+      };
+      std::optional<plan::Scenario> scenario;
+      engine::IterationResult result;
+      if (!args->plan.empty()) {
+        // A CPU scenario's plan (a thread schedule of one node) or a GPU training plan.
+        const JsonNode document = read_json_file(args->plan);
+        if (document.is_object() && document.has("physical_cores") && !document.has("gpu_plans")) {
+          result = engine::simulate_cpu_plan(plan::CpuPlan::from_json(document), options);
+        } else {
+          const plan::TrainingPlan replayed = plan::TrainingPlan::from_json(document);
+          options.before_build = [&replayed] { notice_large_platform(replayed.nodes); };
+          result = engine::simulate_plan(replayed, options, args->plan);
+        }
+      } else {
+        const Json document = plan::load_scenario_document(args->scenario, args->sets);
+        scenario = plan::read_scenario(document, args->scenario);
+        if (scenario->cpu) notice_large_platform(scenario->platform.nodes);
+        // After the size limits, so that a refused scenario gets one message.
+        options.before_build = [&scenario] { notice_large_platform(scenario->platform.nodes); };
+        result = engine::simulate_iteration(*scenario, options);
       }
-      if (scenario.cpu) notice_large_platform(scenario.platform.nodes);
-      // After the size limits, so that a refused scenario gets one message.
-      options.before_build = [&scenario] { notice_large_platform(scenario.platform.nodes); };
-      engine::IterationResult result = engine::simulate_iteration(scenario, options);
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
       if (!args->csv.empty()) {
@@ -165,7 +197,7 @@ void add_simulate(CLI::App& app, Action& action) {
         write_output(args->csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
       }
       const bool stdout_taken = to_stdout > 0;
-      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(scenario, result, args->links) : summary(scenario, result));
+      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(*ran_cpu, result, args->links) : summary(*ran, result));
       // Every warning (out of memory first) is in the result's warnings[]; stderr repeats them for
       // the human summary only, so --json - leaves stderr clean for scripts.
       if (!stdout_taken)

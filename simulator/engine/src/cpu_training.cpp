@@ -254,9 +254,12 @@ void write_cpu_trace(const plan::CpuPlan& plan, const CpuRun& run, const std::st
 }  // namespace
 
 IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const SimulateOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
   const workloads::Workload workload = plan::load_scenario_workload(scenario);
-  const plan::CpuPlan plan = plan::build_cpu_plan(scenario, workload);
+  return simulate_cpu_plan(plan::build_cpu_plan(scenario, workload), options);
+}
+
+IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
   if (options.on_cpu_plan) options.on_cpu_plan(plan);
 
   static int argc = 1;
@@ -292,7 +295,7 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   TRAINSIM_CHECK(run.finished == n, "the CPU iteration ended with ops left (a dependency cycle in the plan)");
 
   IterationResult result;
-  result.name = scenario.name;
+  result.name = plan.name;
   result.gpus = 1;
   result.nodes = 1;
   result.global_batch = plan.batch;
@@ -305,12 +308,12 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   result.network_model = "none";
   result.calibration_factor = plan.calibration_factor;
   result.variables.batch_per_gpu = plan.batch;
-  result.variables.flops_per_sample = workload.forward_flops();
-  result.variables.model_bytes = workload.weight_bytes(plan.precision);
-  result.variables.params = workload.params();
+  result.variables.flops_per_sample = plan.flops_per_sample;
+  result.variables.model_bytes = plan.weight_bytes;
+  result.variables.params = plan.params;
   result.variables.precision = std::string(to_string(plan.precision));
   result.variables.single_gpu_time_s = result.iteration_time_s;
-  result.variables.dataset_samples = scenario.workload.dataset_samples;
+  result.variables.dataset_samples = plan.dataset_samples;
 
   plan::CpuReport report;
   report.cpu = plan.platform.cpu.name;
@@ -348,20 +351,16 @@ IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const Sim
   // about the most these servers are sold with, so the warning errs on the side of silence.
   {
     const double dram = plan.platform.sockets * double(plan.platform.cpu.memory_channels) * 64.0 * kGiB;
-    const Precision p = plan.precision;
-    double largest_output = 0;
-    for (const auto& layer : workload.layers) largest_output = std::max(largest_output, layer.activation_bytes(p));
     const bool training = plan.threading.mode == plan::CpuMode::training;
     // Training keeps every activation for backward plus gradients; inference holds a layer's input
-    // and output at a time.
-    const double needed = workload.weight_bytes(p) * (training ? 2.0 : 1.0) +
-                          double(plan.batch) * (training ? workload.activation_bytes(p) : 2.0 * largest_output);
+    // and output at a time (plan.activation_bytes_per_sample says which).
+    const double needed = plan.weight_bytes * (training ? 2.0 : 1.0) + double(plan.batch) * plan.activation_bytes_per_sample;
     if (needed > dram)
       result.warnings.push_back(plan::Warning{
           "memory", fmt::format("the configuration does not fit in the node's memory: needs about {} (weights{} and {} of activations for "
                                 "batch {}), {} {} has about {} (64 GiB in each of its {} memory channels)",
                                 format_bytes(needed), training ? ", gradients" : "",
-                                format_bytes(double(plan.batch) * (training ? workload.activation_bytes(p) : 2.0 * largest_output)),
+                                format_bytes(double(plan.batch) * plan.activation_bytes_per_sample),
                                 plan.batch, plan.platform.sockets == 1 ? "one" : std::to_string(plan.platform.sockets) + " ×",
                                 plan.platform.cpu.name, format_bytes(dram), plan.platform.sockets * plan.platform.cpu.memory_channels)});
   }

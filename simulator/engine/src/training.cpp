@@ -403,7 +403,9 @@ std::vector<std::vector<int>> gpu_groups(const TrainingPlan& plan) {
 // process vm.max_map_count of them (65,530 by default): past that SimGrid aborts ("Failed to
 // protect stack"). GPUs that compute apart (each its own slowdown under heterogeneity jitter or
 // stragglers, or beside a server on its GPU) are an actor each, so such a run is refused up front.
-void check_gpu_actors(const plan::Scenario& scenario, const TrainingPlan& plan, std::size_t actors) {
+// Refusals name `source` at `servers_at` (servers on GPU hosts) or `heterogeneity_at` (GPUs of their own slowdowns).
+void check_gpu_actors(const TrainingPlan& plan, std::size_t actors, const std::string& source, const std::string& servers_at,
+                      const std::string& heterogeneity_at) {
   long long max_maps = 65530;
   if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
     long long v = 0;
@@ -416,7 +418,7 @@ void check_gpu_actors(const plan::Scenario& scenario, const TrainingPlan& plan, 
   if (static_cast<long long>(actors) <= limit) return;
   const bool servers_on_gpus = std::any_of(plan.servers.begin(), plan.servers.end(),
                                            [](const plan::PlannedServer& s) { return s.host == plan::ServerHost::gpu; });
-  throw InputError(scenario.source, servers_on_gpus ? "/strategy/aggregation" : "/heterogeneity",
+  throw InputError(source, servers_on_gpus ? servers_at : heterogeneity_at,
                    fmt::format("{} GPUs compute apart ({}), one SimGrid actor each, and each actor's stack takes two of the "
                                "{} memory maps Linux allows this process (vm.max_map_count): at most {} such GPUs (simulator/README.md, "
                                "Troubleshooting and limits); use fewer GPUs, {}, or raise the limit (sysctl vm.max_map_count)",
@@ -503,44 +505,10 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
   write_file_atomically(path, trace.dump());
 }
 
-}  // namespace
-
-IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
-  if (input.cpu) return simulate_cpu_iteration(input, options);
-  const auto wall_start = std::chrono::steady_clock::now();
-  const workloads::Workload workload = plan::load_scenario_workload(input);
-
-  SimulationOptions sim_options;
-  sim_options.full_network_solve = options.full_network_solve;
-  if (input.strategy.kind == plan::StrategyKind::parameter_server && input.strategy.placement == plan::ServerPlacement::dedicated)
-    sim_options.server_nodes = input.strategy.servers;
-  // The plan is pure data: built before the platform wherever its size is known without SimGrid,
-  // so a run past the documented limits is refused before anything is built.
-  std::optional<TrainingPlan> early_plan;
-  if (!input.platform.simgrid_xml) {
-    early_plan = plan::build_training_plan(input, workload);
-    plan::check_simulation_size(*early_plan, input);
-    check_gpu_actors(input, *early_plan, gpu_groups(*early_plan).size());
-  }
-  if (options.before_build) options.before_build();
-  // nccl_allreduce: the fabric's latency is NCCL's Simple step latency; the plan's protocols add
-  // their own back per step (as `trainsim collective` runs a tuned all-reduce).
-  platforms::PlatformSpec spec = input.platform;
-  if (input.strategy.kind == plan::StrategyKind::nccl_allreduce && !spec.simgrid_xml)
-    spec.intra_node.latency_s =
-        std::max(0.0, spec.intra_node.latency_s - plan::fabric_latency_cut_s(plan::nccl_topology(spec, input.gpus())));
-  Simulation sim(spec, sim_options);
-  // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it.
-  plan::Scenario scenario = input;
-  if (scenario.platform.simgrid_xml) {
-    scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
-    plan::check_against_platform(scenario);
-  }
-  const TrainingPlan plan = early_plan ? std::move(*early_plan) : plan::build_training_plan(scenario, workload);
-  if (!early_plan) plan::check_simulation_size(plan, scenario);
+// Runs `plan` on the built platform `sim` (the plan's, with its NCCL fabric latency).
+IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const SimulateOptions& options,
+                             std::chrono::steady_clock::time_point wall_start) {
   TRAINSIM_CHECK(sim.gpu_count() == plan.gpus, "the built platform has a different GPU count than the plan");
-  TRAINSIM_CHECK(!plan.nccl_intra_node_latency_s || *plan.nccl_intra_node_latency_s == spec.intra_node.latency_s,
-                 "the simulation runs the plan's NCCL fabric latency");
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
@@ -613,42 +581,72 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   result.network_bytes = links.network_bytes;
   result.busiest_links = std::move(links.busiest);
   result.bound = plan::find_bound(result, std::move(links.connections));
-  result.warnings = plan::plan_warnings(plan, scenario.platform);
-  if (!plan.servers.empty() && plan.representation == "auto" &&
-      plan::resolve_server_representation(plan) == plan::ServerRepresentation::coarse &&
-      std::any_of(plan.ops.begin(), plan.ops.end(), [](const plan::CommOp& op) { return op.kind == CommKind::device_to_host; }))
-    result.warnings.push_back(plan::Warning{
-        "coarse_representation",
-        fmt::format("{} SimGrid flows per iteration at flow level (GPU-host copies, pushes and pulls) is past the {} up to which "
-                    "representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; simulator/README.md, "
-                    "Parameter-server representations)",
-                    plan::server_flows(plan), plan::kAutoCoarseServerFlows)});
+  result.warnings = plan::plan_warnings(plan, plan.platform);
+  for (plan::Warning& w : plan::representation_warnings(plan)) result.warnings.push_back(std::move(w));
   if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
-  if (const auto& pipeline = scenario.workload.input_pipeline) {
-    // Steady state with prefetching: the next batch loads during this iteration; loaders slower
-    // than the iteration make every GPU wait (as idle time) for the difference.
-    // Rank 0 has the largest batch (strong scaling gives the remainder to the first ranks).
-    result.input_pipeline = plan::input_pipeline_timing(*pipeline, scenario.batch_of(0), plan.gpus_per_node, result.iteration_time_s);
-    const double wait_s = result.input_pipeline->wait_s;
-    if (wait_s > 0) {
-      result.iteration_time_s += wait_s;
-      result.breakdown.idle_s += wait_s;
-      result.samples_per_s = result.global_batch / result.iteration_time_s;
-      result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
-      result.bound = plan::IterationBound{plan::BoundKind::input, "input pipeline", "", 0, wait_s / result.iteration_time_s,
-                                          fmt::format("The iteration is bound by the input pipeline: the GPUs wait for data {:.1f} % of it.",
-                                                      100 * wait_s / result.iteration_time_s)};
-      result.warnings.push_back(plan::Warning{
-          "input_bound", fmt::format("the GPUs wait {} per iteration for data: {} loader thread{} per GPU decode a batch in {} against an "
-                                     "iteration of {}; more loader threads (up to the host's cores), cheaper augmentation or "
-                                     "preprocessed data would remove the wait",
-                                     format_seconds(wait_s), pipeline->loader_threads, pipeline->loader_threads == 1 ? "" : "s",
-                                     format_seconds(result.input_pipeline->load_s), format_seconds(result.input_pipeline->compute_iteration_s))});
-    }
-  }
+  plan::apply_input_pipeline(plan, result);
 
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+SimulationOptions simulation_options(const TrainingPlan& plan, const SimulateOptions& options) {
+  SimulationOptions sim_options;
+  sim_options.full_network_solve = options.full_network_solve;
+  sim_options.server_nodes = static_cast<int>(std::count_if(plan.servers.begin(), plan.servers.end(), [](const plan::PlannedServer& s) {
+    return s.host == plan::ServerHost::server_node;
+  }));
+  return sim_options;
+}
+
+// Builds the plan's platform and runs the plan on it; an XML platform of another GPU count than
+// the plan's is refused at `source`'s /platform/nodes.
+IterationResult build_and_execute(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source,
+                                  std::chrono::steady_clock::time_point wall_start) {
+  if (options.before_build) options.before_build();
+  // nccl_allreduce: the plan's fabric latency, NCCL's Simple step latency (its protocols add their
+  // own back per step, as `trainsim collective` runs a tuned all-reduce).
+  platforms::PlatformSpec spec = plan.platform;
+  if (plan.nccl_intra_node_latency_s) spec.intra_node.latency_s = *plan.nccl_intra_node_latency_s;
+  Simulation sim(spec, simulation_options(plan, options));
+  if (sim.gpu_count() != plan.gpus)
+    throw InputError(source, "/platform/nodes",
+                     fmt::format("the SimGrid XML platform {} has {} GPUs; the plan runs {}", spec.simgrid_xml.value_or(spec.name),
+                                 sim.gpu_count(), plan.gpus));
+  return execute_plan(plan, sim, options, wall_start);
+}
+
+}  // namespace
+
+IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
+  if (input.cpu) return simulate_cpu_iteration(input, options);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const workloads::Workload workload = plan::load_scenario_workload(input);
+  // The plan is pure data: built before the platform wherever its size is known without SimGrid,
+  // so a run past the documented limits is refused before anything is built.
+  if (!input.platform.simgrid_xml) {
+    const TrainingPlan plan = plan::build_training_plan(input, workload);
+    plan::check_simulation_size(plan, input);
+    check_gpu_actors(plan, gpu_groups(plan).size(), input.source, "/strategy/aggregation", "/heterogeneity");
+    return build_and_execute(plan, options, input.source, wall_start);
+  }
+  // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it (one
+  // simulation per process: the same one then runs the plan).
+  if (options.before_build) options.before_build();
+  plan::Scenario scenario = input;
+  Simulation sim(scenario.platform, SimulationOptions{0, options.full_network_solve});
+  scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
+  plan::check_against_platform(scenario);
+  const TrainingPlan plan = plan::build_training_plan(scenario, workload);
+  plan::check_simulation_size(plan, scenario);
+  return execute_plan(plan, sim, options, wall_start);
+}
+
+IterationResult simulate_plan(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  plan::check_simulation_size(plan, source);
+  check_gpu_actors(plan, gpu_groups(plan).size(), source, "/servers", "/gpu_plans");
+  return build_and_execute(plan, options, source, wall_start);
 }
 
 }  // namespace trainsim::engine

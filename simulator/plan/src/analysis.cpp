@@ -242,4 +242,44 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
   return out;
 }
 
+std::vector<Warning> representation_warnings(const TrainingPlan& plan) {
+  std::vector<Warning> out;
+  // `auto` runs GPU-host copies at flow level up to kAutoCoarseServerFlows flows, coarse above; the
+  // user should know which one ran.
+  if (!plan.servers.empty() && plan.representation == "auto" && resolve_server_representation(plan) == ServerRepresentation::coarse &&
+      std::any_of(plan.ops.begin(), plan.ops.end(), [](const CommOp& op) { return op.kind == CommKind::device_to_host; }))
+    out.push_back({"coarse_representation",
+                   fmt::format("{} SimGrid flows per iteration at flow level (GPU-host copies, pushes and pulls) is past the {} up to "
+                               "which representation \"auto\" runs them as flows: ran them coarse (the same max-min rates, in groups; "
+                               "simulator/README.md, Parameter-server representations)",
+                               server_flows(plan), kAutoCoarseServerFlows)});
+  return out;
+}
+
+void apply_input_pipeline(const TrainingPlan& plan, IterationResult& result) {
+  if (const auto& pipeline = plan.input_pipeline) {
+    // Steady state with prefetching: the next batch loads during this iteration; loaders slower
+    // than the iteration make every GPU wait (as idle time) for the difference.
+    // Rank 0 has the largest batch (strong scaling gives the remainder to the first ranks).
+    result.input_pipeline = input_pipeline_timing(*pipeline, plan.profile_of(0).batch, plan.gpus_per_node, result.iteration_time_s);
+    const double wait_s = result.input_pipeline->wait_s;
+    if (wait_s > 0) {
+      result.iteration_time_s += wait_s;
+      result.breakdown.idle_s += wait_s;
+      result.samples_per_s = result.global_batch / result.iteration_time_s;
+      result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
+      result.bound = IterationBound{BoundKind::input, "input pipeline", "", 0, wait_s / result.iteration_time_s,
+                                          fmt::format("The iteration is bound by the input pipeline: the GPUs wait for data {:.1f} % of it.",
+                                                      100 * wait_s / result.iteration_time_s)};
+      result.warnings.push_back(Warning{
+          "input_bound", fmt::format("the GPUs wait {} per iteration for data: {} loader thread{} per GPU decode a batch in {} against an "
+                                     "iteration of {}; more loader threads (up to the host's cores), cheaper augmentation or "
+                                     "preprocessed data would remove the wait",
+                                     format_seconds(wait_s), pipeline->loader_threads, pipeline->loader_threads == 1 ? "" : "s",
+                                     format_seconds(result.input_pipeline->load_s), format_seconds(result.input_pipeline->compute_iteration_s))});
+    }
+  }
+
+}
+
 }  // namespace trainsim::plan

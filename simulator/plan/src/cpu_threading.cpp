@@ -169,6 +169,7 @@ std::pair<int, int> heavy_width(const workloads::Workload& w) {
 CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
   TRAINSIM_CHECK(s.cpu.has_value(), "build_cpu_plan needs a CPU scenario");
   CpuPlan plan;
+  plan.name = s.name;
   plan.platform = *s.cpu;
   plan.threading = s.threading;
   plan.precision = s.workload.precision;
@@ -176,6 +177,16 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
   plan.pools = s.threading.inter_op_pools;
   plan.threads_per_pool = s.threading.threads_per_pool(plan.platform);
   std::tie(plan.heavy_ops, plan.heavy_depth) = heavy_width(workload);
+  plan.flops_per_sample = workload.forward_flops();
+  plan.weight_bytes = workload.weight_bytes(plan.precision);
+  plan.params = workload.params();
+  {
+    double largest_output = 0;
+    for (const auto& layer : workload.layers) largest_output = std::max(largest_output, layer.activation_bytes(plan.precision));
+    plan.activation_bytes_per_sample = s.threading.mode == CpuMode::training ? workload.activation_bytes(plan.precision) : 2.0 * largest_output;
+  }
+  plan.dataset_samples = s.workload.dataset_samples;
+  plan.calibrated = s.single_thread_iteration_s.has_value();
 
   const ThreadingOptions& o = s.threading;
   const double core_peak = plan.platform.cpu.core_peak_flops(plan.precision);
@@ -224,28 +235,6 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
     plan.ops.push_back(std::move(op));
   }
   return plan;
-}
-
-Json CpuPlan::to_json() const {
-  Json ops_json = Json::array();
-  for (const auto& op : ops)
-    ops_json.push_back({{"name", op.name}, {"class", op.op_class}, {"deps", op.deps}, {"threads", op.threads},
-                        {"serial_s", op.serial_s}, {"parallel_s", op.parallel_s}, {"bytes", op.bytes},
-                        {"working_set_bytes", op.working_set_bytes}});
-  return Json{{"cpu", platform.cpu.name},
-              {"sockets", platform.sockets},
-              {"physical_cores", platform.physical_cores()},
-              {"logical_cores", platform.logical_cores()},
-              {"inter_op_pools", pools},
-              {"intra_op_threads", threads_per_pool},
-              {"mode", threading.mode == CpuMode::training ? "training" : "inference"},
-              {"batch", batch},
-              {"precision", std::string(to_string(precision))},
-              {"calibration_factor", calibration_factor},
-              {"heavy_ops", heavy_ops},
-              {"heavy_depth", heavy_depth},
-              {"average_width", average_width()},
-              {"ops", ops_json}};
 }
 
 }  // namespace trainsim::plan

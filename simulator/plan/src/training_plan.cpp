@@ -239,8 +239,6 @@ ComputeProfile make_profile(const workloads::IterationGraph& graph, const Iterat
   return p;
 }
 
-Json task_json(const PlannedTask& t) { return Json{{"layer", t.layer}, {"seconds", t.seconds}}; }
-
 }  // namespace
 
 double ComputeProfile::total_s() const {
@@ -337,6 +335,11 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.host_memory_bandwidth_Bps = scenario.platform.cpu.memory_bandwidth_Bps;
   plan.memory = memory_per_gpu(scenario, workload);
+  plan.platform = scenario.platform;
+  plan.input_pipeline = scenario.workload.input_pipeline;
+  plan.bucket_bytes = scenario.strategy.bucket_bytes;
+  plan.scaling = scenario.workload.scaling == Scaling::strong ? "strong" : "weak";
+  plan.calibrated = scenario.single_gpu_samples_per_s.has_value();
 
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
   // reproduces the measured throughput. One GPU has no communication: its iteration is its compute.
@@ -395,16 +398,18 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     plan.placed_variables = place_variables(variables, scenario.strategy.servers, scenario.strategy.variable_placement,
                                             scenario.strategy.partition_bytes);
   }
-  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
   // nccl_allreduce: NCCL's tuner picks per bucket size, as `trainsim collective --algorithm auto`
   // does; a SimGrid XML platform says nothing of GPUs, fabric or NICs, so there it runs the
-  // protocol-less ring (as `collective` does for auto).
+  // protocol-less ring (as `collective` does for auto). The fabric's latency is NCCL's Simple step
+  // latency (the protocols add their own back per step): the engine builds the platform with it,
+  // one GPU included, so it is decided before a one-GPU plan returns.
   const bool nccl = scenario.strategy.kind == StrategyKind::nccl_allreduce && !scenario.platform.simgrid_xml;
   std::optional<NcclTopology> topo;
   if (nccl) {
     topo = nccl_topology(scenario.platform, n);
     plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
   }
+  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
@@ -488,14 +493,20 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       }
     }
   }
-  if (!ps && !host_ring && !plan.ops.empty()) {
-    std::vector<int> ranks(static_cast<std::size_t>(n));
-    std::iota(ranks.begin(), ranks.end(), 0);
-    for (const CommOp& op : plan.ops)
-      if (!plan.all_reduce_bytes_per_byte.contains(op.algorithm))
-        plan.all_reduce_bytes_per_byte[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, scenario.platform, plan.hd_order);
-  }
+  plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   return plan;
+}
+
+std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan& plan) {
+  std::map<Algorithm, LinkClassBytes> out;
+  std::vector<int> ranks(static_cast<std::size_t>(plan.gpus));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  // Parameter servers and host-staged rings have no GPU all-reduce schedules to count.
+  if (!plan.servers.empty() || plan.transport == "host") return out;
+  for (const CommOp& op : plan.ops)
+    if (op.kind == CommKind::all_reduce && !out.contains(op.algorithm))
+      out[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, plan.platform, plan.hd_order);
+  return out;
 }
 
 std::vector<double> TrainingPlan::server_bytes() const {
@@ -504,106 +515,6 @@ std::vector<double> TrainingPlan::server_bytes() const {
     if (op.kind == CommKind::push)
       for (std::size_t i = 0; i < servers.size(); ++i) out[i] += op.ranks * op.bytes_per_server.at(i);
   return out;
-}
-
-Json TrainingPlan::to_json() const {
-  Json j;
-  j["name"] = name;
-  j["strategy"] = strategy;
-  j["network_model"] = network_model;
-  j["gpus"] = gpus;
-  j["nodes"] = nodes;
-  j["gpus_per_node"] = gpus_per_node;
-  j["global_batch"] = global_batch;
-  j["overlap"] = overlap;
-  j["representation"] = representation;
-  if (strategy == "halving_doubling") j["hd_order"] = to_string(hd_order);
-  j["reference_batch"] = reference_batch;
-  j["single_gpu_iteration_s"] = single_gpu_iteration_s;
-  j["calibration_factor"] = calibration_factor;
-  j["gpu_sm_count"] = gpu_sm_count;
-  j["memory_per_gpu_bytes"] = memory.to_json();
-  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
-  Json profiles_json = Json::array();
-  for (const auto& p : profiles) {
-    Json fwd = Json::array(), bwd = Json::array();
-    for (const auto& t : p.forward) fwd.push_back(task_json(t));
-    for (const auto& t : p.backward) bwd.push_back(task_json(t));
-    profiles_json.push_back(Json{{"batch", p.batch}, {"segments_s", p.segments_s}, {"forward", fwd}, {"backward", bwd},
-                                 {"update", task_json(p.update)}});
-  }
-  j["profiles"] = profiles_json;
-  Json gpus_json = Json::array();
-  for (const auto& g : gpu_plans)
-    gpus_json.push_back(Json{{"rank", g.rank}, {"node", g.node}, {"profile", g.profile}, {"slowdown", g.slowdown}, {"compute_s", compute_s(g.rank)}});
-  j["gpu_plans"] = gpus_json;
-  Json buckets_json = Json::array();
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const std::string after = profiles.empty() ? std::string() : profiles.front().backward.at(bucket.ready_after).layer;
-    buckets_json.push_back(Json{{"index", b}, {"bytes", bucket.bytes}, {"ready_after", bucket.ready_after}, {"ready_after_layer", after},
-                                {"layers", bucket.layers}});
-  }
-  j["buckets"] = buckets_json;
-  Json servers_json = Json::array();
-  const std::vector<double> received = server_bytes();
-  for (const auto& s : servers) {
-    double per_worker = 0;
-    for (const auto& op : ops)
-      if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
-    Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
-    one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
-    one["push_bytes_per_worker"] = per_worker;
-    one["bytes"] = received[static_cast<std::size_t>(s.id)];
-    Json owned = Json::array();
-    for (const auto& v : placed_variables)
-      if (v.server == s.id) owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]" : v.layer);
-    one["variables"] = owned;
-    servers_json.push_back(one);
-  }
-  if (!servers.empty()) {
-    j["placement"] = variable_placement;
-    j["server_throughput_Bps"] = server_throughput_Bps;
-    j["worker_aggregation"] = worker_aggregation;
-  }
-  if (transport != "gpu") j["transport"] = transport;
-  if (worker_aggregation == "host" || transport == "host") j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
-  j["servers"] = servers_json;
-  Json ops_json = Json::array();
-  for (const auto& op : ops) {
-    Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
-           {"trigger", std::string(to_string(op.trigger))}};
-    o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
-    if (op.endpoints == CommEndpoints::node_hosts)
-      o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
-    else
-      o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
-    o["bytes"] = op.bytes;
-    if (op.kind == CommKind::all_reduce) {
-      o["algorithm"] = to_string(op.algorithm);
-      if (op.transport == Transport::host) o["transport"] = "host";
-      o["launch_s"] = op.launch_s;
-      if (op.protocol) {
-        o["protocol"] = to_string(*op.protocol);
-        o["channels"] = op.channels;
-        o["step_overhead_s"] = op.step_overhead_s;
-        o["wire_factor"] = op.wire_factor;
-        o["kernel_sms"] = op.kernel_sms;
-        o["compute_share"] = op.compute_share;
-      }
-    } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
-      o["bytes_per_server"] = op.bytes_per_server;
-    } else if (op.kind == CommKind::host_sum) {
-      o["host_seconds"] = op.host_seconds;
-    }
-    if (const auto bytes = link_class_bytes(op))
-      o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
-    else
-      o["link_class_bytes"] = nullptr;
-    ops_json.push_back(o);
-  }
-  j["ops"] = ops_json;
-  return j;
 }
 
 long long server_flows(const TrainingPlan& plan) {
@@ -634,9 +545,12 @@ ServerRepresentation resolve_server_representation(const TrainingPlan& plan) {
   return !copies || server_flows(plan) > kAutoCoarseServerFlows ? ServerRepresentation::coarse : ServerRepresentation::flow;
 }
 
-void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
+namespace {
+
+// The size limits at `nodes_at` (GPUs) and `representation_at` of `source`.
+void check_size(const TrainingPlan& plan, const std::string& source, const std::string& nodes_at, const std::string& representation_at) {
   if (!plan.servers.empty() && plan.gpus > kMaxServerGpus)
-    throw InputError(scenario.source, "/platform/nodes",
+    throw InputError(source, nodes_at,
                      std::to_string(plan.nodes) + " nodes: a parameter-server iteration on " + std::to_string(plan.gpus) +
                          " GPUs is past the " + std::to_string(kMaxServerGpus) +
                          " simulated within about a minute (65,536 GPUs took 217 s and 1 GB; simulator/README.md, Troubleshooting and "
@@ -645,7 +559,7 @@ void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
   if (!plan.servers.empty() && parse_server_representation(plan.representation) == ServerRepresentation::flow) {
     const long long flows = server_flows(plan);
     if (flows > kMaxFlowLevelServerFlows)
-      throw InputError(scenario.source, "/strategy/representation",
+      throw InputError(source, representation_at,
                        "\"flow\" would start " + std::to_string(flows) + " SimGrid flows per iteration (" + std::to_string(plan.gpus) +
                            " GPUs, " + std::to_string(plan.servers.size()) + " servers); flow level runs at most " +
                            std::to_string(kMaxFlowLevelServerFlows) +
@@ -654,8 +568,18 @@ void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
   }
   if (plan.servers.empty() && parse_representation(plan.representation) == Representation::step) {
     const std::string why = step_representation_refusal(plan.gpus);
-    if (!why.empty()) throw InputError(scenario.source, "/strategy/representation", why);
+    if (!why.empty()) throw InputError(source, representation_at, why);
   }
+}
+
+}  // namespace
+
+void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario) {
+  check_size(plan, scenario.source, "/platform/nodes", "/strategy/representation");
+}
+
+void check_simulation_size(const TrainingPlan& plan, const std::string& source) {
+  check_size(plan, source, "/platform/nodes", "/representation");
 }
 
 }  // namespace trainsim::plan

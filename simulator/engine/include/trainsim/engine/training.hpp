@@ -47,8 +47,20 @@ struct SimulateOptions {
 /// A CPU scenario (`scenario.cpu` set) runs simulate_cpu_iteration instead.
 IterationResult simulate_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
 
+/// Simulates one iteration of `plan` as it stands (read from a file, possibly edited): builds its
+/// platform and runs its operations, deciding nothing anew. simulate_iteration is build_training_plan
+/// then this, so a plan dumped by `simulate --dump-plan` replays to the same result. Refuses (InputError
+/// naming `source`, the plan's file, at the plan's pointers) a plan past the size limits
+/// (plan::check_simulation_size, the actors Linux allows) or whose SimGrid XML platform has another
+/// GPU count. Once per process, as simulate_iteration.
+IterationResult simulate_plan(const plan::TrainingPlan& plan, const SimulateOptions& options, const std::string& source = "plan");
+
 /// Plans and simulates one iteration of a CPU scenario on a multi-core SimGrid host
 /// (plan/cpu_threading.hpp). Same contract as simulate_iteration: once per process.
 IterationResult simulate_cpu_iteration(const plan::Scenario& scenario, const SimulateOptions& options);
+
+/// Simulates the CPU iteration `plan` as it stands (read from a file, possibly edited);
+/// simulate_cpu_iteration is build_cpu_plan then this. Once per process.
+IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptions& options);
 
 }  // namespace trainsim::engine

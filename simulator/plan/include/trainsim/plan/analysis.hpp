@@ -53,4 +53,15 @@ IterationBound find_bound(const IterationResult& result, std::vector<ConnectionL
 ///    latency dominates their steps.
 std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::PlatformSpec& platform);
 
+/// How `plan` will be run, where the user should know: coarse_representation, a parameter-server
+/// plan under representation "auto" whose GPU-host copies run coarse (past kAutoCoarseServerFlows
+/// flows per iteration), not at flow level. The engine reports these after plan_warnings.
+std::vector<Warning> representation_warnings(const TrainingPlan& plan);
+
+/// The plan's input pipeline (if any) applied to `result`, the simulated iteration: its timing for
+/// rank 0's batch (the largest) and, when the loaders are slower than the iteration, their wait
+/// added to the iteration time and idle time, the throughput and efficiency recomputed, the bound
+/// set to the input pipeline and an input_bound warning. Steady state with prefetching.
+void apply_input_pipeline(const TrainingPlan& plan, IterationResult& result);
+
 }  // namespace trainsim::plan

@@ -15,6 +15,7 @@
 //   oversubscription costs (engine/src/cpu_training.cpp): a parallel op advances at the pace of its
 //   slowest thread, whose core is shared; shared cores reload their L2; past the hardware threads
 //   the OS switches contexts at every barrier.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -73,8 +74,10 @@ struct CpuOp {
   double alone_s(double node_bandwidth_Bps) const;
 };
 
-/// A CPU iteration, ready for the engine.
+/// A CPU iteration, ready for the engine. `trainsim simulate --dump-plan` writes it (to_json) and
+/// `trainsim simulate --plan` replays it (from_json, then engine::simulate_cpu_plan).
 struct CpuPlan {
+  std::string name;              ///< the scenario's
   platforms::CpuPlatformSpec platform;
   ThreadingOptions threading;
   Precision precision = Precision::fp32;
@@ -85,11 +88,26 @@ struct CpuPlan {
   double calibration_factor = 1; ///< κ on compute and memory terms (calibration.single_thread_iteration_s)
   int heavy_ops = 0;             ///< forward convolutions, matrix products, embeddings
   int heavy_depth = 0;           ///< longest chain of heavy ops
+  /// What the result reports of the model and the node's memory check reads (from the workload):
+  double flops_per_sample = 0;          ///< forward FLOPs of one sample
+  double weight_bytes = 0;              ///< the parameters at the plan's precision
+  std::int64_t params = 0;
+  /// Memory one sample holds: training every activation (kept for backward), inference a layer's
+  /// input and output at a time (twice the largest layer output).
+  double activation_bytes_per_sample = 0;
+  double dataset_samples = 0;           ///< workload.dataset_samples
+  bool calibrated = false;              ///< calibration.single_thread_iteration_s was given
   /// heavy_ops / heavy_depth: Wang et al.'s average graph width.
   double average_width() const { return heavy_depth > 0 ? static_cast<double>(heavy_ops) / heavy_depth : 1.0; }
   /// pools × threads per pool.
   int total_threads() const { return pools * threads_per_pool; }
+  /// The plan as JSON. The platform, threading options and ops are written in full, as the doubles
+  /// they are, so from_json(to_json()) runs the same iteration to the last bit; the summary keys
+  /// (cpu, physical_cores, average_width, ...) are for readers and ignored by from_json.
   Json to_json() const;
+  /// Reads a plan written by to_json, possibly edited: every value and dependency checked, InputError
+  /// at its pointer; unknown keys refused.
+  static CpuPlan from_json(const JsonNode& node);
 };
 
 /// Builds the CPU iteration of a CPU scenario (`scenario.cpu` set). The calibration factor makes

@@ -7,7 +7,9 @@
 // ready after which backward task, and every communication operation with its participants, the
 // parameter servers' placement (which server owns which bytes of which bucket), the bytes moved
 // and what each operation waits for. Built without SimGrid; the engine executes it and decides
-// nothing. `trainsim simulate --dump-plan FILE|-` writes it (to_json).
+// nothing. `trainsim simulate --dump-plan FILE|-` writes it (to_json) and `trainsim simulate --plan
+// FILE` replays it (from_json, then engine::simulate_plan): the JSON holds the platform too, in base
+// units, so a dumped plan runs on its own and a hand-edited one runs as edited.
 //
 //   GPU r:  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd segment K−1 ─▶ bucket K−1 ready ─ bwd tail ─ (wait) ─ update
 //   comm:   op 0 (after its bucket is ready on every participant, or after backward without overlap) ─ op 1 ─ … ─ release GPUs
@@ -28,7 +30,9 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/server_placement.hpp"
@@ -181,6 +185,17 @@ struct TrainingPlan {
   double host_memory_bandwidth_Bps = 0;
   MemoryUsage memory;                   ///< per GPU (the GPU with the largest batch)
   ModelVariables variables;             ///< what the fitting models read (copied into the result)
+  /// The platform the engine builds: the scenario's, with an XML platform's node count known
+  /// (nccl_intra_node_latency_s replaces its intra-node latency for an NCCL plan).
+  platforms::PlatformSpec platform;
+  /// The input pipeline of every GPU (workload.input_pipeline): the engine adds its wait to the
+  /// iteration, for the batch of rank 0 (the largest).
+  std::optional<InputPipelineConfig> input_pipeline;
+  /// For reports only (the summary's first lines): the scenario's bucket size (0 = per layer), its
+  /// scaling ("weak" or "strong") and whether a measured one-GPU throughput calibrated it.
+  double bucket_bytes = 0;
+  std::string scaling = "weak";
+  bool calibrated = false;
 
   std::vector<ComputeProfile> profiles;
   std::vector<GpuPlan> gpu_plans;       ///< one per GPU, by rank
@@ -207,9 +222,22 @@ struct TrainingPlan {
   /// Per server: bytes it receives from all workers in one iteration (= bytes it sends back).
   std::vector<double> server_bytes() const;
 
-  /// The plan as JSON (deterministic key order).
+  /// The plan as JSON (deterministic key order). Every number the engine reads is written as the
+  /// double it is (base units, shortest round-trip form), so from_json(to_json()) runs the same
+  /// iteration to the last bit. Derived values (compute_s, link_class_bytes, a server's bytes and
+  /// variables) are written for readers and ignored by from_json.
   Json to_json() const;
+  /// Reads a plan written by to_json, possibly edited. Checks every value and every reference
+  /// (profiles, buckets, servers, operations, ranks and nodes against the platform) and throws
+  /// InputError at the offending value's pointer; unknown keys are refused. A relative SimGrid XML
+  /// platform path is resolved against the plan file's directory. Derived data
+  /// (all_reduce_bytes_per_byte) is derived anew from the plan's operations and platform.
+  static TrainingPlan from_json(const JsonNode& node);
 };
+
+/// The all-reduces' bytes per link class for one byte of buffer over all GPUs, per algorithm the
+/// plan's all-reduce operations use (the value of TrainingPlan::all_reduce_bytes_per_byte).
+std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan& plan);
 
 /// Builds the plan of `scenario` (whose platform size is known: for a SimGrid XML platform, set
 /// platform.nodes from the built platform first). Throws InputError when the workload computes nothing.
@@ -244,5 +272,8 @@ ServerRepresentation resolve_server_representation(const TrainingPlan& plan);
 /// /strategy/representation). Pure arithmetic on the plan: call it before
 /// building the platform.
 void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario);
+/// The same for a plan read from `source` (a plan file): errors at the plan's own pointers
+/// (/platform/nodes, /representation).
+void check_simulation_size(const TrainingPlan& plan, const std::string& source);
 
 }  // namespace trainsim::plan

@@ -1,0 +1,836 @@
+// The training plan as JSON and back: TrainingPlan::to_json (`simulate --dump-plan`) and
+// TrainingPlan::from_json (`simulate --plan`).
+//
+// A dumped plan must replay on its own and to the last bit, so the plan carries its platform in
+// an exact form of its own ("platform" below): every field of the PlatformSpec in base units
+// (bytes/s, seconds, FLOP/s), written as the doubles they are. The scenario format's platform
+// (platforms::to_json, GB/s, Gbit/s and µs rounded to 12 digits, the GPU by catalog name) would
+// not give back the same doubles, nor a GPU whose figures a scenario overrode.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/core/units.hpp"
+#include "trainsim/plan/cpu_threading.hpp"
+#include "trainsim/plan/training_plan.hpp"
+
+namespace trainsim::plan {
+namespace {
+
+using platforms::PlatformSpec;
+
+// One enum value by its name (to_string of each of `values`); the error suggests the nearest.
+template <class E>
+E read_enum(const JsonNode& node, std::initializer_list<E> values) {
+  std::vector<std::string> names;
+  for (E v : values) names.emplace_back(to_string(v));
+  const std::string name = node.one_of(names);
+  for (E v : values)
+    if (std::string(to_string(v)) == name) return v;
+  return *values.begin();
+}
+
+int read_int(const JsonNode& node, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t v = node.as_int();
+  if (v < lo || v > hi) throw node.error(fmt::format("must be in {} .. {}, got {}", lo, hi, v));
+  return static_cast<int>(v);
+}
+
+double fraction(const JsonNode& node) {
+  const double v = node.positive_number();
+  if (v > 1) throw node.error(fmt::format("must be in (0, 1], got {}", v));
+  return v;
+}
+
+double bandwidth(const JsonNode& node) { return node.number_in(platforms::kMinBandwidth_Bps, platforms::kMaxBandwidth_Bps); }
+double latency(const JsonNode& node) { return node.number_in(0, platforms::kMaxLatency_s); }
+
+Json device_json(const platforms::GpuSpec& d) {
+  return Json{{"name", d.name},
+              {"fp32_flops", d.fp32_flops},
+              {"tf32_flops", d.tf32_flops},
+              {"fp16_flops", d.fp16_flops},
+              {"bf16_flops", d.bf16_flops},
+              {"memory_bytes", d.memory_bytes},
+              {"memory_bandwidth_Bps", d.memory_bandwidth_Bps},
+              {"sm_count", d.sm_count},
+              {"is_cpu", d.is_cpu},
+              {"source", d.source}};
+}
+
+platforms::GpuSpec read_device(const JsonNode& node) {
+  node.require_object();
+  node.allow_only({"name", "fp32_flops", "tf32_flops", "fp16_flops", "bf16_flops", "memory_bytes", "memory_bandwidth_Bps", "sm_count",
+                   "is_cpu", "source"});
+  platforms::GpuSpec d;
+  d.name = node.at("name").as_string();
+  d.fp32_flops = node.at("fp32_flops").number_in(platforms::kMinSpeed_flops, platforms::kMaxSpeed_flops);
+  d.tf32_flops = node.at("tf32_flops").number_in(0, platforms::kMaxSpeed_flops);
+  d.fp16_flops = node.at("fp16_flops").number_in(0, platforms::kMaxSpeed_flops);
+  d.bf16_flops = node.at("bf16_flops").number_in(0, platforms::kMaxSpeed_flops);
+  d.memory_bytes = node.at("memory_bytes").non_negative_number();
+  d.memory_bandwidth_Bps = node.at("memory_bandwidth_Bps").non_negative_number();
+  d.sm_count = read_int(node.at("sm_count"), 0, 1'000'000);
+  d.is_cpu = node.at("is_cpu").as_bool();
+  d.source = node.at("source").as_string();
+  return d;
+}
+
+// An XML platform's path as a reader elsewhere can resolve it: absolute.
+std::string portable_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
+Json platform_json(const PlatformSpec& p) {
+  Json j;
+  j["name"] = p.name;
+  j["source"] = p.source;
+  if (p.simgrid_xml) j["simgrid_xml"] = portable_path(*p.simgrid_xml);
+  j["gpu"] = device_json(p.gpu);
+  j["cpu"] = device_json(p.cpu);
+  j["nodes"] = p.nodes;
+  j["gpus_per_node"] = p.gpus_per_node;
+  const auto& in = p.intra_node;
+  j["intra_node"] = Json{{"kind", platforms::to_string(in.kind)}, {"bandwidth_Bps", in.bandwidth_Bps}, {"latency_s", in.latency_s},
+                         {"efficiency", in.efficiency}, {"pcie_bandwidth_Bps", in.pcie_bandwidth_Bps}, {"pcie_switches", in.pcie_switches}};
+  j["gpu_board"] = Json{{"gpus", p.gpu_board.gpus}, {"shared_speed", p.gpu_board.shared_speed}};
+  const auto& n = p.network;
+  Json net{{"topology", platforms::to_string(n.topology)}, {"bandwidth_Bps", n.bandwidth_Bps}, {"latency_s", n.latency_s},
+           {"nics_per_node", n.nics_per_node}, {"nics_on_gpus", n.nics_on_gpus}, {"sharp", n.sharp},
+           {"model", platforms::to_string(n.model)}};
+  if (n.model == platforms::NetworkModel::factors)
+    net["factors"] = Json{{"latency_factor", n.factors.latency_factor}, {"bandwidth_factor", n.factors.bandwidth_factor},
+                          {"tcp_gamma_bytes", n.factors.tcp_gamma_bytes}, {"crosstraffic", n.factors.crosstraffic}};
+  if (n.topology == platforms::TopologyKind::fat_tree)
+    net["fat_tree"] = Json{{"down", n.fat_tree.down}, {"oversubscription", n.fat_tree.oversubscription}};
+  if (n.topology == platforms::TopologyKind::torus) net["torus_dimensions"] = n.torus_dimensions;
+  if (n.topology == platforms::TopologyKind::dragonfly) {
+    const auto& d = n.dragonfly;
+    net["dragonfly"] = Json{{"groups", d.groups},   {"group_links", d.group_links},   {"chassis", d.chassis},
+                            {"chassis_links", d.chassis_links}, {"routers", d.routers}, {"router_links", d.router_links},
+                            {"nodes_per_router", d.nodes_per_router}};
+  }
+  j["network"] = net;
+  if (p.price_per_gpu_hour) j["price_per_gpu_hour"] = *p.price_per_gpu_hour;
+  return j;
+}
+
+std::vector<unsigned> read_counts(const JsonNode& node) {
+  node.require_array();
+  std::vector<unsigned> out;
+  for (const auto& e : node.elements()) out.push_back(static_cast<unsigned>(read_int(e, 1, platforms::kMaxGpus)));
+  return out;
+}
+
+// The product of a topology shape must be the node count: the builder lays the nodes out in it.
+void check_shape(const JsonNode& node, std::int64_t product, int nodes) {
+  if (product != nodes)
+    throw node.error(fmt::format("describes {} nodes, but the platform has {} (/platform/nodes)", product, nodes));
+}
+
+platforms::NetworkSpec read_network(const JsonNode& node, int nodes) {
+  using platforms::TopologyKind;
+  node.require_object();
+  node.allow_only({"topology", "bandwidth_Bps", "latency_s", "nics_per_node", "nics_on_gpus", "sharp", "model", "factors", "fat_tree",
+                   "torus_dimensions", "dragonfly"});
+  platforms::NetworkSpec n;
+  n.topology = read_enum(node.at("topology"), {TopologyKind::single_switch, TopologyKind::fat_tree, TopologyKind::torus, TopologyKind::dragonfly});
+  n.bandwidth_Bps = bandwidth(node.at("bandwidth_Bps"));
+  n.latency_s = latency(node.at("latency_s"));
+  n.nics_per_node = read_int(node.at("nics_per_node"), 1, 1024);
+  n.nics_on_gpus = node.at("nics_on_gpus").as_bool();
+  n.sharp = node.at("sharp").as_bool();
+  using platforms::NetworkModel;
+  n.model = read_enum(node.at("model"), {NetworkModel::ideal, NetworkModel::tcp, NetworkModel::factors});
+  const auto factors = node.find("factors");
+  if (n.model == NetworkModel::factors) {
+    const JsonNode f = node.at("factors");
+    f.require_object();
+    f.allow_only({"latency_factor", "bandwidth_factor", "tcp_gamma_bytes", "crosstraffic"});
+    n.factors.latency_factor = f.at("latency_factor").positive_number();
+    n.factors.bandwidth_factor = fraction(f.at("bandwidth_factor"));
+    n.factors.tcp_gamma_bytes = f.at("tcp_gamma_bytes").non_negative_number();
+    n.factors.crosstraffic = f.at("crosstraffic").as_bool();
+  } else if (factors) {
+    throw factors->error("applies to model \"factors\" only");
+  }
+  auto only_for = [&node](const char* key, TopologyKind kind, TopologyKind actual) {
+    if (actual != kind && node.find(key)) throw node.at(key).error("applies to topology \"" + platforms::to_string(kind) + "\" only");
+  };
+  only_for("fat_tree", TopologyKind::fat_tree, n.topology);
+  only_for("torus_dimensions", TopologyKind::torus, n.topology);
+  only_for("dragonfly", TopologyKind::dragonfly, n.topology);
+  if (n.topology == TopologyKind::fat_tree) {
+    const JsonNode f = node.at("fat_tree");
+    f.require_object();
+    f.allow_only({"down", "oversubscription"});
+    n.fat_tree.down = read_counts(f.at("down"));
+    n.fat_tree.oversubscription = static_cast<unsigned>(read_int(f.at("oversubscription"), 1, 1024));
+    std::int64_t product = 1;
+    for (unsigned d : n.fat_tree.down) product = std::min<std::int64_t>(product * d, platforms::kMaxGpus + 1);
+    check_shape(f.at("down"), product, nodes);
+    if (n.fat_tree.down.empty() || n.fat_tree.down.front() % n.fat_tree.oversubscription != 0)
+      throw f.at("oversubscription").error("must divide the first level's down count");
+  }
+  if (n.topology == TopologyKind::torus) {
+    n.torus_dimensions = read_counts(node.at("torus_dimensions"));
+    std::int64_t product = 1;
+    for (unsigned d : n.torus_dimensions) product = std::min<std::int64_t>(product * d, platforms::kMaxGpus + 1);
+    check_shape(node.at("torus_dimensions"), product, nodes);
+  }
+  if (n.topology == TopologyKind::dragonfly) {
+    const JsonNode d = node.at("dragonfly");
+    d.require_object();
+    d.allow_only({"groups", "group_links", "chassis", "chassis_links", "routers", "router_links", "nodes_per_router"});
+    auto count = [&d](const char* key) { return static_cast<unsigned>(read_int(d.at(key), 1, platforms::kMaxGpus)); };
+    auto& s = n.dragonfly;
+    s.groups = count("groups");
+    s.group_links = count("group_links");
+    s.chassis = count("chassis");
+    s.chassis_links = count("chassis_links");
+    s.routers = count("routers");
+    s.router_links = count("router_links");
+    s.nodes_per_router = count("nodes_per_router");
+    check_shape(d, std::int64_t(s.groups) * s.chassis * s.routers * s.nodes_per_router, nodes);
+  }
+  return n;
+}
+
+// The plan's platform: the exact form platform_json writes. A relative simgrid_xml path is
+// resolved against the plan file's directory, as a scenario's `file` is against the scenario's.
+PlatformSpec read_platform(const JsonNode& node) {
+  node.require_object();
+  node.allow_only({"name", "source", "simgrid_xml", "gpu", "cpu", "nodes", "gpus_per_node", "intra_node", "gpu_board", "network",
+                   "price_per_gpu_hour"});
+  PlatformSpec p;
+  p.name = node.at("name").as_string();
+  p.source = node.at("source").as_string();
+  if (const auto xml = node.find("simgrid_xml")) {
+    std::filesystem::path path = xml->as_string();
+    if (path.is_relative()) path = std::filesystem::path(node.source()).parent_path() / path;
+    if (!std::filesystem::is_regular_file(path)) throw xml->error("no such SimGrid XML platform file: " + path.string());
+    p.simgrid_xml = path.string();
+  }
+  p.gpu = read_device(node.at("gpu"));
+  p.cpu = read_device(node.at("cpu"));
+  p.nodes = read_int(node.at("nodes"), 1, platforms::kMaxGpus);
+  p.gpus_per_node = read_int(node.at("gpus_per_node"), 1, platforms::kMaxGpusPerNode);
+  if (std::int64_t(p.nodes) * p.gpus_per_node > platforms::kMaxGpus)
+    throw node.at("nodes").error(fmt::format("{} nodes × {} GPUs is past the {} GPUs trainsim builds", p.nodes, p.gpus_per_node,
+                                             platforms::kMaxGpus));
+  const JsonNode in = node.at("intra_node");
+  in.require_object();
+  in.allow_only({"kind", "bandwidth_Bps", "latency_s", "efficiency", "pcie_bandwidth_Bps", "pcie_switches"});
+  using platforms::IntraNodeKind;
+  p.intra_node.kind = read_enum(in.at("kind"), {IntraNodeKind::pcie, IntraNodeKind::nvlink, IntraNodeKind::nvswitch});
+  // A PCIe-only node has no fabric link: the scenario reader leaves its bandwidth 0.
+  p.intra_node.bandwidth_Bps = p.intra_node.kind == IntraNodeKind::pcie ? in.at("bandwidth_Bps").non_negative_number()
+                                                                        : bandwidth(in.at("bandwidth_Bps"));
+  p.intra_node.latency_s = latency(in.at("latency_s"));
+  p.intra_node.efficiency = fraction(in.at("efficiency"));
+  p.intra_node.pcie_bandwidth_Bps = bandwidth(in.at("pcie_bandwidth_Bps"));
+  p.intra_node.pcie_switches = read_int(in.at("pcie_switches"), 0, p.gpus_per_node);
+  const JsonNode board = node.at("gpu_board");
+  board.require_object();
+  board.allow_only({"gpus", "shared_speed"});
+  p.gpu_board.gpus = read_int(board.at("gpus"), 1, platforms::kMaxGpusPerNode);
+  p.gpu_board.shared_speed = fraction(board.at("shared_speed"));
+  p.network = read_network(node.at("network"), p.nodes);
+  if (const auto price = node.find("price_per_gpu_hour")) p.price_per_gpu_hour = price->non_negative_number();
+  return p;
+}
+
+Json task_json(const PlannedTask& t) { return Json{{"layer", t.layer}, {"seconds", t.seconds}}; }
+
+PlannedTask read_task(const JsonNode& node) {
+  node.require_object();
+  node.allow_only({"layer", "seconds"});
+  return PlannedTask{node.at("layer").as_string(), node.at("seconds").non_negative_number()};
+}
+
+std::vector<PlannedTask> read_tasks(const JsonNode& node) {
+  node.require_array();
+  std::vector<PlannedTask> out;
+  for (const auto& e : node.elements()) out.push_back(read_task(e));
+  return out;
+}
+
+std::vector<double> read_numbers(const JsonNode& node) {
+  node.require_array();
+  std::vector<double> out;
+  for (const auto& e : node.elements()) out.push_back(e.non_negative_number());
+  return out;
+}
+
+// The engine runs segments_s; the tasks only draw the trace. An edit of one without the other
+// would run one iteration and draw another, so they must agree (to rounding).
+void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& buckets, const JsonNode& node) {
+  const JsonNode segments = node.at("segments_s");
+  if (p.segments_s.size() != buckets.size() + 2)
+    throw segments.error(fmt::format("has {} entries; a plan of {} buckets has {} (forward, one per bucket, the rest of backward)",
+                                     p.segments_s.size(), buckets.size(), buckets.size() + 2));
+  std::vector<double> sums(p.segments_s.size(), 0.0);
+  for (const auto& t : p.forward) sums[0] += t.seconds;
+  std::size_t segment = 1;
+  for (std::size_t i = 0; i < p.backward.size(); ++i) {
+    sums[segment] += p.backward[i].seconds;
+    while (segment <= buckets.size() && buckets[segment - 1].ready_after == i) ++segment;
+  }
+  for (std::size_t i = 0; i < sums.size(); ++i)
+    if (std::abs(sums[i] - p.segments_s[i]) > 1e-9 * std::max({std::abs(sums[i]), std::abs(p.segments_s[i]), 1e-12}))
+      throw segments.element(i).error(fmt::format("is {:.17g} s but its tasks sum to {:.17g} s: edit the tasks and segments_s together",
+                                                  p.segments_s[i], sums[i]));
+}
+
+}  // namespace
+
+Json TrainingPlan::to_json() const {
+  Json j;
+  j["name"] = name;
+  j["strategy"] = strategy;
+  j["network_model"] = network_model;
+  j["gpus"] = gpus;
+  j["nodes"] = nodes;
+  j["gpus_per_node"] = gpus_per_node;
+  j["global_batch"] = global_batch;
+  j["overlap"] = overlap;
+  j["representation"] = representation;
+  if (strategy == "halving_doubling") j["hd_order"] = to_string(hd_order);
+  j["reference_batch"] = reference_batch;
+  j["single_gpu_iteration_s"] = single_gpu_iteration_s;
+  j["calibration_factor"] = calibration_factor;
+  j["calibrated"] = calibrated;
+  j["scaling"] = scaling;
+  j["bucket_bytes"] = bucket_bytes;
+  j["gpu_sm_count"] = gpu_sm_count;
+  j["aggregate_flops_per_byte"] = aggregate_flops_per_byte;
+  j["memory_per_gpu_bytes"] = memory.to_json();
+  j["variables"] = variables.to_json();
+  j["platform"] = platform_json(platform);
+  if (input_pipeline)
+    j["input_pipeline"] = Json{{"decode_s_per_sample", input_pipeline->decode_s_per_sample},
+                               {"loader_threads", input_pipeline->loader_threads},
+                               {"host_cores", input_pipeline->host_cores}};
+  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
+  Json profiles_json = Json::array();
+  for (const auto& p : profiles) {
+    Json fwd = Json::array(), bwd = Json::array();
+    for (const auto& t : p.forward) fwd.push_back(task_json(t));
+    for (const auto& t : p.backward) bwd.push_back(task_json(t));
+    profiles_json.push_back(Json{{"batch", p.batch}, {"segments_s", p.segments_s}, {"forward", fwd}, {"backward", bwd},
+                                 {"update", task_json(p.update)}});
+  }
+  j["profiles"] = profiles_json;
+  Json gpus_json = Json::array();
+  for (const auto& g : gpu_plans)
+    gpus_json.push_back(Json{{"rank", g.rank}, {"node", g.node}, {"profile", g.profile}, {"slowdown", g.slowdown}, {"compute_s", compute_s(g.rank)}});
+  j["gpu_plans"] = gpus_json;
+  Json buckets_json = Json::array();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const auto& bucket = buckets[b];
+    const std::string after = profiles.empty() ? std::string() : profiles.front().backward.at(bucket.ready_after).layer;
+    buckets_json.push_back(Json{{"index", b}, {"bytes", bucket.bytes}, {"ready_after", bucket.ready_after}, {"ready_after_layer", after},
+                                {"layers", bucket.layers}});
+  }
+  j["buckets"] = buckets_json;
+  Json servers_json = Json::array();
+  const std::vector<double> received = server_bytes();
+  for (const auto& s : servers) {
+    double per_worker = 0;
+    for (const auto& op : ops)
+      if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
+    Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
+    one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
+    one["push_bytes_per_worker"] = per_worker;
+    one["bytes"] = received[static_cast<std::size_t>(s.id)];
+    Json owned = Json::array();
+    for (const auto& v : placed_variables)
+      if (v.server == s.id) owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]" : v.layer);
+    one["variables"] = owned;
+    servers_json.push_back(one);
+  }
+  if (!servers.empty()) {
+    j["placement"] = variable_placement;
+    j["server_throughput_Bps"] = server_throughput_Bps;
+    j["worker_aggregation"] = worker_aggregation;
+  }
+  if (transport != "gpu") j["transport"] = transport;
+  j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
+  j["servers"] = servers_json;
+  Json ops_json = Json::array();
+  for (const auto& op : ops) {
+    Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
+           {"trigger", std::string(to_string(op.trigger))}};
+    o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
+    if (op.endpoints == CommEndpoints::node_hosts)
+      o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
+    else
+      o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
+    o["bytes"] = op.bytes;
+    if (op.kind == CommKind::all_reduce) {
+      o["algorithm"] = to_string(op.algorithm);
+      if (op.transport == Transport::host) o["transport"] = "host";
+      o["launch_s"] = op.launch_s;
+      if (op.protocol) {
+        o["protocol"] = to_string(*op.protocol);
+        o["channels"] = op.channels;
+        o["step_overhead_s"] = op.step_overhead_s;
+        o["wire_factor"] = op.wire_factor;
+        o["kernel_sms"] = op.kernel_sms;
+        o["compute_share"] = op.compute_share;
+      }
+    } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
+      o["bytes_per_server"] = op.bytes_per_server;
+    } else if (op.kind == CommKind::host_sum) {
+      o["host_seconds"] = op.host_seconds;
+    }
+    if (const auto bytes = link_class_bytes(op))
+      o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
+    else
+      o["link_class_bytes"] = nullptr;
+    ops_json.push_back(o);
+  }
+  j["ops"] = ops_json;
+  return j;
+}
+
+TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
+  node.require_object();
+  // A CPU scenario's plan (cpu_threading.hpp, CpuPlan::from_json) is another document: say so rather than list its keys.
+  if (node.has("physical_cores") && !node.has("gpu_plans")) throw node.error("is the plan of a CPU scenario, not a GPU training plan");
+  if (node.has("gpu_plans") && !node.has("platform"))
+    throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
+                     "(trainsim simulate SCENARIO --dump-plan FILE)");
+  node.allow_only({"name", "strategy", "network_model", "gpus", "nodes", "gpus_per_node", "global_batch", "overlap", "representation",
+                   "hd_order", "reference_batch", "single_gpu_iteration_s", "calibration_factor", "calibrated", "scaling", "bucket_bytes",
+                   "gpu_sm_count", "aggregate_flops_per_byte", "memory_per_gpu_bytes", "variables", "platform", "input_pipeline",
+                   "nccl_intra_node_latency_s", "profiles", "gpu_plans", "buckets", "placement", "server_throughput_Bps",
+                   "worker_aggregation", "transport", "host_memory_bandwidth_Bps", "servers", "ops"});
+  TrainingPlan plan;
+  plan.name = node.at("name").as_string();
+  plan.strategy = node.at("strategy").one_of({"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
+                                              "parameter_server", "nccl_allreduce"});
+  plan.platform = read_platform(node.at("platform"));
+  const PlatformSpec& platform = plan.platform;
+  plan.network_model = node.at("network_model").as_string();
+  if (plan.network_model != platforms::to_string(platform.network.model))
+    throw node.at("network_model").error("must be the platform's (/platform/network/model: \"" +
+                                         platforms::to_string(platform.network.model) + "\")");
+  plan.gpus = read_int(node.at("gpus"), 1, platforms::kMaxGpus);
+  plan.nodes = read_int(node.at("nodes"), 1, platforms::kMaxGpus);
+  plan.gpus_per_node = read_int(node.at("gpus_per_node"), 1, platforms::kMaxGpusPerNode);
+  // The engine runs every GPU of the platform it builds (the scenario's job fills its platform).
+  if (plan.nodes != platform.nodes) throw node.at("nodes").error(fmt::format("must be the platform's {} (/platform/nodes)", platform.nodes));
+  if (plan.gpus_per_node != platform.gpus_per_node)
+    throw node.at("gpus_per_node").error(fmt::format("must be the platform's {} (/platform/gpus_per_node)", platform.gpus_per_node));
+  if (plan.gpus != platform.total_gpus())
+    throw node.at("gpus").error(fmt::format("must be nodes × gpus_per_node = {}", platform.total_gpus()));
+  plan.global_batch = node.at("global_batch").positive_number();
+  plan.overlap = node.at("overlap").as_bool();
+  plan.representation = node.at("representation").as_string();
+  const bool servers_plan = plan.strategy == "parameter_server";
+  if (servers_plan ? !parse_server_representation(plan.representation) : !parse_representation(plan.representation))
+    (void)node.at("representation").one_of(servers_plan ? server_representation_names() : representation_names());
+  if (const auto order = node.find("hd_order")) plan.hd_order = read_enum(*order, {HdOrder::near, HdOrder::far});
+  plan.reference_batch = node.at("reference_batch").positive_number();
+  plan.single_gpu_iteration_s = node.at("single_gpu_iteration_s").positive_number();
+  plan.calibration_factor = node.at("calibration_factor").positive_number();
+  plan.calibrated = node.at("calibrated").as_bool();
+  plan.scaling = node.at("scaling").one_of({"weak", "strong"});
+  plan.bucket_bytes = node.at("bucket_bytes").non_negative_number();
+  plan.gpu_sm_count = read_int(node.at("gpu_sm_count"), 0, 1'000'000);
+  plan.aggregate_flops_per_byte = node.at("aggregate_flops_per_byte").non_negative_number();
+  {
+    const JsonNode m = node.at("memory_per_gpu_bytes");
+    m.require_object();
+    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"});
+    plan.memory.weights = m.at("weights").non_negative_number();
+    plan.memory.gradients = m.at("gradients").non_negative_number();
+    plan.memory.optimizer_state = m.at("optimizer_state").non_negative_number();
+    plan.memory.activations = m.at("activations").non_negative_number();
+    plan.memory.framework = m.at("framework").non_negative_number();
+    plan.memory.total = m.at("total").non_negative_number();
+    plan.memory.available = m.at("available").non_negative_number();
+  }
+  {
+    const JsonNode v = node.at("variables");
+    v.require_object();
+    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
+                  "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers",
+                  "single_gpu_time_s", "dataset_samples"});
+    plan.variables = ModelVariables::from_json(v);
+  }
+  if (const auto in = node.find("input_pipeline")) {
+    in->require_object();
+    in->allow_only({"decode_s_per_sample", "loader_threads", "host_cores"});
+    InputPipelineConfig c;
+    c.decode_s_per_sample = in->at("decode_s_per_sample").non_negative_number();
+    c.loader_threads = read_int(in->at("loader_threads"), 1, 1'000'000);
+    c.host_cores = read_int(in->at("host_cores"), 1, 1'000'000);
+    plan.input_pipeline = c;
+  }
+  if (const auto l = node.find("nccl_intra_node_latency_s")) plan.nccl_intra_node_latency_s = latency(*l);
+
+  // Buckets first: the profiles' segments are cut at their boundaries.
+  const JsonNode buckets = node.at("buckets");
+  buckets.require_array();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const JsonNode e = buckets.element(b);
+    e.require_object();
+    e.allow_only({"index", "bytes", "ready_after", "ready_after_layer", "layers"});
+    if (const auto index = e.find("index"); index && index->as_int() != static_cast<std::int64_t>(b))
+      throw index->error(fmt::format("must be the bucket's position, {}", b));
+    PlannedBucket bucket;
+    bucket.bytes = e.at("bytes").non_negative_number();
+    bucket.ready_after = static_cast<std::size_t>(e.at("ready_after").int_at_least(0));
+    if (b > 0 && bucket.ready_after < plan.buckets.back().ready_after)
+      throw e.at("ready_after").error("buckets become ready in backward order: must be ≥ the previous bucket's ready_after");
+    const JsonNode layers = e.at("layers");
+    layers.require_array();
+    for (const auto& l : layers.elements()) bucket.layers.push_back(l.as_string());
+    plan.buckets.push_back(std::move(bucket));
+  }
+  const JsonNode profiles = node.at("profiles");
+  profiles.require_array();
+  if (profiles.size() == 0) throw profiles.error("must hold at least one compute profile");
+  for (const auto& e : profiles.elements()) {
+    e.require_object();
+    e.allow_only({"batch", "segments_s", "forward", "backward", "update"});
+    ComputeProfile p;
+    p.batch = e.at("batch").positive_number();
+    p.forward = read_tasks(e.at("forward"));
+    p.backward = read_tasks(e.at("backward"));
+    p.update = read_task(e.at("update"));
+    p.segments_s = read_numbers(e.at("segments_s"));
+    for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+      if (plan.buckets[b].ready_after >= p.backward.size())
+        throw buckets.element(b).at("ready_after").error(
+            fmt::format("names backward task {}, but profile {} has {}", plan.buckets[b].ready_after, plan.profiles.size(), p.backward.size()));
+    check_segments(p, plan.buckets, e);
+    plan.profiles.push_back(std::move(p));
+  }
+  const JsonNode gpu_plans = node.at("gpu_plans");
+  gpu_plans.require_array();
+  if (gpu_plans.size() != static_cast<std::size_t>(plan.gpus))
+    throw gpu_plans.error(fmt::format("has {} entries; the plan has {} GPUs (one entry per rank)", gpu_plans.size(), plan.gpus));
+  for (std::size_t r = 0; r < gpu_plans.size(); ++r) {
+    const JsonNode e = gpu_plans.element(r);
+    e.require_object();
+    e.allow_only({"rank", "node", "profile", "slowdown", "compute_s"});
+    GpuPlan g;
+    g.rank = read_int(e.at("rank"), static_cast<std::int64_t>(r), static_cast<std::int64_t>(r));
+    g.node = read_int(e.at("node"), g.rank / plan.gpus_per_node, g.rank / plan.gpus_per_node);
+    g.profile = static_cast<std::size_t>(read_int(e.at("profile"), 0, static_cast<std::int64_t>(plan.profiles.size()) - 1));
+    g.slowdown = e.at("slowdown").number_in(platforms::kMinSpeedFactor, platforms::kMaxSpeedFactor);
+    plan.gpu_plans.push_back(g);
+  }
+
+  if (servers_plan) {
+    plan.variable_placement = node.at("placement").one_of({"round_robin", "greedy", "sharded"});
+    plan.server_throughput_Bps = node.at("server_throughput_Bps").non_negative_number();
+    plan.worker_aggregation = node.at("worker_aggregation").one_of({"host", "none"});
+  } else {
+    for (const char* key : {"placement", "server_throughput_Bps", "worker_aggregation"})
+      if (const auto k = node.find(key)) throw k->error("applies to parameter_server plans only");
+  }
+  if (const auto t = node.find("transport")) plan.transport = t->one_of({"gpu", "host"});
+  plan.host_memory_bandwidth_Bps = node.at("host_memory_bandwidth_Bps").non_negative_number();
+  const JsonNode servers = node.at("servers");
+  servers.require_array();
+  if (!servers_plan && servers.size() > 0) throw servers.error("a " + plan.strategy + " plan has no parameter servers");
+  if (servers_plan && servers.size() == 0) throw servers.error("a parameter_server plan needs at least one server");
+  const std::vector<JsonNode> server_nodes = servers.elements();
+  const int dedicated = static_cast<int>(std::count_if(server_nodes.begin(), server_nodes.end(), [](const JsonNode& s) {
+    return s.is_object() && s.has("host") && s.at("host").raw() == "server_node";
+  }));
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const JsonNode e = servers.element(i);
+    e.require_object();
+    e.allow_only({"id", "host", "index", "node", "push_bytes_per_worker", "bytes", "variables"});
+    PlannedServer s;
+    s.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
+    s.host = read_enum(e.at("host"), {ServerHost::node_cpu, ServerHost::gpu, ServerHost::server_node});
+    if (platform.simgrid_xml && s.host != ServerHost::gpu)
+      throw e.at("host").error("a SimGrid XML platform has no node CPUs or server nodes: use \"gpu\"");
+    const int hosts = s.host == ServerHost::node_cpu ? plan.nodes : s.host == ServerHost::gpu ? plan.gpus : dedicated;
+    s.index = read_int(e.at("index"), 0, hosts - 1);
+    const JsonNode n = e.at("node");
+    const int expected = s.host == ServerHost::node_cpu ? s.index : s.host == ServerHost::gpu ? s.index / plan.gpus_per_node : -1;
+    s.node = n.is_null() ? -1 : static_cast<int>(n.as_int());
+    if (s.node != expected)
+      throw n.error(expected < 0 ? std::string("must be null: a dedicated server node shares no worker's NIC")
+                                 : fmt::format("must be {}, the node of its host", expected));
+    plan.servers.push_back(s);
+  }
+
+  const JsonNode ops = node.at("ops");
+  ops.require_array();
+  std::set<std::size_t> triggered;  // buckets whose parameter-server chain has begun
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const JsonNode e = ops.element(i);
+    e.require_object();
+    e.allow_only({"id", "kind", "bucket", "trigger", "after_op", "participants", "bytes", "algorithm", "transport", "launch_s", "protocol",
+                  "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share", "bytes_per_server", "host_seconds",
+                  "link_class_bytes"});
+    CommOp op;
+    op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
+    op.kind = read_enum(e.at("kind"), {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host, CommKind::host_sum,
+                                       CommKind::host_to_device});
+    const bool server_kind = op.kind == CommKind::push || op.kind == CommKind::pull || op.kind == CommKind::host_sum;
+    if (servers_plan ? op.kind == CommKind::all_reduce : server_kind)
+      throw e.at("kind").error(servers_plan ? "a parameter_server plan moves gradients with push and pull, not all_reduce"
+                                            : "an all-reduce plan's operations are all_reduce and host copies");
+    if (plan.buckets.empty()) throw e.error("an operation needs a bucket: the plan has none");
+    op.bucket = static_cast<std::size_t>(read_int(e.at("bucket"), 0, static_cast<std::int64_t>(plan.buckets.size()) - 1));
+    op.trigger = read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op});
+    const JsonNode after = e.at("after_op");
+    op.after_op = after.is_null() ? -1 : static_cast<int>(after.as_int());
+    // What the engine's executors can run: all-reduce plans one operation at a time in order; a
+    // parameter-server bucket as one chain, started by its trigger, each operation after the previous.
+    const bool chained = !servers_plan || op.trigger == CommTrigger::previous_op;
+    if (chained && op.after_op != op.id - 1)
+      throw after.error(op.id == 0 ? std::string("must be null: the first operation waits for none")
+                                   : fmt::format("must be {}: {}", op.id - 1, servers_plan ? "a chained operation follows the one before it"
+                                                                                           : "operations run one at a time, in order"));
+    if (!chained && op.after_op != -1) throw after.error("must be null: a parameter-server chain starts with its trigger only");
+    if (servers_plan && op.trigger == CommTrigger::previous_op && (i == 0 || plan.ops.back().bucket != op.bucket))
+      throw e.at("trigger").error("a parameter-server chain starts with bucket_ready or backward_done, and continues on its own bucket");
+    if (servers_plan && op.trigger != CommTrigger::previous_op && !triggered.insert(op.bucket).second)
+      throw e.at("trigger").error(fmt::format("bucket {} already has its chain", op.bucket));
+    const JsonNode who = e.at("participants");
+    who.require_object();
+    if (who.has("endpoints")) {
+      who.allow_only({"endpoints", "first_node", "nodes"});
+      op.endpoints = read_enum(who.at("endpoints"), {CommEndpoints::gpus, CommEndpoints::node_hosts});
+      if (op.endpoints != CommEndpoints::node_hosts) throw who.at("endpoints").error("only \"node_hosts\" names its participants as nodes");
+      if (platform.simgrid_xml) throw who.at("endpoints").error("a SimGrid XML platform has no node CPUs");
+      op.first_rank = read_int(who.at("first_node"), 0, plan.nodes - 1);
+      op.ranks = read_int(who.at("nodes"), 1, plan.nodes - op.first_rank);
+    } else {
+      who.allow_only({"first_rank", "ranks"});
+      op.first_rank = read_int(who.at("first_rank"), 0, plan.gpus - 1);
+      op.ranks = read_int(who.at("ranks"), 1, plan.gpus - op.first_rank);
+    }
+    const bool on_nodes = op.endpoints == CommEndpoints::node_hosts;
+    if (op.kind == CommKind::host_sum && !on_nodes) throw who.error("a host_sum runs on node_hosts");
+    if ((op.kind == CommKind::all_reduce || op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) && on_nodes)
+      throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
+    if ((op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) && platform.simgrid_xml)
+      throw e.at("kind").error("a SimGrid XML platform has no node CPUs to copy to");
+    // Every participating GPU reports its bucket ready once; the engine waits for all of them.
+    if (op.trigger == CommTrigger::bucket_ready && !servers_plan && (op.first_rank != 0 || op.ranks != plan.gpus))
+      throw who.error("an operation triggered by bucket_ready involves every GPU (first_rank 0, ranks = gpus)");
+    op.bytes = e.at("bytes").non_negative_number();
+    auto only = [&e, &op](std::initializer_list<const char*> keys, const char* what) {
+      for (const char* key : keys)
+        if (const auto k = e.find(key)) throw k->error(fmt::format("applies to {} only, not {}", what, to_string(op.kind)));
+    };
+    if (op.kind == CommKind::all_reduce) {
+      op.transport = e.find("transport") ? read_enum(e.at("transport"), {Transport::gpu, Transport::host}) : Transport::gpu;
+      op.algorithm = read_enum(e.at("algorithm"), {Algorithm::ring, Algorithm::hierarchical, Algorithm::halving_doubling, Algorithm::tree,
+                                                   Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct, Algorithm::collnet_chain});
+      if (op.transport == Transport::host && platform.simgrid_xml) throw e.at("transport").error("a SimGrid XML platform has no node CPUs");
+      op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
+      if (const auto protocol = e.find("protocol")) {
+        op.protocol = read_enum(*protocol, {Protocol::ll, Protocol::ll128, Protocol::simple});
+        op.channels = read_int(e.at("channels"), 0, 1024);
+        op.step_overhead_s = e.at("step_overhead_s").number_in(0, platforms::kMaxLatency_s);
+        op.wire_factor = e.at("wire_factor").number_in(1, 16);
+        op.kernel_sms = read_int(e.at("kernel_sms"), 0, std::max(0, plan.gpu_sm_count - 1));
+        op.compute_share = fraction(e.at("compute_share"));
+      } else {
+        only({"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"}, "an all_reduce with a protocol");
+      }
+      only({"bytes_per_server", "host_seconds"}, "other kinds");
+    } else {
+      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"},
+           "all_reduce");
+      if (op.kind == CommKind::push || op.kind == CommKind::pull) {
+        op.bytes_per_server = read_numbers(e.at("bytes_per_server"));
+        if (op.bytes_per_server.size() != plan.servers.size())
+          throw e.at("bytes_per_server").error(fmt::format("has {} entries; the plan has {} servers", op.bytes_per_server.size(),
+                                                           plan.servers.size()));
+      } else {
+        only({"bytes_per_server"}, "push and pull");
+      }
+      if (op.kind == CommKind::host_sum)
+        op.host_seconds = e.at("host_seconds").number_in(0, 1e6);
+      else
+        only({"host_seconds"}, "host_sum");
+    }
+    plan.ops.push_back(std::move(op));
+  }
+  plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  return plan;
+}
+
+Json CpuPlan::to_json() const {
+  Json ops_json = Json::array();
+  for (const auto& op : ops)
+    ops_json.push_back({{"name", op.name}, {"class", op.op_class}, {"heavy", op.heavy}, {"deps", op.deps}, {"threads", op.threads},
+                        {"serial_s", op.serial_s}, {"parallel_s", op.parallel_s}, {"bytes", op.bytes},
+                        {"bandwidth_cap_Bps", op.bandwidth_cap_Bps}, {"working_set_bytes", op.working_set_bytes}});
+  const auto& c = platform.cpu;
+  const Json cpu_json{{"name", c.name},
+                      {"cores", c.cores},
+                      {"smt", c.smt},
+                      {"clock_Hz", c.clock_Hz},
+                      {"vector_bits", c.vector_bits},
+                      {"fma_units", c.fma_units},
+                      {"bf16", c.bf16},
+                      {"memory_channels", c.memory_channels},
+                      {"memory_MTps", c.memory_MTps},
+                      {"memory_bandwidth_Bps", c.memory_bandwidth_Bps},
+                      {"l2_bytes", c.l2_bytes},
+                      {"source", c.source}};
+  const auto& t = threading;
+  const Json threading_json{{"inter_op_pools", t.inter_op_pools},
+                            {"intra_op_threads", t.intra_op_threads},
+                            {"mode", t.mode == CpuMode::training ? "training" : "inference"},
+                            {"dispatch_s", t.dispatch_s},
+                            {"fork_join_s", t.fork_join_s},
+                            {"serial_fraction", t.serial_fraction},
+                            {"conv_efficiency", t.conv_efficiency},
+                            {"matmul_efficiency", t.matmul_efficiency},
+                            {"other_efficiency", t.other_efficiency},
+                            {"core_bandwidth_Bps", t.core_bandwidth_Bps},
+                            {"cross_socket_factor", t.cross_socket_factor},
+                            {"context_switch_s", t.context_switch_s},
+                            {"spin_wait_s", t.spin_wait_s}};
+  return Json{{"name", name},
+              {"cpu", platform.cpu.name},
+              {"sockets", platform.sockets},
+              {"physical_cores", platform.physical_cores()},
+              {"logical_cores", platform.logical_cores()},
+              {"inter_op_pools", pools},
+              {"intra_op_threads", threads_per_pool},
+              {"mode", threading.mode == CpuMode::training ? "training" : "inference"},
+              {"batch", batch},
+              {"precision", std::string(to_string(precision))},
+              {"calibration_factor", calibration_factor},
+              {"calibrated", calibrated},
+              {"heavy_ops", heavy_ops},
+              {"heavy_depth", heavy_depth},
+              {"average_width", average_width()},
+              {"flops_per_sample", flops_per_sample},
+              {"weight_bytes", weight_bytes},
+              {"params", params},
+              {"activation_bytes_per_sample", activation_bytes_per_sample},
+              {"dataset_samples", dataset_samples},
+              {"platform", Json{{"preset", platform.preset}, {"cpu", cpu_json}, {"sockets", platform.sockets}, {"nodes", platform.nodes}}},
+              {"threading", threading_json},
+              {"ops", ops_json}};
+}
+
+CpuPlan CpuPlan::from_json(const JsonNode& node) {
+  node.require_object();
+  if (node.has("gpu_plans")) throw node.error("is a GPU training plan, not a CPU one");
+  node.allow_only({"name", "cpu", "sockets", "physical_cores", "logical_cores", "inter_op_pools", "intra_op_threads", "mode", "batch",
+                   "precision", "calibration_factor", "calibrated", "heavy_ops", "heavy_depth", "average_width", "flops_per_sample",
+                   "weight_bytes", "params", "activation_bytes_per_sample", "dataset_samples", "platform", "threading", "ops"});
+  if (!node.has("platform"))
+    throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
+                     "(trainsim simulate SCENARIO --dump-plan FILE)");
+  CpuPlan plan;
+  plan.name = node.at("name").as_string();
+  {
+    const JsonNode p = node.at("platform");
+    p.require_object();
+    p.allow_only({"preset", "cpu", "sockets", "nodes"});
+    plan.platform.preset = p.at("preset").as_string();
+    const JsonNode c = p.at("cpu");
+    c.require_object();
+    c.allow_only({"name", "cores", "smt", "clock_Hz", "vector_bits", "fma_units", "bf16", "memory_channels", "memory_MTps",
+                  "memory_bandwidth_Bps", "l2_bytes", "source"});
+    auto& cpu = plan.platform.cpu;
+    cpu.name = c.at("name").as_string();
+    cpu.cores = read_int(c.at("cores"), 1, 4096);
+    cpu.smt = read_int(c.at("smt"), 1, 8);
+    cpu.clock_Hz = c.at("clock_Hz").number_in(1e6, 1e12);
+    cpu.vector_bits = read_int(c.at("vector_bits"), 64, 4096);
+    cpu.fma_units = read_int(c.at("fma_units"), 1, 64);
+    cpu.bf16 = c.at("bf16").as_bool();
+    cpu.memory_channels = read_int(c.at("memory_channels"), 1, 1024);
+    cpu.memory_MTps = c.at("memory_MTps").positive_number();
+    cpu.memory_bandwidth_Bps = bandwidth(c.at("memory_bandwidth_Bps"));
+    cpu.l2_bytes = c.at("l2_bytes").non_negative_number();
+    cpu.source = c.at("source").as_string();
+    plan.platform.sockets = read_int(p.at("sockets"), 1, 64);
+    plan.platform.nodes = read_int(p.at("nodes"), 1, 1);
+  }
+  {
+    const JsonNode t = node.at("threading");
+    t.require_object();
+    t.allow_only({"inter_op_pools", "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction", "conv_efficiency",
+                  "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps", "cross_socket_factor", "context_switch_s", "spin_wait_s"});
+    auto& o = plan.threading;
+    const int most = 4 * plan.platform.logical_cores();
+    o.inter_op_pools = read_int(t.at("inter_op_pools"), 1, most);
+    o.intra_op_threads = read_int(t.at("intra_op_threads"), 0, most);
+    o.mode = t.at("mode").one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+    o.dispatch_s = t.at("dispatch_s").number_in(0, 1);
+    o.fork_join_s = t.at("fork_join_s").number_in(0, 1);
+    o.serial_fraction = t.at("serial_fraction").number_in(0, 1);
+    o.conv_efficiency = fraction(t.at("conv_efficiency"));
+    o.matmul_efficiency = fraction(t.at("matmul_efficiency"));
+    o.other_efficiency = fraction(t.at("other_efficiency"));
+    o.core_bandwidth_Bps = bandwidth(t.at("core_bandwidth_Bps"));
+    o.cross_socket_factor = t.at("cross_socket_factor").number_in(1, 1000);
+    o.context_switch_s = t.at("context_switch_s").number_in(0, 1);
+    o.spin_wait_s = t.at("spin_wait_s").number_in(0, 1000);
+  }
+  const auto precision = parse_precision(node.at("precision").one_of({"fp32", "tf32", "fp16", "bf16"}));
+  plan.precision = precision.value_or(Precision::fp32);
+  plan.batch = node.at("batch").positive_number();
+  const int most = 4 * plan.platform.logical_cores();
+  plan.pools = read_int(node.at("inter_op_pools"), 1, most);
+  plan.threads_per_pool = read_int(node.at("intra_op_threads"), 1, most);
+  if (plan.pools != plan.threading.inter_op_pools)
+    throw node.at("inter_op_pools").error(fmt::format("must be threading.inter_op_pools, {}", plan.threading.inter_op_pools));
+  plan.calibration_factor = node.at("calibration_factor").positive_number();
+  plan.calibrated = node.at("calibrated").as_bool();
+  plan.heavy_ops = read_int(node.at("heavy_ops"), 0, std::numeric_limits<int>::max());
+  plan.heavy_depth = read_int(node.at("heavy_depth"), 0, std::numeric_limits<int>::max());
+  plan.flops_per_sample = node.at("flops_per_sample").non_negative_number();
+  plan.weight_bytes = node.at("weight_bytes").non_negative_number();
+  plan.params = node.at("params").int_at_least(0);
+  plan.activation_bytes_per_sample = node.at("activation_bytes_per_sample").non_negative_number();
+  plan.dataset_samples = node.at("dataset_samples").non_negative_number();
+  const JsonNode ops = node.at("ops");
+  ops.require_array();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const JsonNode e = ops.element(i);
+    e.require_object();
+    e.allow_only({"name", "class", "heavy", "deps", "threads", "serial_s", "parallel_s", "bytes", "bandwidth_cap_Bps", "working_set_bytes"});
+    CpuOp op;
+    op.name = e.at("name").as_string();
+    op.op_class = e.at("class").as_string();
+    op.heavy = e.at("heavy").as_bool();
+    const JsonNode deps = e.at("deps");
+    deps.require_array();
+    // Dependencies point backwards (graph order): no cycle can be written.
+    for (const auto& d : deps.elements()) {
+      const std::int64_t dep = d.int_at_least(0);
+      if (dep >= static_cast<std::int64_t>(i))
+        throw d.error(fmt::format("must name an earlier op (dependencies point backwards in graph order), got {} in op {}", dep, i));
+      op.deps.push_back(static_cast<int>(dep));
+    }
+    op.threads = read_int(e.at("threads"), 1, most);
+    op.serial_s = e.at("serial_s").non_negative_number();
+    op.parallel_s = e.at("parallel_s").non_negative_number();
+    op.bytes = e.at("bytes").non_negative_number();
+    op.bandwidth_cap_Bps = bandwidth(e.at("bandwidth_cap_Bps"));
+    op.working_set_bytes = e.at("working_set_bytes").non_negative_number();
+    plan.ops.push_back(std::move(op));
+  }
+  return plan;
+}
+
+}  // namespace trainsim::plan
