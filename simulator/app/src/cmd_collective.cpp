@@ -1,6 +1,7 @@
 // `trainsim collective`: one collective on a platform, like nccl-tests (time, algbw, busbw per size).
 // All sizes run one after another in this process's single SimGrid simulation, each on the idle
 // network, so every time is that of the collective alone.
+#include <iostream>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -150,6 +151,7 @@ platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
 }
 
 int run_collective(const CollectiveCliOptions& o) {
+  check_outputs_apart({{"--platform", o.platform}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   if (o.channels > kMaxChannels)
     throw InputError("command line", "--channels",
@@ -269,7 +271,7 @@ int run_collective(const CollectiveCliOptions& o) {
                        r.contains("kernel_sms") ? fmt::format("{:<14}  {:>3}", r["representation"].get<std::string>(),
                                                               r["kernel_sms"].get<int>())
                                                 : r["representation"].get<std::string>());
-  std::fputs(out.c_str(), stdout);
+  std::cout << out;
   return 0;
 }
 

@@ -23,6 +23,9 @@ struct CompareCliOptions {
 };
 
 int run_compare_command(const CompareCliOptions& options) {
+  const std::filesystem::path out(options.out);
+  check_outputs_apart({{"--measured", options.measured}, {"--simulated", options.simulated}},
+                      {{"--out", (out / "divergence.json").string()}, {"--out", (out / "report.html").string()}});
   check_output_directory(options.out);
   fitting::CompareRequest request = options.request;
   request.fit.options.lambda = options.lambda;

@@ -61,6 +61,7 @@ CLI::Validator bootstrap_count() {
 }
 
 int run_fit_command(const FitCliOptions& options) {
+  check_outputs_apart({{"the data file", options.data}}, {{"--json", options.json_output}});
   if (!options.json_output.empty()) check_output_file(options.json_output);
   fitting::FitRequest request = options.request;
   request.options.lambda = options.lambda;
@@ -68,7 +69,7 @@ int run_fit_command(const FitCliOptions& options) {
   const fitting::FitReport report = fitting::run_fit(table, request);
   if (!options.json_output.empty()) {
     write_output(options.json_output, fitting::fit_report_json(report).dump(2) + "\n");
-    if (options.json_output == "-") return 0;
+    if (names_stdout(options.json_output)) return 0;
   }
   std::cout << fitting::fit_report_text(report, options.verbose);
   return 0;

@@ -50,6 +50,12 @@ std::string describe_point(const Json& point) {
 }
 
 int run_plan(const PlanArgs& a) {
+  {
+    std::vector<CommandFile> outputs{{"--json", a.json}};
+    if (!a.out.empty())
+      for (const char* name : {"results.jsonl", "sweep.json"}) outputs.push_back({"--out", (std::filesystem::path(a.out) / name).string()});
+    check_outputs_apart({{"the scenario", a.scenario}}, outputs);
+  }
   if (!a.json.empty()) check_output_file(a.json);
   if (!a.out.empty()) check_output_directory(a.out);
   const bool throughput_target = a.target_samples_per_s.has_value();
@@ -145,7 +151,7 @@ int run_plan(const PlanArgs& a) {
                                  {"gpus", best_reachable->result->gpus},
                                  {"samples_per_s", best_reachable->result->samples_per_s}};
   if (!a.json.empty()) write_output(a.json, out.dump(2) + "\n");
-  if (a.json == "-") return 0;
+  if (names_stdout(a.json)) return 0;
 
   std::cout << fmt::format("Target: {} ({} configurations simulated)\n", target_text, results.size());
   if (feasible.empty()) {

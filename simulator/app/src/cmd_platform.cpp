@@ -1,5 +1,6 @@
 // `trainsim platform list | info`: the preset catalog, and what a platform builds into (hosts,
 // links, bisection bandwidth).
+#include <iostream>
 #include <cstdio>
 #include <string>
 
@@ -32,7 +33,7 @@ int platform_list() {
   out += fmt::format("\n{:<18} {:>7}  {}\n", "CPU preset", "sockets", "description");
   for (const auto& p : platforms::cpu_presets())
     out += fmt::format("{:<18} {:>7}  {} ({})\n", p.name, p.platform.sockets, p.description, p.platform.describe());
-  std::fputs(out.c_str(), stdout);
+  std::cout << out;
   return 0;
 }
 
@@ -71,11 +72,12 @@ int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOpti
                      cpu.memory_channels, cpu.memory_MTps);
   out += fmt::format("source     {}\n", cpu.source);
   out += "use        a scenario's \"platform\": {\"preset\": \"" + preset.name + "\"} (one node; simulator/README.md, CPU training)\n";
-  std::fputs(out.c_str(), stdout);
+  std::cout << out;
   return 0;
 }
 
 int platform_info(const PlatformInfoOptions& o) {
+  check_outputs_apart({{"the platform file", o.platform}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   if (const platforms::CpuPreset* cpu = platforms::cpu_preset_or_null(o.platform)) return cpu_platform_info(*cpu, o);
   const platforms::PlatformSpec spec = platforms::load_platform(o.platform, "PLATFORM");
@@ -132,7 +134,7 @@ int platform_info(const PlatformInfoOptions& o) {
   out += fmt::format("model      {}\n", platforms::to_string(spec.network.model));
   out += fmt::format("SimGrid    {} hosts, {} links\n", built.hosts, built.links);
   if (spec.price_per_gpu_hour) out += fmt::format("price      ${:.4f} per GPU-hour\n", *spec.price_per_gpu_hour);
-  std::fputs(out.c_str(), stdout);
+  std::cout << out;
   return 0;
 }
 

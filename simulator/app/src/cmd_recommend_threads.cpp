@@ -231,6 +231,7 @@ void add_recommend_threads(CLI::App& app, Action& action) {
               "the gain of switching to the best setting.");
   cmd->callback([args, &action] {
     action = [args] {
+      check_outputs_apart({{"the scenario", args->scenario}}, {{"--json", args->json}});
       if (!args->json.empty()) check_output_file(args->json);
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario base = plan::read_scenario(document, args->scenario);
@@ -262,7 +263,7 @@ void add_recommend_threads(CLI::App& app, Action& action) {
         out["geometric_mean_gain_over"] = mean;
         write_output(args->json, out.dump(2) + "\n");
       }
-      if (args->json != "-") {
+      if (!names_stdout(args->json)) {
         std::cout << fmt::format("{} on {}\n", base.name, base.cpu->describe());
         for (const auto& r : reports) std::cout << describe(r);
         if (reports.size() > 1) {

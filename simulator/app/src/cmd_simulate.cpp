@@ -144,8 +144,9 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
   cmd->callback([args, &action] {
     action = [args] {
-      const int to_stdout = (args->json == "-") + (args->dump_plan == "-") + (args->csv == "-");
+      const int to_stdout = names_stdout(args->json) + names_stdout(args->dump_plan) + names_stdout(args->csv);
       if (to_stdout > 1) throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
+      check_outputs_apart({{"the scenario", args->scenario}}, {{"--json", args->json}, {"--trace", args->trace}, {"--dump-plan", args->dump_plan}, {"--csv", args->csv}});
       for (const std::string* out : {&args->json, &args->trace, &args->dump_plan, &args->csv})
         if (!out->empty()) check_output_file(*out);
       // A plan replaces the scenario and its overrides: it is what they would have been planned into.

@@ -1,6 +1,7 @@
 // trainsim sweep SCENARIO.json --out DIR [--jobs N] [--resume] [--set PATH=VALUE]...
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -41,6 +42,12 @@ void add_sweep(CLI::App& app, Action& action) {
       "was interrupted (the files hold every point finished so far; --resume continues); 2 bad input.");
   cmd->callback([args, &action] {
     action = [args] {
+      {
+        std::vector<CommandFile> outputs;
+        for (const char* name : {"results.jsonl", "sweep.json", "results.csv", "report.html"})
+          outputs.push_back({"--out", (std::filesystem::path(args->out) / name).string()});
+        check_outputs_apart({{"the scenario", args->scenario}}, outputs);
+      }
       const Json document = plan::load_scenario_document(args->scenario, args->sets);
       const plan::Scenario base = plan::read_scenario(document, args->scenario);
       count_sweep_points(base);  // a sweep over the limit is refused before --out is created

@@ -1,5 +1,6 @@
 // `trainsim workload list | info | export`: the model zoo and the per-layer costs of a model or a
 // layer-graph / Paleo file.
+#include <iostream>
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -74,11 +75,12 @@ int run_list(const std::string& json_output) {
   }
   std::vector<std::vector<std::string>> rows{{"model", "description", "params"}};
   for (const auto& e : entries) rows.push_back({e.name, e.description, grouped(e.reference_params)});
-  std::fputs(aligned_table(rows, 2).c_str(), stdout);
+  std::cout << aligned_table(rows, 2);
   return 0;
 }
 
 int run_info(const WorkloadInfoOptions& o) {
+  check_outputs_apart({{"the model file", o.model}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   const auto precision = parse_precision(o.precision);
   if (!precision) throw InputError("--precision", "", "unknown precision '" + o.precision + "'; expected fp32, tf32, fp16 or bf16");
@@ -104,7 +106,7 @@ int run_info(const WorkloadInfoOptions& o) {
   out << "forward             " << flops_text(w.forward_flops() * b) << " FLOPs\n";
   out << "backward            " << flops_text(w.backward_flops() * b) << " FLOPs\n";
   out << "saved activations   " << format_bytes(w.activation_bytes(*precision) * b) << " (kept for backward)\n";
-  std::fputs(out.str().c_str(), stdout);
+  std::cout << out.str();
   return 0;
 }
 
@@ -134,6 +136,7 @@ void add_workload(CLI::App& app, Action& action) {
   exp->add_option("--out", *export_out, "Destination FILE ('-' = stdout, the default)");
   exp->callback([&action, export_model, export_out] {
     action = [export_model, export_out] {
+      check_outputs_apart({{"the model file", *export_model}}, {{"--out", *export_out}});
       check_output_file(*export_out);
       const auto canonical = workloads::zoo_canonical_name(*export_model);
       write_output(*export_out, workloads::zoo_layer_graph(canonical ? *canonical : *export_model).dump(2) + "\n");

@@ -66,6 +66,7 @@ std::vector<CommandAdder> registered_commands() {
 
 int main(int argc, char** argv) {
   using namespace trainsim;
+  install_stdout_buffer();
   CLI::App cli{"trainsim: what-if simulator for distributed deep-learning training"};
   cli.set_version_flag("--version", std::string("trainsim 0.1.0"));
   cli.require_subcommand(1);
@@ -85,6 +86,12 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = cli.exit(e);  // prints help, version, or the usage error
+    try {
+      flush_stdout();  // help or version lost to a full disk is a failed run
+    } catch (const RunError& lost) {
+      std::cerr << "trainsim: run failed: " << lost.what() << "\n";
+      return 1;
+    }
     return code == 0 ? 0 : 2;
   }
   if (!action) {

@@ -891,6 +891,12 @@ std::string accuracy_markdown(const Validation& v) {
 
 ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) {
   // Inputs first: every error of the files comes before anything is simulated.
+  std::vector<CommandFile> inputs{{"--systems", options.systems}};
+  for (const std::string& m : options.measured) inputs.push_back({"the measured CSV", m});
+  std::vector<CommandFile> outputs;
+  for (const char* name : {"simulated.csv", "errors.csv", "mape.csv", "skipped.csv", "report.html", "accuracy.md"})
+    outputs.push_back({"--out", (std::filesystem::path(options.out_dir) / name).string()});
+  check_outputs_apart(inputs, outputs);
   check_output_directory(options.out_dir);
   const std::vector<SystemTemplate> systems = read_systems(options.systems);
   Validation v(options);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <streambuf>
 
 #include "trainsim/core/error.hpp"
 
@@ -23,6 +24,23 @@ std::string reason(int error) { return std::strerror(error); }
 bool is_descriptor_path(const std::string& path) {
   return path.rfind("/dev/fd/", 0) == 0 || path == "/dev/stdout" || path == "/dev/stderr" ||
          (path.rfind("/proc/", 0) == 0 && path.find("/fd/") != std::string::npos);
+}
+
+// The descriptor of this process that a descriptor path names (/dev/stdout, /dev/fd/N,
+// /proc/self/fd/N, /proc/<our pid>/fd/N), or -1 (not a descriptor path, or another process's).
+int own_descriptor(const std::string& path) {
+  if (path == "/dev/stdin") return 0;
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  std::string rest;
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), std::string("/proc/thread-self/fd/"),
+                                   "/proc/" + std::to_string(::getpid()) + "/fd/"})
+    if (path.rfind(prefix, 0) == 0) {
+      rest = path.substr(prefix.size());
+      break;
+    }
+  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(rest);
 }
 
 // Where and how an output goes.
@@ -76,7 +94,9 @@ void write_in_place(const std::filesystem::path& shown, const std::filesystem::p
   const bool regular = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   int fd;
   do {
-    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_TRUNC : 0));
+    // Another process's descriptor (/proc/<pid>/fd/N) on a regular file: appended to, never
+    // truncated (its owner's offset and O_APPEND are not ours to know).
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (regular ? (is_descriptor_path(path.string()) ? O_APPEND : O_TRUNC) : 0));
   } while (fd < 0 && errno == EINTR);  // a FIFO's open waits for a reader
   if (fd < 0) throw RunError("cannot write " + shown.string() + ": " + reason(errno));
   if (!write_all(fd, content)) {
@@ -85,6 +105,22 @@ void write_in_place(const std::filesystem::path& shown, const std::filesystem::p
     throw RunError("cannot write " + shown.string() + ": " + reason(error));
   }
   if (::close(fd) != 0 && errno != EINTR) throw RunError("cannot write " + shown.string() + ": " + reason(errno));
+}
+
+// The process's umask: from /proc/self/status (Linux 4.7+), which reads it without changing it;
+// else by setting and restoring it.
+mode_t process_umask() {
+  if (std::FILE* status = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, status) != nullptr) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(status);
+    if (found) return static_cast<mode_t>(mask & 0777);
+  }
+  const mode_t m = ::umask(022);
+  ::umask(m);
+  return m;
 }
 
 void write_replacing(const std::filesystem::path& shown, const std::filesystem::path& path, std::string_view content) {
@@ -102,9 +138,10 @@ void write_replacing(const std::filesystem::path& shown, const std::filesystem::
     throw RunError("cannot write " + shown.string() + ": " + reason(error));
   };
   if (!write_all(fd, content)) fail(errno);
-  // mkstemp creates 0600; outputs are ordinary user files, or keep the mode of the file they replace.
+  // mkstemp creates 0600; a new output is an ordinary user file (0666 less the umask, as open
+  // would make it), a replaced one keeps its mode.
   struct stat st {};
-  ::fchmod(fd, ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644);
+  ::fchmod(fd, ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : (0666 & ~process_umask()));
   if (::fsync(fd) != 0) fail(errno);
   if (::close(fd) != 0) {
     const int error = errno;
@@ -130,10 +167,58 @@ std::optional<std::string> cannot_create_in(const std::filesystem::path& directo
 
 std::string stdout_error(int error) { return "cannot write standard output: " + reason(error); }
 
+// std::cout's buffer once install_stdout_buffer ran: writes to descriptor 1 and keeps the errno
+// of the first write that failed, so that the reason survives until flush_stdout reports it.
+class StdoutBuffer : public std::streambuf {
+public:
+  StdoutBuffer() { setp(buffer_, buffer_ + sizeof buffer_); }
+  int first_error() const { return error_; }
+  void forget_error() { error_ = 0; }
+
+protected:
+  int_type overflow(int_type ch) override {
+    if (drain() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return drain(); }
+
+private:
+  int drain() {
+    const std::string_view pending(pbase(), static_cast<std::size_t>(pptr() - pbase()));
+    setp(buffer_, buffer_ + sizeof buffer_);
+    if (pending.empty()) return error_ != 0 ? -1 : 0;
+    if (error_ == 0 && !write_all(STDOUT_FILENO, pending)) error_ = errno;
+    return error_ != 0 ? -1 : 0;
+  }
+  char buffer_[8192];
+  int error_ = 0;
+};
+
+StdoutBuffer* installed_buffer = nullptr;
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const OutputTarget target = resolve_output(path);
+  if (!target.atomic) {
+    // One of this process's own descriptors: written through that descriptor, at its offset and
+    // with its O_APPEND, never reopened (reopening truncates the file behind `>`/`>>`). Standard
+    // output is `-`, after what std::cout holds.
+    const int own = own_descriptor(target.path.string());
+    if (own == STDOUT_FILENO) return write_stdout(content);
+    if (own >= 0) {
+      const int flags = ::fcntl(own, F_GETFL);
+      if (flags < 0) throw RunError("cannot write " + path.string() + ": " + reason(errno));
+      if ((flags & O_ACCMODE) == O_RDONLY) throw RunError("cannot write " + path.string() + ": " + reason(EBADF));
+      if (own == STDERR_FILENO) std::cerr.flush();
+      if (!write_all(own, content)) throw RunError("cannot write " + path.string() + ": " + reason(errno));
+      return;
+    }
+  }
   if (target.atomic)
     write_replacing(path, target.path, content);
   else
@@ -164,6 +249,52 @@ void check_output_file(const std::string& destination) {
   if (const auto why = cannot_create_in(directory)) throw InputError(destination, "", "cannot write here: " + *why);
 }
 
+namespace {
+
+// What makes two command-line files the same: the file's device and inode when it exists (links
+// and other spellings included), else its absolute, normalised path. Empty for what is never
+// compared: "-", devices, FIFOs, descriptor paths, and inputs that are no file (preset names).
+std::string file_identity(const std::string& path, bool must_exist) {
+  if (path.empty() || path == "-" || is_descriptor_path(path)) return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return {};
+    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
+  if (must_exist) return {};
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::string() : "path " + canonical.lexically_normal().string();
+}
+
+}  // namespace
+
+void check_outputs_apart(const std::vector<CommandFile>& inputs, const std::vector<CommandFile>& outputs) {
+  std::vector<std::pair<std::string, const CommandFile*>> seen;
+  for (const CommandFile& input : inputs) {
+    const std::string id = file_identity(input.path, true);
+    if (!id.empty()) seen.emplace_back(id, &input);
+  }
+  const std::size_t input_count = seen.size();
+  for (const CommandFile& output : outputs) {
+    const std::string id = file_identity(output.path, false);
+    if (id.empty()) continue;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+      if (seen[i].first != id) continue;
+      const CommandFile& other = *seen[i].second;
+      const std::string same = other.path == output.path ? "" : " ('" + other.path + "')";
+      if (i < input_count)
+        throw InputError("command line", "",
+                         output.role + ": '" + output.path + "' is " + other.role + same +
+                             ", which this command reads; an output never replaces an input: name another file");
+      throw InputError("command line", "",
+                       output.role + ": '" + output.path + "' is also the file of " + other.role + same +
+                           "; two outputs cannot share a file: name another one");
+    }
+    seen.emplace_back(id, &output);
+  }
+}
+
 void check_output_directory(const std::string& directory) {
   const std::filesystem::path path(directory);
   std::error_code ec;
@@ -179,15 +310,38 @@ void write_stdout(std::string_view content) {
   if (!write_all(STDOUT_FILENO, content)) throw RunError(stdout_error(errno));
 }
 
+void install_stdout_buffer() {
+  if (installed_buffer != nullptr) return;
+  std::cout.flush();
+  // Never destroyed: std::cout is flushed at exit, after every function-local static is gone.
+  installed_buffer = new StdoutBuffer;
+  std::cout.rdbuf(installed_buffer);
+}
+
 void flush_stdout() {
   errno = 0;
   std::cout.flush();
-  const int cout_errno = errno;
+  int cout_errno = errno;
+  if (installed_buffer != nullptr && installed_buffer->first_error() != 0) {
+    cout_errno = installed_buffer->first_error();
+    installed_buffer->forget_error();
+    std::cout.setstate(std::ios::badbit);
+  }
   if (std::fflush(stdout) != 0) throw RunError(stdout_error(errno));
   if (!std::cout || std::ferror(stdout)) {
     std::cout.clear();
     std::clearerr(stdout);
     throw RunError(stdout_error(cout_errno != 0 ? cout_errno : EIO));
+  }
+}
+
+bool names_stdout(const std::string& destination) {
+  if (destination == "-") return true;
+  try {
+    const OutputTarget target = resolve_output(destination);
+    return !target.atomic && own_descriptor(target.path.string()) == STDOUT_FILENO;
+  } catch (const RunError&) {
+    return false;
   }
 }
 
