@@ -3,6 +3,7 @@
 // process (SimGrid allows one engine per process), results appended to DIR/results.jsonl as they
 // finish, then DIR/results.csv and DIR/report.html.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -66,16 +67,24 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
                                 const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
                                 const std::function<void()>& on_tick);
 
-/// Reads results.jsonl: one parsed object per complete line. A trailing partial line (a writer
-/// killed mid-write) is cut off the file. Lines that are not JSON objects are an InputError.
-std::vector<Json> read_results(const std::string& path);
+/// The largest results.jsonl a sweep reads back (--resume, the final results.csv): 1 GiB, about
+/// ten times what kMaxSweepPoints points write (a result line is 1 to 2 kB).
+inline constexpr std::uint64_t kMaxResultsBytes = 1ull << 30;
+
+/// Reads results.jsonl: one parsed object per line; `line_numbers`, when given, receives each
+/// object's line number (from 1). Never changes the file. An unterminated last line that is not
+/// JSON (a writer killed mid-write) is left out; one that is JSON counts as a line. Other lines
+/// that are not result objects, a file that is not regular (a FIFO, a device) or larger than
+/// kMaxResultsBytes are an InputError.
+std::vector<Json> read_results(const std::string& path, std::vector<std::size_t>* line_numbers = nullptr);
 
 /// The lines of `results` that belong to `points` (same scenario_key: same scenario document),
 /// one per point, with their index set to the point's current index, sorted by index. Lines of
 /// other scenarios (an edited scenario, another --set) are left out. A kept line without the
-/// fields of a result or an error is an InputError naming `source`.
+/// fields of a result or an error is an InputError naming `source` and its line (from
+/// `line_numbers`, read_results's, when given; else "result N").
 std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
-                                               const std::string& source);
+                                               const std::string& source, const std::vector<std::size_t>* line_numbers = nullptr);
 
 /// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
 void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results, const std::string& out_dir);
