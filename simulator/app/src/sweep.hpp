@@ -69,9 +69,10 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
                                 const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
                                 const std::function<void()>& on_tick);
 
-/// The largest results.jsonl a sweep reads back (--resume, the final results.csv): 1 GiB, about
-/// ten times what kMaxSweepPoints points write (a result line is 1 to 2 kB).
-inline constexpr std::uint64_t kMaxResultsBytes = 1ull << 30;
+/// The largest results.jsonl a sweep reads back (--resume, the final results.csv): 512 MiB. A
+/// result line is 2 to 3 kB, so kMaxSweepPoints points write about 300 MB; 263 MB (110,000 lines)
+/// took 0.8 GB to read on the 2-core VM, so the limit keeps a read under about 1.7 GB.
+inline constexpr std::uint64_t kMaxResultsBytes = 512ull << 20;
 
 /// Reads results.jsonl: one parsed object per line; `line_numbers`, when given, receives each
 /// object's line number (from 1). Never changes the file. An unterminated last line that is not
