@@ -104,7 +104,9 @@ int run_plan(const PlanArgs& a) {
   if (summary.interrupted) return 1;
   if (summary.points == 0) return 0;  // an MPI rank other than 0: rank 0 answers
   const std::string results_path = (std::filesystem::path(options.out_dir) / "results.jsonl").string();
-  const std::vector<plan::ResultRecord> results = current_results(points, read_results(results_path), results_path);
+  std::vector<std::size_t> line_numbers;
+  const std::vector<Json> lines = read_results(results_path, &line_numbers);
+  const std::vector<plan::ResultRecord> results = current_results(points, lines, results_path, &line_numbers);
 
   std::vector<Candidate> feasible;
   const plan::ResultRecord* best_reachable = nullptr;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@
 #include "sweep_report.hpp"
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/error.hpp"
+#include "trainsim/core/input_file.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/engine/training.hpp"
 
@@ -168,15 +170,25 @@ bool is_error_line(const std::string& line) {
 namespace {
 
 std::vector<std::pair<std::string, std::vector<Json>>> distinct_axes(const plan::Scenario& base, std::vector<std::string>* warnings) {
+  // An axis longer than the point limit is refused before anything is de-duplicated or copied:
+  // the 32 MiB input limit allows millions of values on one axis.
+  for (const auto& [path, values] : base.sweep)
+    if (values.size() > kMaxSweepPoints)
+      throw InputError(base.source, json_pointer_append("/sweep", path),
+                       fmt::format("{} values exceed the limit of {} points per sweep (one axis alone); split the sweep into several "
+                                   "scenarios (simulator/README.md, Troubleshooting and limits)",
+                                   values.size(), kMaxSweepPoints));
   std::vector<std::pair<std::string, std::vector<Json>>> axes;
   for (const auto& [path, values] : base.sweep) {
     std::vector<Json> distinct;
     std::vector<std::string> repeated;
+    std::unordered_set<std::string> seen, seen_repeated;  // hashed: linear in the axis length
     for (const Json& v : values) {
-      if (std::find(distinct.begin(), distinct.end(), v) == distinct.end())
+      std::string text = v.dump();
+      if (seen.insert(text).second)
         distinct.push_back(v);
-      else if (std::find(repeated.begin(), repeated.end(), v.dump()) == repeated.end())
-        repeated.push_back(v.dump());
+      else if (seen_repeated.insert(text).second)
+        repeated.push_back(std::move(text));
     }
     if (!repeated.empty() && warnings) {
       std::string list;
@@ -226,11 +238,24 @@ std::vector<SweepPoint> expand_sweep(const plan::Scenario& base, std::vector<std
   std::vector<SweepPoint> points;
   points.reserve(total);
   std::set<std::string> checked_workloads;
+  // Each point's document is the scenario without its sweep (which describes the space, not the
+  // point): a copy of the whole sweep in every point made memory grow with points × axis length
+  // (20,000 × 2 points went past 22 GB). Only a strategy.kind axis stays, since the strategy's
+  // fields are checked against every kind the sweep may give it (plan/scenario.cpp).
+  Json slim = *base.document;
+  if (auto sweep = slim.find("sweep"); sweep != slim.end()) {
+    Json kept = Json::object();
+    if (sweep->is_object() && sweep->contains("strategy.kind")) kept["strategy.kind"] = (*sweep)["strategy.kind"];
+    if (kept.empty())
+      slim.erase("sweep");
+    else
+      *sweep = std::move(kept);
+  }
   for (std::size_t i = 0; i < total; ++i) {
     SweepPoint p;
     p.index = i;
     p.point = Json::object();
-    Json document = *base.document;
+    Json document = slim;
     std::vector<std::size_t> choice(axes.size());
     std::size_t rest = i;
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -269,9 +294,15 @@ std::vector<SweepPoint> expand_sweep(const plan::Scenario& base, std::vector<std
       blame(e);
     }
     // The point's scenario without the sweep (which describes the space, not the point).
-    Json identity = *p.scenario.document;
-    identity.erase("sweep");
-    p.key = fingerprint(identity.dump());
+    if (p.scenario.document->contains("sweep")) {
+      Json identity = *p.scenario.document;
+      identity.erase("sweep");
+      p.key = fingerprint(identity.dump());
+      p.scenario.document = std::make_shared<const Json>(std::move(identity));
+      p.scenario.sweep.clear();
+    } else {
+      p.key = fingerprint(p.scenario.document->dump());
+    }
     points.push_back(std::move(p));
   }
   return points;
@@ -384,39 +415,57 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
   return summary;
 }
 
-std::vector<Json> read_results(const std::string& path) {
+namespace {
+
+// results.jsonl and sweep.json must be regular files: a FIFO or a device named so would block the
+// read (or never end); refused before anything opens it.
+void require_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw InputError(path, "", "is not a regular file; a sweep's output directory holds results.jsonl and sweep.json as plain files. "
+                               "Nothing was changed: give another --out");
+}
+
+}  // namespace
+
+std::vector<Json> read_results(const std::string& path, std::vector<std::size_t>* line_numbers) {
   std::vector<Json> out;
-  if (!std::filesystem::exists(path)) return out;
-  std::string text;
-  {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
-  }
-  const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-  if (complete < text.size()) std::filesystem::resize_file(path, complete);  // a writer died mid-line
-  std::size_t start = 0, line_number = 1;
-  while (start < complete) {
-    const std::size_t end = text.find('\n', start);
-    const std::string line = text.substr(start, end - start);
-    if (!line.empty()) {
-      try {
-        Json j = Json::parse(line);
-        if (!j.is_object() || !j.contains("index")) throw std::runtime_error("not a result object");
-        out.push_back(std::move(j));
-      } catch (const std::exception&) {
-        throw InputError(path, "line " + std::to_string(line_number), "expected one result object per line");
-      }
-    }
-    start = end + 1;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec)) && !std::filesystem::exists(path, ec)) return out;
+  require_regular_file(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > kMaxResultsBytes)
+    throw InputError(path, "", fmt::format("is {} MiB, more than the {} MiB a sweep's results file can reach ({} points); is this the "
+                                           "right directory? Nothing was changed",
+                                           st.st_size >> 20, kMaxResultsBytes >> 20, kMaxSweepPoints));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
+  // Nothing is cut off the file here: run_sweep decides what to keep once it knows the directory
+  // holds this sweep. An unterminated last line that parses is a line; one that does not is a
+  // write interrupted mid-line, left out (and dropped from the file only if the sweep goes on).
+  std::string line;
+  std::size_t line_number = 0, bytes = 0;
+  while (std::getline(in, line)) {
     ++line_number;
+    bytes += line.size() + 1;
+    if (bytes > kMaxResultsBytes + 1) throw InputError(path, "", fmt::format("grew past {} MiB while being read", kMaxResultsBytes >> 20));
+    const bool terminated = !in.eof();
+    if (line.empty()) continue;
+    try {
+      Json j = Json::parse(line);
+      if (!j.is_object() || !j.contains("index")) throw std::runtime_error("not a result object");
+      out.push_back(std::move(j));
+      if (line_numbers) line_numbers->push_back(line_number);
+    } catch (const std::exception&) {
+      if (!terminated && !Json::accept(line)) break;  // a writer died mid-line
+      throw InputError(path, "line " + std::to_string(line_number), "expected one result object per line");
+    }
   }
   return out;
 }
 
 std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
-                                               const std::string& source) {
+                                               const std::string& source, const std::vector<std::size_t>* line_numbers) {
   std::map<std::string, std::size_t> index_of;
   for (const auto& p : points) index_of.emplace(p.key, p.index);
   std::vector<plan::ResultRecord> out;
@@ -426,7 +475,8 @@ std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& p
     const auto key = r.find("scenario_key");
     if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) continue;
     if (!seen.insert(key->get<std::string>()).second) continue;  // a point recorded twice: keep the first
-    const std::string where = "result " + std::to_string(i + 1);
+    const std::string where = line_numbers && i < line_numbers->size() ? "line " + std::to_string((*line_numbers)[i])
+                                                                       : "result " + std::to_string(i + 1);
     try {
       plan::ResultRecord record = plan::ResultRecord::from_json(json_root(std::make_shared<const Json>(r), source));
       record.index = index_of.at(record.scenario_key);
@@ -492,10 +542,11 @@ Json sweep_identity(const plan::Scenario& base) {
 }
 
 std::optional<Json> read_identity(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  require_regular_file(path);  // a FIFO would block the read
   try {
-    Json j = Json::parse(in);
+    Json j = Json::parse(read_input_text(path, "sweep.json"));
     if (j.is_object() && j.contains("identity")) return j;
   } catch (const std::exception&) {
   }
@@ -516,6 +567,7 @@ class DirectoryWatch {
 public:
   DirectoryWatch(std::string out_dir, std::string results_path, int fd)
       : out_dir_(std::move(out_dir)), results_path_(std::move(results_path)), fd_(fd) {}
+  void watch(std::string results_path) { results_path_ = std::move(results_path); }
   void check(std::size_t finished, std::size_t total) const {
     if (fd_ < 0) return;  // an MPI rank other than 0 writes nothing
     struct stat ours {}, there {};
@@ -566,12 +618,18 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
 
   std::vector<std::size_t> todo;
   SweepSummary summary;
+  // A plain sweep over this same sweep's results recomputes them all, but the old ones stay until
+  // the first new point is written: new lines go to .results.jsonl.new, renamed over results.jsonl
+  // then (a sweep stopped before that, or a forgotten --resume and Ctrl-C, loses nothing).
+  const std::string fresh_path = (std::filesystem::path(options.out_dir) / ".results.jsonl.new").string();
+  bool deferred = false;
   summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
   if (mpi.is_coordinator()) {
     try {
       const Json identity = sweep_identity(base);
       const std::optional<Json> recorded = read_identity(identity_path);
-      const std::vector<Json> existing = read_results(results_path);
+      std::vector<std::size_t> line_numbers;
+      const std::vector<Json> existing = read_results(results_path, &line_numbers);
       // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
       // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
       // results). --resume keeps every line that is a point of this sweep, so it goes on only where
@@ -601,13 +659,14 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
       std::string kept;
       if (options.resume) {
         // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
-        for (const plan::ResultRecord& r : current_results(points, existing, results_path)) {
+        for (const plan::ResultRecord& r : current_results(points, existing, results_path, &line_numbers)) {
           done.insert(r.scenario_key);
           kept += r.to_json().dump() + "\n";
         }
       }
       write_file_atomically(identity_path, identity.dump(2) + "\n");
-      write_file_atomically(results_path, kept);
+      deferred = !options.resume && !existing.empty();
+      if (!deferred) write_file_atomically(results_path, kept);
       for (const auto& p : points)
         if (!done.count(p.key)) todo.push_back(p.index);
       summary.skipped = points.size() - todo.size();
@@ -624,16 +683,36 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   }
   todo = mpi.broadcast_indices(todo);
 
-  const int fd = mpi.is_coordinator() ? ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
-  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + results_path + " for appending: " + std::strerror(errno));
-  const DirectoryWatch watch(options.out_dir, results_path, fd);
+  if (deferred) {
+    // Only a regular file (a leftover of a stopped sweep) is removed; anything else there is refused.
+    struct stat st {};
+    if (::lstat(fresh_path.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode)) throw RunError(fresh_path + " exists and is not a regular file; remove it or give another --out");
+      ::unlink(fresh_path.c_str());
+    }
+  }
+  const std::string& write_path = deferred ? fresh_path : results_path;
+  const int fd = mpi.is_coordinator()
+                     ? ::open(write_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (deferred ? O_EXCL : 0), 0644)
+                     : -1;
+  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + write_path + " for appending: " + std::strerror(errno));
+  DirectoryWatch watch(options.out_dir, write_path, fd);
+  auto drop_fresh = [&] {
+    if (deferred) ::unlink(fresh_path.c_str());  // no new point landed: the old results stay as they were
+  };
   std::size_t finished = 0, failures_shown = 0;
   constexpr std::size_t kFailuresShown = 10;
   // One write() per line with O_APPEND: a reader never sees two lines interleaved, and a kill
-  // leaves at most one partial last line, which read_results cuts off.
+  // leaves at most one partial last line, which read_results leaves out and the next sweep drops.
   auto append = [&](const std::string& line) {
     watch.check(finished, todo.size());
     write_all(fd, line + "\n");
+    if (deferred) {
+      if (::rename(fresh_path.c_str(), results_path.c_str()) != 0)
+        throw RunError("cannot rename " + fresh_path + " to " + results_path + ": " + std::strerror(errno));
+      deferred = false;
+      watch.watch(results_path);
+    }
     ++finished;
     // A failed point is named on the terminal as it fails, with the first line of its error.
     const Json j = Json::parse(line, nullptr, false);
@@ -655,6 +734,7 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
     }
   } catch (...) {
     if (fd >= 0) ::close(fd);
+    drop_fresh();
     throw;
   }
   if (mpi.is_coordinator()) {
@@ -662,10 +742,12 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
       watch.check(finished, todo.size());
     } catch (...) {
       ::close(fd);
+      drop_fresh();
       throw;
     }
   }
   if (fd >= 0) ::close(fd);
+  drop_fresh();
   if (failures_shown > kFailuresShown)
     std::fprintf(stderr, "trainsim: ... and %zu more failed points (their errors are in %s)\n", failures_shown - kFailuresShown,
                  results_path.c_str());
@@ -673,7 +755,9 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   summary.failed = ran.failed;
   summary.interrupted = ran.interrupted;
   if (mpi.is_coordinator()) {
-    write_sweep_outputs(base, current_results(points, read_results(results_path), results_path), options.out_dir);
+    std::vector<std::size_t> line_numbers;
+    const std::vector<Json> lines = read_results(results_path, &line_numbers);
+    write_sweep_outputs(base, current_results(points, lines, results_path, &line_numbers), options.out_dir);
   }
   return summary;
 }

@@ -3,6 +3,7 @@
 // process (SimGrid allows one engine per process), results appended to DIR/results.jsonl as they
 // finish, then DIR/results.csv and DIR/report.html.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,11 +23,13 @@ struct SweepPoint {
 };
 
 /// The most points one sweep may have. Each point is checked and held in memory as a typed
-/// scenario before the first one runs, and each is simulated in its own process: 100,000 points of
-/// the audit's resnet18 scenario took 9.8 s to check and 1.1 GB (11 kB a point) on the 2-core VM,
-/// and take hours to simulate. A sweep over the limit is refused before anything is allocated.
+/// scenario (without the sweep's axes) before the first one runs, and each is simulated in its own
+/// process: 100,000 resnet18 points took 350 MB (3.5 kB a point) and 6 to 8 s to check on the
+/// 2-core VM under load, the same with a 50,000-value axis as with two short ones, and take hours
+/// to simulate. A sweep over the limit, or one axis longer than it, is refused before anything is
+/// allocated.
 inline constexpr std::size_t kMaxSweepPoints = 100000;
-inline constexpr int kSweepPointKiB = 11;
+inline constexpr int kSweepPointKiB = 4;
 
 /// Every point of `base`'s sweep (one point, with an empty `point`, when it has none), each read
 /// into a typed scenario once, here; a path that is not a scenario field is reported at /sweep/<path> with the
@@ -66,16 +69,25 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
                                 const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
                                 const std::function<void()>& on_tick);
 
-/// Reads results.jsonl: one parsed object per complete line. A trailing partial line (a writer
-/// killed mid-write) is cut off the file. Lines that are not JSON objects are an InputError.
-std::vector<Json> read_results(const std::string& path);
+/// The largest results.jsonl a sweep reads back (--resume, the final results.csv): 512 MiB. A
+/// result line is 2 to 3 kB, so kMaxSweepPoints points write about 300 MB; 263 MB (110,000 lines)
+/// took 0.8 GB to read on the 2-core VM, so the limit keeps a read under about 1.7 GB.
+inline constexpr std::uint64_t kMaxResultsBytes = 512ull << 20;
+
+/// Reads results.jsonl: one parsed object per line; `line_numbers`, when given, receives each
+/// object's line number (from 1). Never changes the file. An unterminated last line that is not
+/// JSON (a writer killed mid-write) is left out; one that is JSON counts as a line. Other lines
+/// that are not result objects, a file that is not regular (a FIFO, a device) or larger than
+/// kMaxResultsBytes are an InputError.
+std::vector<Json> read_results(const std::string& path, std::vector<std::size_t>* line_numbers = nullptr);
 
 /// The lines of `results` that belong to `points` (same scenario_key: same scenario document),
 /// one per point, with their index set to the point's current index, sorted by index. Lines of
 /// other scenarios (an edited scenario, another --set) are left out. A kept line without the
-/// fields of a result or an error is an InputError naming `source`.
+/// fields of a result or an error is an InputError naming `source` and its line (from
+/// `line_numbers`, read_results's, when given; else "result N").
 std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
-                                               const std::string& source);
+                                               const std::string& source, const std::vector<std::size_t>* line_numbers = nullptr);
 
 /// Writes results.csv and report.html for `results` (sorted by index) into `out_dir`, atomically.
 void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results, const std::string& out_dir);

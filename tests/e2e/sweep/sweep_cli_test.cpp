@@ -124,6 +124,35 @@ TEST(Sweep, ResumeCutsAPartialLastLine) {
   EXPECT_EQ(results_by_index(dir).size(), 8u);
 }
 
+// A last line that is whole JSON but lost its newline is a result, not an interrupted write: kept.
+TEST(Sweep, ResumeKeepsAnUnterminatedWholeLastLine) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-unterminated");
+  ASSERT_EQ(run_trainsim({"sweep", good("small_sweep.json"), "--out", dir}).exit_code, 0);
+  auto lines = lines_of(dir + "/results.jsonl");
+  {
+    std::ofstream out(dir + "/results.jsonl", std::ios::trunc);
+    for (std::size_t i = 0; i < lines.size(); ++i) out << lines[i] << (i + 1 < lines.size() ? "\n" : "");
+  }
+  const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--resume"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 simulated, 8 already done"), std::string::npos) << r.out;
+  EXPECT_EQ(results_by_index(dir).size(), 8u);
+}
+
+// Another sweep's directory is refused before anything is read into it or cut off it: a partial
+// last line stays, byte for byte.
+TEST(Sweep, RefusalLeavesAPartialLastLineInPlace) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-refused-partial");
+  {
+    std::ofstream out(dir + "/results.jsonl", std::ios::binary);
+    out << "{\"index\":0,\"a\":1}\n{\"index\":1,\"b\":";
+  }
+  const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  std::ifstream in(dir + "/results.jsonl", std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "{\"index\":0,\"a\":1}\n{\"index\":1,\"b\":");
+}
+
 std::string text_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
