@@ -98,7 +98,10 @@ std::string prepare_directory(bool& have_devices) {
 
 trainsim_test::CliResult run_bash(const std::string& script, const std::string& dir) {
   const std::string bin = fs::path(trainsim_test::trainsim_binary()).parent_path().string();
-  const std::string full = "export PATH='" + bin + "':\"$PATH\"; " + script;
+  // limit_vmem KB: `ulimit -v` for the rows that prove bounded memory, except under AddressSanitizer,
+  // whose shadow memory cannot be mapped under such a limit.
+  const std::string full = "export PATH='" + bin + "':\"$PATH\"; " +
+                           "limit_vmem() { ldd \"$(command -v trainsim)\" | grep -q libasan || ulimit -v \"$1\"; }; " + script;
   return trainsim_test::run_program({"timeout", "120", "bash", "-c", full}, dir);
 }
 
