@@ -537,7 +537,12 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
     plan::check_against_platform(scenario);
   }
   const TrainingPlan plan = early_plan ? std::move(*early_plan) : plan::build_training_plan(scenario, workload);
-  if (!early_plan) plan::check_simulation_size(plan, scenario);
+  if (!early_plan) {
+    // The same limits as above, now that SimGrid has said how many hosts the XML holds: its actors
+    // are not created yet (past vm.max_map_count their stacks aborted SimGrid, signal 6).
+    plan::check_simulation_size(plan, scenario);
+    check_gpu_actors(scenario, plan, gpu_groups(plan).size());
+  }
   TRAINSIM_CHECK(sim.gpu_count() == plan.gpus, "the built platform has a different GPU count than the plan");
   TRAINSIM_CHECK(!plan.nccl_intra_node_latency_s || *plan.nccl_intra_node_latency_s == spec.intra_node.latency_s,
                  "the simulation runs the plan's NCCL fabric latency");
