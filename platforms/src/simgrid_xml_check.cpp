@@ -118,6 +118,7 @@ private:
       if (!self_closing) zones.push_back(Zone{get("id"), get("routing"), {}, {}, {}});
     } else if (!zones.empty() && name == "host") {
       zones.back().hosts.emplace_back(get("id"), line);
+      check_table_size(zones.back());  // at the host that passes it, before the platform limit
     } else if (!zones.empty() && name == "route") {
       const std::string src = get("src"), dst = get("dst"), sym = get("symmetrical");
       zones.back().routes.insert({src, dst});
@@ -270,18 +271,22 @@ private:
     }
   }
 
-  /// SimGrid 3.32 crashes on a flow between hosts without a route: a Full zone needs a route for
-  /// every pair of its hosts, and in Floyd / Dijkstra zones every host must be on some route.
-  void check_zone(const Zone& z) const {
-    // Full and Floyd routing keep tables over every pair of a zone's hosts (Floyd three of them):
-    // measured with `platform info` on a Floyd chain, 4,096 hosts take 0.8 s and 440 MB, so 16,384
-    // would take about 7 GB. A file within the size limit could hold 200,000 hosts.
+  /// Full and Floyd routing keep tables over every pair of a zone's hosts (Floyd three of them):
+  /// measured with `platform info` on a Floyd chain, 4,096 hosts take 0.8 s and 440 MB, so 16,384
+  /// would take about 7 GB. A file within the size limit could hold 200,000 hosts.
+  void check_table_size(const Zone& z) const {
     constexpr std::size_t kMaxTableHosts = 4096;
     if ((z.routing == "Full" || z.routing == "Floyd") && z.hosts.size() > kMaxTableHosts)
       refuse(z.hosts[kMaxTableHosts].second,
              "zone '" + z.id + "' (routing \"" + z.routing + "\") has more than " + std::to_string(kMaxTableHosts) +
                  " hosts: SimGrid keeps a table of every host pair for it (4,096 hosts: 440 MB); use routing "
                  "\"Dijkstra\", a <cluster>, or nested zones");
+  }
+
+  /// SimGrid 3.32 crashes on a flow between hosts without a route: a Full zone needs a route for
+  /// every pair of its hosts, and in Floyd / Dijkstra zones every host must be on some route.
+  void check_zone(const Zone& z) const {
+    check_table_size(z);
     if (z.hosts.size() < 2) return;
     if (z.routing == "Full") {
       for (const auto& [a, line_a] : z.hosts)

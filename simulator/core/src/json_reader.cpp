@@ -75,8 +75,8 @@ std::int64_t JsonNode::int_at_least(std::int64_t min) const {
 
 int JsonNode::int_in(int lo, int hi) const {
   const std::int64_t v = as_int();
-  if (v < lo || v > hi)
-    throw error("must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
+  if (v < lo) throw error("must be ≥ " + std::to_string(lo) + ", got " + std::to_string(v));
+  if (v > hi) throw error("must be ≤ " + std::to_string(hi) + ", got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
