@@ -216,7 +216,7 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
     in.pcie_bandwidth_Bps = bandwidth_in_range(pcie, kGBps, "GB/s");
   }
   if (auto s = node.find("pcie_switches")) {
-    in.pcie_switches = static_cast<int>(s->int_at_least(0));
+    in.pcie_switches = s->int_in(0, kMaxGpusPerNode);
     if (in.pcie_switches > spec.gpus_per_node)
       throw s->error("must be ≤ gpus_per_node (" + std::to_string(spec.gpus_per_node) + "), got " +
                      std::to_string(in.pcie_switches));

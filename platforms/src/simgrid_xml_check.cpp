@@ -1,7 +1,9 @@
 #include "simgrid_xml_check.hpp"
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -110,11 +112,13 @@ private:
     }
     if (name == "cluster" || name == "cabinet" || name == "peer" || name == "include" || name == "host_link")
       generates_links_ = true;
+    count_hosts(name, attrs, line);
     if (name == "link_ctn") link_refs_.emplace_back(get("id"), line);
     if (name == "zone" || name == "AS") {
       if (!self_closing) zones.push_back(Zone{get("id"), get("routing"), {}, {}, {}});
     } else if (!zones.empty() && name == "host") {
       zones.back().hosts.emplace_back(get("id"), line);
+      check_table_size(zones.back());  // at the host that passes it, before the platform limit
     } else if (!zones.empty() && name == "route") {
       const std::string src = get("src"), dst = get("dst"), sym = get("symmetrical");
       zones.back().routes.insert({src, dst});
@@ -123,6 +127,64 @@ private:
       zones.back().routed.insert(dst);
     }
   }
+
+  /// The hosts SimGrid would build, counted before it reads the file: a <cluster> or <cabinet>
+  /// builds one per number of its `radical` (a comma-separated list of N and N-M), a <host> or
+  /// <peer> one. SimGrid builds a 200-byte cluster of radical "0-9999999" for minutes and gigabytes,
+  /// so the platform limit (kMaxGpus hosts) is refused at the line that passes it.
+  void count_hosts(const std::string& name, const std::map<std::string, std::string>& attrs, std::size_t line) {
+    std::uint64_t n = 0;
+    if (name == "host" || name == "peer") {
+      n = 1;
+    } else if (name == "cluster" || name == "cabinet") {
+      const auto it = attrs.find("radical");
+      if (it == attrs.end()) return;  // SimGrid names the missing attribute
+      n = radical_size(it->second);
+    } else {
+      return;
+    }
+    host_count_ = std::min<std::uint64_t>(host_count_ + n, kMaxRadical);
+    if (host_count_ > static_cast<std::uint64_t>(kMaxGpus))
+      refuse(line, element_text(name, attrs) + " brings the platform to " +
+                       (host_count_ >= kMaxRadical ? "more than " + std::to_string(kMaxRadical) : std::to_string(host_count_)) +
+                       " hosts, more than the " + std::to_string(kMaxGpus) +
+                       " trainsim builds (SimGrid 3.32's platform construction grows faster than linearly in the hosts; "
+                       "simulator/README.md, Troubleshooting and limits)");
+  }
+  /// The numbers of a `radical` ("0-99", "0-3,8,10-11"), capped at kMaxRadical; a piece that is not
+  /// N or N-M with N <= M counts nothing (SimGrid names it when it reads the file).
+  static std::uint64_t radical_size(const std::string& radical) {
+    std::uint64_t total = 0;
+    std::stringstream pieces(radical);
+    std::string piece;
+    while (std::getline(pieces, piece, ',')) {
+      std::size_t at = 0;
+      auto number = [&piece, &at]() -> std::optional<std::uint64_t> {
+        while (at < piece.size() && std::isspace(static_cast<unsigned char>(piece[at]))) ++at;
+        const std::size_t start = at;
+        std::uint64_t v = 0;
+        for (; at < piece.size() && std::isdigit(static_cast<unsigned char>(piece[at])); ++at)
+          v = std::min<std::uint64_t>(v * 10 + static_cast<std::uint64_t>(piece[at] - '0'), kMaxRadical);
+        if (at == start) return std::nullopt;
+        while (at < piece.size() && std::isspace(static_cast<unsigned char>(piece[at]))) ++at;
+        return v;
+      };
+      const auto first = number();
+      if (!first) continue;
+      std::uint64_t last = *first;
+      if (at < piece.size() && piece[at] == '-') {
+        ++at;
+        const auto second = number();
+        if (!second) continue;
+        last = *second;
+      }
+      if (at != piece.size() || last < *first) continue;
+      total = std::min<std::uint64_t>(total + (last - *first) + 1, kMaxRadical);
+    }
+    return total;
+  }
+  /// Where host counts saturate: far above the limit, far below overflow.
+  static constexpr std::uint64_t kMaxRadical = 1'000'000'000'000ULL;
 
   /// A number with one of SimGrid's unit suffixes, in the base unit (flop/s, bytes/s or seconds);
   /// nullopt when the text is not a number with a known unit (SimGrid names that when it reads the
@@ -209,18 +271,22 @@ private:
     }
   }
 
-  /// SimGrid 3.32 crashes on a flow between hosts without a route: a Full zone needs a route for
-  /// every pair of its hosts, and in Floyd / Dijkstra zones every host must be on some route.
-  void check_zone(const Zone& z) const {
-    // Full and Floyd routing keep tables over every pair of a zone's hosts (Floyd three of them):
-    // measured with `platform info` on a Floyd chain, 4,096 hosts take 0.8 s and 440 MB, so 16,384
-    // would take about 7 GB. A file within the size limit could hold 200,000 hosts.
+  /// Full and Floyd routing keep tables over every pair of a zone's hosts (Floyd three of them):
+  /// measured with `platform info` on a Floyd chain, 4,096 hosts take 0.8 s and 440 MB, so 16,384
+  /// would take about 7 GB. A file within the size limit could hold 200,000 hosts.
+  void check_table_size(const Zone& z) const {
     constexpr std::size_t kMaxTableHosts = 4096;
     if ((z.routing == "Full" || z.routing == "Floyd") && z.hosts.size() > kMaxTableHosts)
       refuse(z.hosts[kMaxTableHosts].second,
              "zone '" + z.id + "' (routing \"" + z.routing + "\") has more than " + std::to_string(kMaxTableHosts) +
                  " hosts: SimGrid keeps a table of every host pair for it (4,096 hosts: 440 MB); use routing "
                  "\"Dijkstra\", a <cluster>, or nested zones");
+  }
+
+  /// SimGrid 3.32 crashes on a flow between hosts without a route: a Full zone needs a route for
+  /// every pair of its hosts, and in Floyd / Dijkstra zones every host must be on some route.
+  void check_zone(const Zone& z) const {
+    check_table_size(z);
     if (z.hosts.size() < 2) return;
     if (z.routing == "Full") {
       for (const auto& [a, line_a] : z.hosts)
@@ -313,6 +379,7 @@ private:
   std::map<std::string, std::size_t> hosts_, links_;              // id, line
   std::vector<std::pair<std::string, std::size_t>> link_refs_;   // <link_ctn> id, line
   bool generates_links_ = false;
+  std::uint64_t host_count_ = 0;  // hosts the file builds so far (count_hosts)
 };
 
 }  // namespace

@@ -199,7 +199,9 @@ int run_collective(const CollectiveCliOptions& o) {
   if (hd_order) request.options.hd_order = *hd_order;
   request.gpus = o.gpus;
   // Refused before the platform is built: a step-level run past the limit would run for hours.
-  if (request.options.representation == plan::Representation::step && !spec.simgrid_xml) {
+  // A SimGrid XML platform's hosts are counted once SimGrid has read the file (bounded by the
+  // platform limit before): without --gpus, the engine refuses then, before anything runs.
+  if (request.options.representation == plan::Representation::step && (!spec.simgrid_xml || o.gpus > 0)) {
     const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : spec.total_gpus());
     if (!why.empty()) throw InputError("command line", "--representation", why);
   }

@@ -21,6 +21,7 @@
 #include "trainsim/fitting/divergence.hpp"
 #include "trainsim/fitting/paleo.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
 
 namespace trainsim::app {
@@ -176,7 +177,7 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
           if (auto k = m.find(key))
             throw k->error(fmt::format("sets the servers of kind \"parameter_server\" only, and this strategy's kind is {}",
                                        kind->raw().dump()));
-      if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = static_cast<int>(spn->int_at_least(1));
+      if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = spn->int_in(1, platforms::kMaxGpusPerNode);
       if (auto at = m.find("servers_at")) {
         at->require_array();
         for (const JsonNode& e : at->elements()) {
@@ -185,8 +186,8 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
           ServerCount c;
           c.model = e.at("model").as_string();
           if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
-          c.nodes = static_cast<int>(e.at("nodes").int_at_least(1));
-          c.servers = static_cast<int>(e.at("servers").int_at_least(1));
+          c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
+          c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
           mapping.servers_at.push_back(std::move(c));
         }
       }

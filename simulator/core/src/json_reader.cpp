@@ -73,6 +73,13 @@ std::int64_t JsonNode::int_at_least(std::int64_t min) const {
   return v;
 }
 
+int JsonNode::int_in(int lo, int hi) const {
+  const std::int64_t v = as_int();
+  if (v < lo) throw error("must be ≥ " + std::to_string(lo) + ", got " + std::to_string(v));
+  if (v > hi) throw error("must be ≤ " + std::to_string(hi) + ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
 std::string JsonNode::as_string() const {
   if (!value_->is_string()) type_error("a string");
   return value_->get<std::string>();

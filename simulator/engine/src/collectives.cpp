@@ -494,6 +494,11 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
     throw InputError("collective request", "gpus",
                      "hierarchical all-reduce needs whole nodes: " + std::to_string(n) + " is not a multiple of " +
                          std::to_string(sim.gpus_per_node()) + " GPUs per node");
+  // Known here for a SimGrid XML platform (its hosts), checked before anything runs.
+  if (request.options.representation == plan::Representation::step) {
+    const std::string why = plan::step_representation_refusal(n);
+    if (!why.empty()) throw InputError("collective request", "representation", why);
+  }
   std::vector<int> ranks(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) ranks[std::size_t(i)] = i;
   // Tuned before simulating: a request NCCL would not run is bad input, not a failure inside an actor.

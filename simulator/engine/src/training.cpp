@@ -638,7 +638,10 @@ IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOp
   scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
   plan::check_against_platform(scenario);
   const TrainingPlan plan = plan::build_training_plan(scenario, workload);
+  // The same limits as above, now that SimGrid has said how many hosts the XML holds: its actors
+  // are not created yet (past vm.max_map_count their stacks aborted SimGrid, signal 6).
   plan::check_simulation_size(plan, scenario);
+  check_gpu_actors(plan, gpu_groups(plan).size(), scenario.source, "/strategy/aggregation", "/heterogeneity");
   return execute_plan(plan, sim, options, wall_start);
 }
 

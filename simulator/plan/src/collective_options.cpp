@@ -53,6 +53,15 @@ std::string step_representation_refusal(int ranks) {
          "which run one step or one flow per hop";
 }
 
+std::string step_iteration_refusal(long long transfers, std::size_t collectives, int gpus) {
+  if (transfers <= kMaxStepTransfers) return "";
+  return "the step representation simulates every step's flows of every bucket's all-reduce: this iteration's " +
+         std::to_string(collectives) + " all-reduces on " + std::to_string(gpus) + " GPUs make " + std::to_string(transfers) +
+         " step-level transfers (2 n(n-1) per all-reduce of n GPUs), past the " + std::to_string(kMaxStepTransfers) +
+         " run within about a minute (32 GPUs of 107 per-layer buckets, 212288 of them: 54 s) (simulator/README.md, "
+         "Troubleshooting and limits): use auto, coarse or lockstep, or fewer, larger buckets (strategy.bucket_MB)";
+}
+
 std::optional<ServerRepresentation> parse_server_representation(const std::string& name) {
   if (name == "auto") return ServerRepresentation::automatic;
   if (name == "coarse") return ServerRepresentation::coarse;

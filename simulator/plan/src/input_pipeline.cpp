@@ -1,5 +1,6 @@
 #include "trainsim/plan/input_pipeline.hpp"
 
+#include <limits>
 #include <algorithm>
 
 namespace trainsim::plan {
@@ -40,7 +41,7 @@ Json InputPipelineTiming::to_json() const {
 InputPipelineTiming InputPipelineTiming::from_json(const JsonNode& node) {
   node.allow_only({"loader_threads", "cores_per_gpu", "load_s", "compute_iteration_s", "wait_s"});
   InputPipelineTiming t;
-  t.loader_threads = static_cast<int>(node.at("loader_threads").int_at_least(1));
+  t.loader_threads = node.at("loader_threads").int_in(1, std::numeric_limits<int>::max());
   t.cores_per_gpu = node.at("cores_per_gpu").as_number();
   t.load_s = node.at("load_s").as_number();
   t.compute_iteration_s = node.at("compute_iteration_s").as_number();

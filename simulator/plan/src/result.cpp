@@ -67,7 +67,7 @@ Json ModelVariables::to_json() const {
 ModelVariables ModelVariables::from_json(const JsonNode& node) {
   node.require_object();
   ModelVariables v;
-  v.gpus_per_node = static_cast<int>(node.at("gpus_per_node").int_at_least(0));
+  v.gpus_per_node = node.at("gpus_per_node").int_in(0, std::numeric_limits<int>::max());
   v.batch_per_gpu = node.at("batch_per_gpu").as_number();
   v.flops_per_sample = node.at("flops_per_sample").as_number();
   v.model_bytes = node.at("model_bytes").as_number();
@@ -77,8 +77,8 @@ ModelVariables ModelVariables::from_json(const JsonNode& node) {
   v.intra_node_latency_us = node.at("intra_node_latency_us").as_number();
   v.network_bandwidth_Gbps = node.at("network_bandwidth_Gbps").as_number();
   v.network_latency_us = node.at("network_latency_us").as_number();
-  v.nics_per_node = static_cast<int>(node.at("nics_per_node").int_at_least(0));
-  v.servers = static_cast<int>(node.at("servers").int_at_least(0));
+  v.nics_per_node = node.at("nics_per_node").int_in(0, std::numeric_limits<int>::max());
+  v.servers = node.at("servers").int_in(0, std::numeric_limits<int>::max());
   v.single_gpu_time_s = node.at("single_gpu_time_s").as_number();
   v.dataset_samples = node.at("dataset_samples").as_number();
   return v;
@@ -117,11 +117,11 @@ CpuReport CpuReport::from_json(const JsonNode& node) {
                    "core_utilisation", "mean_concurrent_ops", "mean_threads_per_op", "memory_busy_fraction", "ops"});
   CpuReport r;
   r.cpu = node.at("cpu").as_string();
-  r.sockets = static_cast<int>(node.at("sockets").int_at_least(1));
-  r.physical_cores = static_cast<int>(node.at("physical_cores").int_at_least(1));
-  r.logical_cores = static_cast<int>(node.at("logical_cores").int_at_least(1));
-  r.inter_op_pools = static_cast<int>(node.at("inter_op_pools").int_at_least(1));
-  r.intra_op_threads = static_cast<int>(node.at("intra_op_threads").int_at_least(1));
+  r.sockets = node.at("sockets").int_in(1, std::numeric_limits<int>::max());
+  r.physical_cores = node.at("physical_cores").int_in(1, std::numeric_limits<int>::max());
+  r.logical_cores = node.at("logical_cores").int_in(1, std::numeric_limits<int>::max());
+  r.inter_op_pools = node.at("inter_op_pools").int_in(1, std::numeric_limits<int>::max());
+  r.intra_op_threads = node.at("intra_op_threads").int_in(1, std::numeric_limits<int>::max());
   r.mode = node.at("mode").one_of({"training", "inference"});
   r.average_width = node.at("average_width").as_number();
   r.core_utilisation = node.at("core_utilisation").as_number();
@@ -130,7 +130,7 @@ CpuReport CpuReport::from_json(const JsonNode& node) {
   r.memory_busy_fraction = node.at("memory_busy_fraction").as_number();
   for (const auto& op : node.at("ops").elements()) {
     op.allow_only({"name", "threads", "start_s", "end_s"});
-    r.ops.push_back(CpuOpUse{op.at("name").as_string(), static_cast<int>(op.at("threads").int_at_least(1)), op.at("start_s").as_number(),
+    r.ops.push_back(CpuOpUse{op.at("name").as_string(), op.at("threads").int_in(1, std::numeric_limits<int>::max()), op.at("start_s").as_number(),
                              op.at("end_s").as_number()});
   }
   return r;
@@ -207,8 +207,8 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     v->require_object();
     r.point = v->raw();
   }
-  r.gpus = static_cast<int>(node.at("gpus").int_at_least(1));
-  r.nodes = static_cast<int>(node.find("nodes") ? node.at("nodes").int_at_least(1) : 0);
+  r.gpus = node.at("gpus").int_in(1, std::numeric_limits<int>::max());
+  r.nodes = node.find("nodes") ? node.at("nodes").int_in(1, std::numeric_limits<int>::max()) : 0;
   r.global_batch = node.at("global_batch").as_number();
   r.iteration_time_s = node.at("iteration_time_s").as_number();
   r.samples_per_s = node.at("samples_per_s").as_number();
@@ -237,7 +237,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     r.bound.kind = read_bound_kind(bound->at("kind"));
     r.bound.resource = bound->at("resource").as_string();
     r.bound.link_class = bound->at("class").as_string();
-    r.bound.connections = static_cast<int>(bound->at("connections").int_at_least(0));
+    r.bound.connections = bound->at("connections").int_in(0, std::numeric_limits<int>::max());
     r.bound.share = bound->at("share").as_number();
     r.bound.sentence = bound->at("sentence").as_string();
   }
@@ -271,9 +271,9 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     for (const auto& x : list->elements()) {
       x.allow_only({"id", "host", "node", "bytes"});
       ServerLoad sv;
-      sv.id = static_cast<int>(x.at("id").int_at_least(0));
+      sv.id = x.at("id").int_in(0, std::numeric_limits<int>::max());
       sv.host = x.at("host").as_string();
-      sv.node = x.at("node").is_null() ? -1 : static_cast<int>(x.at("node").int_at_least(0));
+      sv.node = x.at("node").is_null() ? -1 : x.at("node").int_in(0, std::numeric_limits<int>::max());
       sv.bytes = x.at("bytes").as_number();
       r.servers.push_back(sv);
     }

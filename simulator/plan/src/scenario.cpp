@@ -1,5 +1,6 @@
 #include "trainsim/plan/scenario.hpp"
 
+#include <limits>
 #include <algorithm>
 #include <filesystem>
 
@@ -128,7 +129,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = node.find("bucket_MB")) s.bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("first_bucket_MB")) s.first_bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("overlap")) s.overlap = v->as_bool();
-  if (auto v = only_for_ps("servers")) s.servers = static_cast<int>(v->int_at_least(1));
+  if (auto v = only_for_ps("servers")) s.servers = v->int_in(1, std::numeric_limits<int>::max());  // more than the platform holds: refused below
   if (auto v = only_for_ps("server_placement"))
     s.placement = v->one_of({"colocated", "dedicated"}) == "colocated" ? ServerPlacement::colocated : ServerPlacement::dedicated;
   if (auto v = only_for_ps("aggregation")) {

@@ -567,7 +567,18 @@ void check_size(const TrainingPlan& plan, const std::string& source, const std::
                            "and limits): use \"auto\" or \"coarse\", which give every flow the same max-min rate in groups");
   }
   if (plan.servers.empty() && parse_representation(plan.representation) == Representation::step) {
-    const std::string why = step_representation_refusal(plan.gpus);
+    std::string why = step_representation_refusal(plan.gpus);
+    if (why.empty()) {
+      // One all-reduce per bucket: the whole iteration's step work is bounded, not one collective's.
+      long long transfers = 0;
+      std::size_t collectives = 0;
+      for (const CommOp& op : plan.ops)
+        if (op.kind == CommKind::all_reduce && op.ranks > 1) {
+          transfers += 2LL * op.ranks * (op.ranks - 1);
+          ++collectives;
+        }
+      why = step_iteration_refusal(transfers, collectives, plan.gpus);
+    }
     if (!why.empty()) throw InputError(source, representation_at, why);
   }
 }

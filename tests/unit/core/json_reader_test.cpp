@@ -34,6 +34,18 @@ TEST(JsonReader, RangeErrorNamesFileAndPointer) {
   EXPECT_EQ(e.location(), "/platform/nodes");
 }
 
+// A count stored as int is bounded before the cast: 2^31 aborted later, 2^32 + 1 became 1.
+TEST(JsonReader, IntInBoundsBeforeNarrowing) {
+  auto root = parse_json_text(R"({"a": 2147483648, "b": 4294967297, "c": 7, "d": 7.0})", "s.json");
+  EXPECT_EQ(root.at("c").int_in(1, 65536), 7);
+  EXPECT_EQ(root.at("d").int_in(7, 7), 7);
+  EXPECT_STREQ(error_of([&] { (void)root.at("a").int_in(1, 65536); }).what(),
+               "s.json: /a: must be ≤ 65536, got 2147483648");
+  EXPECT_STREQ(error_of([&] { (void)root.at("b").int_in(0, 2147483647); }).what(),
+               "s.json: /b: must be ≤ 2147483647, got 4294967297");
+  EXPECT_EQ(error_of([&] { (void)root.at("c").int_in(8, 9); }).location(), "/c");
+}
+
 TEST(JsonReader, TypeErrorsSayWhatWasExpected) {
   auto root = parse_json_text(R"({"n": "four", "f": 2.5, "b": 1})", "t.json");
   EXPECT_NE(std::string(error_of([&] { root.at("n").as_number(); }).what()).find("expected a number, got string \"four\""),

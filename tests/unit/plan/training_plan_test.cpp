@@ -587,7 +587,8 @@ TEST(SimulationSize, FlowLevelPastItsLimitIsRefusedAtTheRepresentation) {
 TEST(SimulationSize, StepRepresentationPastItsLimitIsRefusedAtTheRepresentation) {
   EXPECT_EQ(step_representation_refusal(kMaxStepRanks), "");
   EXPECT_NE(step_representation_refusal(kMaxStepRanks + 1).find("lockstep"), std::string::npos);
-  const Json strategy{{"kind", "ring_allreduce"}, {"representation", "step"}};
+  // One bucket: a single all-reduce on kMaxStepRanks GPUs is exactly the iteration's step limit.
+  const Json strategy{{"kind", "ring_allreduce"}, {"representation", "step"}, {"bucket_MB", 1000}};
   const Scenario within = read_scenario(scenario_json(kMaxStepRanks / 8, strategy), "plan_test.json");
   EXPECT_NO_THROW(check_simulation_size(build_training_plan(within, load_scenario_workload(within)), within));
   const Scenario past = read_scenario(scenario_json(kMaxStepRanks / 8 + 1, strategy), "plan_test.json");
@@ -597,6 +598,28 @@ TEST(SimulationSize, StepRepresentationPastItsLimitIsRefusedAtTheRepresentation)
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), "/strategy/representation");
     EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxStepRanks)), std::string::npos) << e.what();
+  }
+}
+
+// A training iteration runs one all-reduce per bucket: 256 GPUs of per-layer buckets passed the
+// per-collective limit and ran past 90 s. The whole iteration's step-level transfers are bounded.
+TEST(SimulationSize, StepRepresentationBoundsTheWholeIterationNotOneCollective) {
+  EXPECT_EQ(step_iteration_refusal(kMaxStepTransfers, 1, kMaxStepRanks), "");
+  const Json five{{"kind", "ring_allreduce"}, {"representation", "step"}};  // 25 MB buckets
+  const Scenario few = read_scenario(scenario_json(4, five), "plan_test.json");
+  EXPECT_NO_THROW(check_simulation_size(build_training_plan(few, load_scenario_workload(few)), few));
+  const Json per_layer{{"kind", "ring_allreduce"}, {"representation", "step"}, {"bucket_MB", 0}};
+  for (int nodes : {4, 32}) {
+    const Scenario many = read_scenario(scenario_json(nodes, per_layer), "plan_test.json");
+    try {
+      check_simulation_size(build_training_plan(many, load_scenario_workload(many)), many);
+      FAIL() << "step with per-layer buckets on " << many.gpus() << " GPUs was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.location(), "/strategy/representation");
+      EXPECT_NE(std::string(e.what()).find("step-level transfers"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxStepTransfers)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("fewer, larger buckets"), std::string::npos) << e.what();
+    }
   }
 }
 

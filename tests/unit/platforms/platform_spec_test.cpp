@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include <set>
 #include <string>
+
+#include <unistd.h>
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/json_reader.hpp"
@@ -342,3 +346,49 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = param.param.file;
       return name.substr(0, name.find('.'));
     });
+
+namespace {
+/// Writes `body` inside a <platform> to a fresh XML file and loads it as a platform.
+tp::PlatformSpec load_xml(const std::string& name, const std::string& body) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trainsim_xml_limit_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                         "<platform version=\"4.1\">\n" << body << "</platform>\n";
+  return tp::load_platform(path.string());
+}
+std::string cluster(const std::string& id, const std::string& radical) {
+  return "<cluster id=\"" + id + "\" prefix=\"" + id + "-\" suffix=\"\" radical=\"" + radical +
+         "\" speed=\"1Tf\" bw=\"10GBps\" lat=\"1us\"/>\n";
+}
+}  // namespace
+
+// A 200-byte <cluster> of radical 0-9999999 made SimGrid build ten million hosts (> 3 GB, > 20 s)
+// before the 65,536 limit was checked: the radicals are summed before SimGrid reads the file.
+TEST(XmlHostLimit, ClusterRadicalsAreSummedBeforeSimGridReadsTheFile) {
+  try {
+    (void)load_xml("huge.xml", "<zone id=\"z\" routing=\"Full\">\n" + cluster("c", "0-9999999") + "</zone>\n");
+    FAIL() << "a cluster of 10,000,000 hosts was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "line 5") << e.what();
+    EXPECT_NE(e.detail().find("10000000 hosts, more than the 65536"), std::string::npos) << e.what();
+  }
+  // Lists and sums over clusters and hosts: 40,000 + 25,536 = 65,536 is the limit, one host more is past it.
+  EXPECT_NO_THROW((void)load_xml("edge.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-9999,10000-39999") +
+                                                 cluster("b", "1-25535,0") + "</zone>\n"));
+  try {
+    (void)load_xml("past.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-39999") + cluster("b", "0-25535") +
+                                   "<host id=\"extra\" speed=\"1Tf\"/>\n</zone>\n");
+    FAIL() << "65,537 hosts were accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "line 7") << e.what();
+    EXPECT_NE(e.detail().find("65537 hosts"), std::string::npos) << e.what();
+  }
+  // A number past 64 bits saturates instead of wrapping around to a small count.
+  try {
+    (void)load_xml("wrap.xml", cluster("c", "0-18446744073709551616"));
+    FAIL() << "a radical past 2^64 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.detail().find("more than 1000000000000 hosts"), std::string::npos) << e.what();
+  }
+}

@@ -55,6 +55,9 @@ public:
   std::int64_t as_int() const;
   /// An integer ≥ min.
   std::int64_t int_at_least(std::int64_t min) const;
+  /// An integer in [lo, hi]: what a count stored as int is read with, so that no value past the
+  /// int range is truncated (2^32 + 1 read as 1).
+  int int_in(int lo, int hi) const;
   std::string as_string() const;
   bool as_bool() const;
   /// A string that is one of `allowed`; otherwise the error suggests the nearest.

@@ -2,6 +2,7 @@
 // The vocabulary of collectives that plans and scenarios speak (no SimGrid): algorithms, flow
 // representations, the knobs of every collective call, the operations of `trainsim collective`.
 // The engine implements them (trainsim/engine/collectives.hpp).
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,16 @@ std::optional<Representation> parse_representation(const std::string& name);
 inline constexpr int kMaxStepRanks = 256;
 /// Why `step` cannot run on `ranks` GPUs (what to use instead), or "" when it can.
 std::string step_representation_refusal(int ranks);
+/// The most step-level transfers (2 n(n−1) per all-reduce of n GPUs: a ring's steps × flows of one
+/// channel) a training iteration may run under `step`: a training iteration runs one all-reduce per
+/// bucket, so kMaxStepRanks alone let 256 GPUs of per-layer buckets run for minutes. The work of one
+/// all-reduce at kMaxStepRanks (about a minute). Measured on the 2-core VM under load, ResNet-50 on
+/// DGX A100 nodes: 32 GPUs of 5 buckets (9,920) 4.1 s, of 65 1-MB buckets (128,960) 3.5 s at load 4,
+/// of 107 per-layer buckets (212,288) 54 s while a two-job build ran (the bound is conservative).
+inline constexpr long long kMaxStepTransfers = 2LL * kMaxStepRanks * (kMaxStepRanks - 1);
+/// Why `step` cannot run an iteration of `collectives` all-reduces on `gpus` GPUs that make
+/// `transfers` step-level transfers (what to use instead), or "" when it can.
+std::string step_iteration_refusal(long long transfers, std::size_t collectives, int gpus);
 /// The names parse_representation accepts.
 std::vector<std::string> representation_names();
 

@@ -268,7 +268,8 @@ inline constexpr int kMaxServerGpus = 32'768;
 ServerRepresentation resolve_server_representation(const TrainingPlan& plan);
 /// Refuses (InputError of `scenario`) a plan that could not run within the limits simulator/README.md
 /// documents: a parameter server above kMaxServerGpus (at /platform/nodes) or at flow level above
-/// kMaxFlowLevelServerFlows, step-level all-reduces above kMaxStepRanks GPUs (at
+/// kMaxFlowLevelServerFlows, step-level all-reduces above kMaxStepRanks GPUs or an iteration's above
+/// kMaxStepTransfers (at
 /// /strategy/representation). Pure arithmetic on the plan: call it before
 /// building the platform.
 void check_simulation_size(const TrainingPlan& plan, const Scenario& scenario);
