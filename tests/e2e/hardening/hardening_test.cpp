@@ -162,10 +162,12 @@ TEST(Hardening, ZeroByteCollectiveTakesNoTime) {
 // A sweep whose parent is killed outright leaves no simulating child behind.
 TEST(Hardening, KilledSweepParentTakesItsChildrenAlong) {
   const std::string dir = trainsim_test::make_temp_dir("orphans");
-  // Two points that each simulate for well over 20 s (1024 GPUs, every flow of every step).
+  // Two points that each simulate for well over 20 s: a ring of 256 GPUs in one bucket, every flow of
+  // every step (the most step-level work the limits accept; 1,024 GPUs are refused up front).
   const int pid = trainsim_test::start_trainsim({"sweep", trainsim_test::source_dir() + "/scenarios/quickstart.json", "--out", dir, "--jobs", "2",
-                                                 "--set", "sweep={\"strategy.kind\": [\"ring_allreduce\", \"hierarchical_allreduce\"]}",
-                                                 "--set", "platform.nodes=128", "--set", "strategy.representation=step"});
+                                                 "--set", "sweep={\"workload.batch_per_gpu\": [128, 256]}", "--set", "strategy.kind=ring_allreduce",
+                                                 "--set", "platform.nodes=32", "--set", "strategy.representation=step",
+                                                 "--set", "strategy.bucket_MB=1000"});
   // Wait until the children run: results.jsonl exists once the sweep has started.
   for (int i = 0; i < 100 && !std::filesystem::exists(dir + "/results.jsonl"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
