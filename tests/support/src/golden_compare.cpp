@@ -1,5 +1,7 @@
 #include "trainsim_test/golden_compare.hpp"
 
+#include "trainsim/core/json_reader.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,20 +21,6 @@ std::string format_double(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, format, value);
   return buffer;
-}
-
-// RFC 6901: "~" → "~0", "/" → "~1".
-std::string escape_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
 }
 
 const char* type_name(const json& value) {
@@ -77,7 +65,7 @@ void compare_at(const json& expected, const json& actual, const std::string& poi
     for (const auto& item : expected.items()) keys.insert(item.key());
     for (const auto& item : actual.items()) keys.insert(item.key());
     for (const auto& key : keys) {
-      const std::string at = pointer + "/" + escape_token(key);
+      const std::string at = trainsim::json_pointer_append(pointer, key);
       const bool in_expected = expected.contains(key);
       const bool in_actual = actual.contains(key);
       if (in_expected && in_actual)
