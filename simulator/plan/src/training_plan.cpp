@@ -494,6 +494,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     }
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }
 
