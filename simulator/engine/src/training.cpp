@@ -303,7 +303,8 @@ std::vector<std::pair<sg4::Host*, sg4::Host*>> server_routes(const Run& run) {
 
 // Starts one actor per bucket chain (its first operation, waiting for its trigger, and the ones
 // after it) and returns them.
-std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOptions& ps, const CollectiveOptions& options) {
+std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOptions& ps,
+                                               const CollectiveOptions& options) {
   const TrainingPlan& plan = run.plan;
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t first = 0; first < plan.ops.size();) {
