@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "band.hpp"
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
@@ -52,6 +53,10 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch, plan.scaling, plan.variables.precision);
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
+  if (r.band)
+    out << fmt::format("  band                  {:.1f}–{:.1f} samples/s over the software stack's ranges: {}\n",
+                       r.global_batch / r.band->iteration_time_high_s, r.global_batch / r.band->iteration_time_low_s,
+                       r.band->sentence);
   out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
                      r.single_gpu_samples_per_s, plan.calibrated ? ", calibrated" : "");
   out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",
@@ -187,7 +192,7 @@ void add_simulate(CLI::App& app, Action& action) {
         if (scenario->cpu) notice_large_platform(scenario->platform.nodes);
         // After the size limits, so that a refused scenario gets one message.
         options.before_build = [&scenario] { notice_large_platform(scenario->platform.nodes); };
-        result = engine::simulate_iteration(*scenario, options);
+        result = simulate_with_band(*scenario, options);
       }
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");

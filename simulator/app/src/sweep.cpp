@@ -1,5 +1,7 @@
 #include "sweep.hpp"
 
+#include "band.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -316,7 +318,7 @@ std::string simulate_point_line(const SweepPoint& point) {
     record.scenario_key = point.key;
     record.name = name;
     record.point = point.point;
-    record.result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
+    record.result = simulate_with_band(point.scenario, engine::SimulateOptions{});
     return record.to_json().dump();
   } catch (const std::exception& e) {
     return error_line(point, name, e.what()).dump();

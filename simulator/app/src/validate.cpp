@@ -55,6 +55,7 @@ struct StrategyMapping {
   Json strategy;             // a scenario's strategy object
   int servers_per_node = 0;  // > 0: strategy.servers = this × nodes
   std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
+  Json stack;                           // a scenario's stack object (null: the defaults)
 };
 
 struct SystemTemplate {
@@ -90,6 +91,7 @@ Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapp
     }
   Json doc{{"name", name}, {"workload", workload}, {"platform", platform}, {"strategy", strategy}};
   if (!system.compute.is_null()) doc["compute"] = system.compute;
+  if (!mapping.stack.is_null()) doc["stack"] = mapping.stack;
   return doc;
 }
 
@@ -164,12 +166,13 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
     strategies.require_object();
     for (const auto& [name, m] : strategies.members()) {
       m.require_object();
-      m.allow_only({"label", "strategy", "servers_per_node", "servers_at"});
+      m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "stack"});
       StrategyMapping mapping;
       mapping.label = m.find("label") ? m.at("label").as_string() : name;
       const JsonNode strategy = m.at("strategy");
       strategy.require_object();
       mapping.strategy = strategy.raw();
+      if (auto st = m.find("stack")) mapping.stack = st->raw();
       // Server counts set a parameter server's 'servers'; on another kind the scenario reader would
       // complain about 'servers', which the user did not write: name their key instead.
       if (const auto kind = strategy.find("kind"); kind && kind->is_string() && kind->raw().get<std::string>() != "parameter_server")

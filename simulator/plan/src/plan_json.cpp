@@ -363,6 +363,8 @@ Json TrainingPlan::to_json() const {
   }
   if (transport != "gpu") j["transport"] = transport;
   j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
+  if (straggler_s > 0) j["straggler_s"] = straggler_s;
+  if (barrier_s > 0) j["barrier_s"] = barrier_s;
   j["servers"] = servers_json;
   Json ops_json = Json::array();
   for (const auto& op : ops) {
@@ -386,8 +388,14 @@ Json TrainingPlan::to_json() const {
         o["kernel_sms"] = op.kernel_sms;
         o["compute_share"] = op.compute_share;
       }
+      if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
+      if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
+      if (op.software_s > 0) o["software_s"] = op.software_s;
     } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
       o["bytes_per_server"] = op.bytes_per_server;
+      if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
+      if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
+      if (op.after_all_pushes) o["after_all_pushes"] = true;
     } else if (op.kind == CommKind::host_sum) {
       o["host_seconds"] = op.host_seconds;
     }
@@ -408,11 +416,41 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   if (node.has("gpu_plans") && !node.has("platform"))
     throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
                      "(trainsim simulate SCENARIO --dump-plan FILE)");
-  node.allow_only({"name", "strategy", "network_model", "gpus", "nodes", "gpus_per_node", "global_batch", "overlap", "representation",
-                   "hd_order", "reference_batch", "single_gpu_iteration_s", "calibration_factor", "calibrated", "scaling", "bucket_bytes",
-                   "gpu_sm_count", "aggregate_flops_per_byte", "memory_per_gpu_bytes", "variables", "platform", "input_pipeline",
-                   "nccl_intra_node_latency_s", "profiles", "gpu_plans", "buckets", "placement", "server_throughput_Bps",
-                   "worker_aggregation", "transport", "host_memory_bandwidth_Bps", "servers", "ops"});
+  node.allow_only({"name",
+                   "strategy",
+                   "network_model",
+                   "gpus",
+                   "nodes",
+                   "gpus_per_node",
+                   "global_batch",
+                   "overlap",
+                   "representation",
+                   "hd_order",
+                   "reference_batch",
+                   "single_gpu_iteration_s",
+                   "calibration_factor",
+                   "calibrated",
+                   "scaling",
+                   "bucket_bytes",
+                   "gpu_sm_count",
+                   "aggregate_flops_per_byte",
+                   "memory_per_gpu_bytes",
+                   "variables",
+                   "platform",
+                   "input_pipeline",
+                   "nccl_intra_node_latency_s",
+                   "profiles",
+                   "gpu_plans",
+                   "buckets",
+                   "placement",
+                   "server_throughput_Bps",
+                   "worker_aggregation",
+                   "transport",
+                   "host_memory_bandwidth_Bps",
+                   "straggler_s",
+                   "barrier_s",
+                   "servers",
+                   "ops"});
   TrainingPlan plan;
   plan.name = node.at("name").as_string();
   plan.strategy = node.at("strategy").one_of({"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
@@ -542,6 +580,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   }
   if (const auto t = node.find("transport")) plan.transport = t->one_of({"gpu", "host"});
   plan.host_memory_bandwidth_Bps = node.at("host_memory_bandwidth_Bps").non_negative_number();
+  if (auto v = node.find("straggler_s")) plan.straggler_s = v->number_in(0, 1e6);
+  if (auto v = node.find("barrier_s")) plan.barrier_s = v->number_in(0, 1e6);
   const JsonNode servers = node.at("servers");
   servers.require_array();
   if (!servers_plan && servers.size() > 0) throw servers.error("a " + plan.strategy + " plan has no parameter servers");
@@ -576,9 +616,31 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const JsonNode e = ops.element(i);
     e.require_object();
-    e.allow_only({"id", "kind", "bucket", "trigger", "after_op", "participants", "bytes", "algorithm", "transport", "launch_s", "protocol",
-                  "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share", "bytes_per_server", "host_seconds",
-                  "link_class_bytes"});
+    e.allow_only({"id",
+                  "kind",
+                  "bucket",
+                  "trigger",
+                  "after_op",
+                  "participants",
+                  "bytes",
+                  "algorithm",
+                  "transport",
+                  "launch_s",
+                  "protocol",
+                  "channels",
+                  "step_overhead_s",
+                  "wire_factor",
+                  "kernel_sms",
+                  "compute_share",
+                  "bytes_per_server",
+                  "host_seconds",
+                  "link_class_bytes",
+                  "server_software_s",
+                  "worker_software_s",
+                  "stream_Bps",
+                  "reduce_Bps",
+                  "software_s",
+                  "after_all_pushes"});
     CommOp op;
     op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
     op.kind = read_enum(e.at("kind"), {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host, CommKind::host_sum,
@@ -648,8 +710,17 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
       } else {
         only({"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"}, "an all_reduce with a protocol");
       }
-      only({"bytes_per_server", "host_seconds"}, "other kinds");
+      only({"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes"},
+           "other kinds");
+      if (op.transport == Transport::host) {
+        if (auto v = e.find("stream_Bps")) op.stream_Bps = v->positive_number();
+        if (auto v = e.find("reduce_Bps")) op.reduce_Bps = v->positive_number();
+        if (auto v = e.find("software_s")) op.software_s = v->number_in(0, 1e6);
+      } else {
+        only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
+      }
     } else {
+      only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
       only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"},
            "all_reduce");
       if (op.kind == CommKind::push || op.kind == CommKind::pull) {
@@ -657,8 +728,19 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
         if (op.bytes_per_server.size() != plan.servers.size())
           throw e.at("bytes_per_server").error(fmt::format("has {} entries; the plan has {} servers", op.bytes_per_server.size(),
                                                            plan.servers.size()));
+        if (auto v = e.find("server_software_s")) {
+          op.server_software_s = read_numbers(*v);
+          if (op.server_software_s.size() != plan.servers.size())
+            throw v->error(fmt::format("has {} entries; the plan has {} servers", op.server_software_s.size(),
+                                       plan.servers.size()));
+        }
+        if (auto v = e.find("worker_software_s")) op.worker_software_s = v->number_in(0, 1e6);
+        if (auto v = e.find("after_all_pushes")) {
+          if (op.kind != CommKind::pull) throw v->error("applies to pull only");
+          op.after_all_pushes = v->as_bool();
+        }
       } else {
-        only({"bytes_per_server"}, "push and pull");
+        only({"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes"}, "push and pull");
       }
       if (op.kind == CommKind::host_sum)
         op.host_seconds = e.at("host_seconds").number_in(0, 1e6);

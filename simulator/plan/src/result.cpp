@@ -195,6 +195,12 @@ Json IterationResult::to_json() const {
   j["epoch_time_s"] = epoch_time_s();
   if (cpu) j["cpu"] = cpu->to_json();
   if (input_pipeline) j["input_pipeline"] = input_pipeline->to_json();
+  if (band) {
+    j["samples_per_s_range"] =
+        Json::array({global_batch / band->iteration_time_high_s, global_batch / band->iteration_time_low_s});
+    j["iteration_time_s_range"] = Json::array({band->iteration_time_low_s, band->iteration_time_high_s});
+    j["band"] = Json{{"widest", band->widest}, {"sentence", band->sentence}};
+  }
   j["sim_wall_s"] = sim_wall_s;
   return j;
 }
@@ -281,6 +287,19 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
   if (auto v = node.find("cpu")) r.cpu = CpuReport::from_json(*v);
   if (auto v = node.find("input_pipeline")) r.input_pipeline = InputPipelineTiming::from_json(*v);
+  if (auto v = node.find("iteration_time_s_range")) {
+    v->require_array();
+    if (v->size() != 2) throw v->error("must be [low, high]");
+    ResultBand band;
+    band.iteration_time_low_s = v->element(0).positive_number();
+    band.iteration_time_high_s = v->element(1).positive_number();
+    if (auto band_node = node.find("band")) {
+      band_node->allow_only({"widest", "sentence"});
+      band.widest = band_node->at("widest").as_string();
+      band.sentence = band_node->at("sentence").as_string();
+    }
+    r.band = band;
+  }
   r.sim_wall_s = node.at("sim_wall_s").as_number();
   return r;
 }

@@ -409,7 +409,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     topo = nccl_topology(scenario.platform, n);
     plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
   }
-  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate, no stragglers
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
@@ -494,6 +494,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     }
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  apply_stack_costs(plan, scenario);
   if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }

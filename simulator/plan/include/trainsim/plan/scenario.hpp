@@ -11,9 +11,10 @@
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/plan/collective_options.hpp"
 #include "trainsim/plan/compute_model.hpp"
-#include "trainsim/plan/server_placement.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/input_pipeline.hpp"
+#include "trainsim/plan/server_placement.hpp"
+#include "trainsim/plan/software_stack.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
@@ -106,6 +107,7 @@ struct Scenario {
   std::optional<double> single_gpu_samples_per_s;  ///< calibration
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
+  SoftwareStack stack;  ///< the `stack` object: software costs and their bands (software_stack.hpp)
   std::vector<std::pair<std::string, std::vector<Json>>> sweep;  ///< dotted path → values, in file order
 
   /// GPUs of the platform; a CPU scenario counts as one device.
