@@ -6,10 +6,19 @@
 
 #include <fmt/format.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::plan {
+
+namespace {
+constexpr EnumNames<CpuMode, 2> kCpuModes{{{{CpuMode::training, "training"}, {CpuMode::inference, "inference"}}}};
+}  // namespace
+
+std::string_view to_string(CpuMode mode) { return kCpuModes.name(mode); }
+
+CpuMode read_cpu_mode(const JsonNode& node) { return kCpuModes.read(node); }
 
 using workloads::OpClass;
 
@@ -36,7 +45,7 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
   };
   threads("inter_op_pools", o.inter_op_pools);
   threads("intra_op_threads", o.intra_op_threads);
-  if (auto v = node.find("mode")) o.mode = v->one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+  if (auto v = node.find("mode")) o.mode = read_cpu_mode(*v);
   if (auto v = node.find("dispatch_us")) o.dispatch_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("fork_join_us")) o.fork_join_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("serial_fraction")) o.serial_fraction = v->number_in(0, 1);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/units.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
@@ -16,37 +17,27 @@
 
 namespace trainsim::plan {
 
-std::string_view to_string(ServerHost host) {
-  switch (host) {
-    case ServerHost::node_cpu: return "node_cpu";
-    case ServerHost::gpu: return "gpu";
-    case ServerHost::server_node: return "server_node";
-  }
-  return "node_cpu";
-}
+namespace {
+constexpr EnumNames<ServerHost, 3> kServerHosts{
+    {{{ServerHost::node_cpu, "node_cpu"}, {ServerHost::gpu, "gpu"}, {ServerHost::server_node, "server_node"}}}};
+constexpr EnumNames<CommKind, 6> kCommKinds{{{{CommKind::all_reduce, "all_reduce"},
+                                              {CommKind::push, "push"},
+                                              {CommKind::pull, "pull"},
+                                              {CommKind::device_to_host, "device_to_host"},
+                                              {CommKind::host_sum, "host_sum"},
+                                              {CommKind::host_to_device, "host_to_device"}}}};
+constexpr EnumNames<CommEndpoints, 2> kCommEndpoints{{{{CommEndpoints::gpus, "gpus"}, {CommEndpoints::node_hosts, "node_hosts"}}}};
+constexpr EnumNames<CommTrigger, 3> kCommTriggers{
+    {{{CommTrigger::bucket_ready, "bucket_ready"}, {CommTrigger::backward_done, "backward_done"}, {CommTrigger::previous_op, "previous_op"}}}};
+}  // namespace
 
-std::string_view to_string(CommKind kind) {
-  switch (kind) {
-    case CommKind::all_reduce: return "all_reduce";
-    case CommKind::push: return "push";
-    case CommKind::pull: return "pull";
-    case CommKind::device_to_host: return "device_to_host";
-    case CommKind::host_sum: return "host_sum";
-    case CommKind::host_to_device: return "host_to_device";
-  }
-  return "all_reduce";
-}
+std::string_view to_string(ServerHost host) { return kServerHosts.name(host); }
 
-std::string_view to_string(CommEndpoints endpoints) { return endpoints == CommEndpoints::node_hosts ? "node_hosts" : "gpus"; }
+std::string_view to_string(CommKind kind) { return kCommKinds.name(kind); }
 
-std::string_view to_string(CommTrigger trigger) {
-  switch (trigger) {
-    case CommTrigger::bucket_ready: return "bucket_ready";
-    case CommTrigger::backward_done: return "backward_done";
-    case CommTrigger::previous_op: return "previous_op";
-  }
-  return "bucket_ready";
-}
+std::string_view to_string(CommEndpoints endpoints) { return kCommEndpoints.name(endpoints); }
+
+std::string_view to_string(CommTrigger trigger) { return kCommTriggers.name(trigger); }
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trainsim::plan {
@@ -117,5 +118,11 @@ std::string to_string(Protocol p);
 std::string to_string(Representation r);
 std::string to_string(CollectiveOp op);
 std::string to_string(HdOrder order);
+/// Inverses of to_string (nullopt for anything else) and the names they accept, in one table per enum.
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+std::vector<std::string> algorithm_names();
+std::optional<Protocol> parse_protocol(std::string_view name);
+std::optional<CollectiveOp> parse_collective_op(std::string_view name);
+std::vector<std::string> collective_op_names();
 
 }  // namespace trainsim::plan

@@ -17,6 +17,7 @@
 //   the OS switches contexts at every barrier.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -28,6 +29,11 @@ namespace trainsim::plan {
 struct Scenario;
 
 enum class CpuMode { training, inference };
+
+/// "training" or "inference".
+std::string_view to_string(CpuMode mode);
+/// The value a JSON string names ("training" or "inference"); one_of's error for anything else.
+CpuMode read_cpu_mode(const JsonNode& node);
 
 /// The scenario's `threading` object: the framework's settings and the model's constants.
 /// Defaults and their sources: simulator/README.md, "CPU training and inference".
