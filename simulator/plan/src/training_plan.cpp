@@ -12,6 +12,7 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
@@ -474,19 +475,21 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       } else {
         op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
         if (nccl) {
-          const NcclChoice choice = nccl_choose(*topo, op.bytes);
-          const ProtocolCosts costs = protocol_costs(*topo, choice, op.bytes);
-          op.algorithm = choice.algorithm;
-          op.protocol = choice.protocol;
-          op.launch_s = costs.launch_s;
-          op.step_overhead_s = costs.step_overhead_s;
-          op.wire_factor = costs.wire_factor;
-          op.channels = runs_on_heads(choice.algorithm) ? 0 : choice.channels;
+          // The same decision `trainsim collective --algorithm auto` makes (nccl_decision.hpp).
+          const int sms = scenario.platform.gpu.sm_count;
+          NcclRequest request;
+          request.gpu_sm_count = sms;
+          const NcclDecision decision = nccl_decide(*topo, op.bytes, request);
+          op.algorithm = decision.choice.algorithm;
+          op.protocol = decision.choice.protocol;
+          op.launch_s = decision.costs.launch_s;
+          op.step_overhead_s = decision.costs.step_overhead_s;
+          op.wire_factor = decision.costs.wire_factor;
+          op.channels = decision.channels;
           // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
           // life, waiting for peers included, so compute overlapping it runs on the other SMs.
           // Compute is taken to scale with the SMs it has.
-          const int sms = scenario.platform.gpu.sm_count;
-          op.kernel_sms = nccl_kernel_sms(*topo, choice, op.bytes, sms);
+          op.kernel_sms = decision.kernel_sms;
           if (op.kernel_sms > 0) op.compute_share = double(sms - op.kernel_sms) / sms;
         }
         add(op);
