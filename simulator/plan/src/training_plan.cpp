@@ -16,6 +16,7 @@
 #include "trainsim/plan/all_reduce_schedule.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
@@ -437,20 +438,22 @@ void add_server_chain(TrainingPlan& plan, const Scenario& scenario, CommOp op) {
   }
 }
 
-// The NCCL tuner's pick for a bucket's all-reduce and what it costs (nccl_tuner.hpp).
+// The NCCL decision for a bucket's all-reduce and what it costs: the same decision
+// `trainsim collective --algorithm auto` makes (nccl_decision.hpp).
 void apply_nccl_choice(CommOp& op, const NcclTopology& topo, int sm_count) {
-  const NcclChoice choice = nccl_choose(topo, op.bytes);
-  const ProtocolCosts costs = protocol_costs(topo, choice, op.bytes);
-  op.algorithm = choice.algorithm;
-  op.protocol = choice.protocol;
-  op.launch_s = costs.launch_s;
-  op.step_overhead_s = costs.step_overhead_s;
-  op.wire_factor = costs.wire_factor;
-  op.channels = runs_on_heads(choice.algorithm) ? 0 : choice.channels;
+  NcclRequest request;
+  request.gpu_sm_count = sm_count;
+  const NcclDecision decision = nccl_decide(topo, op.bytes, request);
+  op.algorithm = decision.choice.algorithm;
+  op.protocol = decision.choice.protocol;
+  op.launch_s = decision.costs.launch_s;
+  op.step_overhead_s = decision.costs.step_overhead_s;
+  op.wire_factor = decision.costs.wire_factor;
+  op.channels = decision.channels;
   // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole life,
   // waiting for peers included, so compute overlapping it runs on the other SMs. Compute is taken
   // to scale with the SMs it has.
-  op.kernel_sms = nccl_kernel_sms(topo, choice, op.bytes, sm_count);
+  op.kernel_sms = decision.kernel_sms;
   if (op.kernel_sms > 0) op.compute_share = double(sm_count - op.kernel_sms) / sm_count;
 }
 
