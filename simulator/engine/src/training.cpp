@@ -261,64 +261,52 @@ std::vector<LinkBytes> server_op_bytes(Run& run, const plan::CommOp& op) {
   return out;
 }
 
-// Parameter servers: each bucket's push and then its pull run in an actor of their own,
-// concurrently with the other buckets' (TensorFlow sends every variable's gradient as its own
-// RPC as soon as it is computed), so the servers receive at once and share their NICs and CPUs
-// max-min fairly; a server that owns more bytes finishes later.
-void server_communicator_actor(Run& run) {
-  const TrainingPlan& plan = run.plan;
-  ParameterServerOptions ps;
-  ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
-  std::optional<ServerSoftware> software;
-  if (plan.server_throughput_Bps > 0) {
-    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
-    ps.software = &*software;
-  }
-  // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
-  // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
-  // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
-  // servers (simulator/README.md "Parameter-server representations"). Where the plan copies buckets between
-  // GPUs and host memory (per-worker aggregation on multi-GPU nodes), auto runs flow level up to
-  // plan::kAutoCoarseServerFlows flows per iteration (the golden results there are SimGrid's), and
-  // coarse above: the copies then go through the coarse executor too, so copies, pushes and pulls
-  // share their links at their max-min rates. `flow` runs one SimGrid flow per worker and server.
-  const bool coarse = plan::resolve_server_representation(plan) == plan::ServerRepresentation::coarse;
-  if (coarse) {
-    // Every route a push, pull or copy will take, so that links crossed by the same routes are
-    // solved as one constraint. Operations with the same kind, participants and servers take the
-    // same routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
-    std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
-    std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
-    std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
-    for (const plan::CommOp& op : plan.ops) {
-      if (op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) {
-        if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::vector<bool>{}).second) continue;
-        for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
-          sg4::Host* gpu = run.sim.gpu(r);
-          sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
-          const auto route = op.kind == CommKind::device_to_host ? std::make_pair(gpu, cpu) : std::make_pair(cpu, gpu);
-          if (seen.insert(route).second) routes.push_back(route);
-        }
-        continue;
+// Every route a push, pull or copy of the plan will take, so that the coarse executor solves links
+// crossed by the same routes as one constraint. Operations with the same kind, participants and
+// servers take the same routes and are listed once (sharded pushes would otherwise list W × S
+// pairs per variable).
+std::vector<std::pair<sg4::Host*, sg4::Host*>> server_routes(const Run& run) {
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
+  std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
+  std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
+  auto add = [&](sg4::Host* from, sg4::Host* to) {
+    if (seen.insert({from, to}).second) routes.emplace_back(from, to);
+  };
+  for (const plan::CommOp& op : run.plan.ops) {
+    if (op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) {
+      if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::vector<bool>{}).second) continue;
+      for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
+        sg4::Host* gpu = run.sim.gpu(r);
+        sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
+        if (op.kind == CommKind::device_to_host)
+          add(gpu, cpu);
+        else
+          add(cpu, gpu);
       }
-      if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
-      std::vector<bool> servers_used;
-      for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
-      if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::move(servers_used)).second) continue;
-      for (sg4::Host* w : worker_hosts(run, op))
-        for (std::size_t i = 0; i < run.servers.size(); ++i) {
-          const auto route = op.kind == CommKind::push ? std::make_pair(w, run.servers[i]) : std::make_pair(run.servers[i], w);
-          if (op.bytes_per_server.at(i) != 0 && w != run.servers[i] && seen.insert(route).second) routes.push_back(route);
-        }
+      continue;
     }
-    run.grouped = std::make_unique<GroupedFlows>(run.sim, routes);
-    ps.grouped = run.grouped.get();
+    if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
+    std::vector<bool> servers_used;
+    for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
+    if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::move(servers_used)).second) continue;
+    for (sg4::Host* w : worker_hosts(run, op))
+      for (std::size_t i = 0; i < run.servers.size(); ++i) {
+        if (op.bytes_per_server.at(i) == 0 || w == run.servers[i]) continue;
+        if (op.kind == CommKind::push)
+          add(w, run.servers[i]);
+        else
+          add(run.servers[i], w);
+      }
   }
-  if (!plan.overlap)
-    for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
-  // A bucket's chain: its first operation (waiting for its trigger) and the ones after it.
+  return routes;
+}
+
+// Starts one actor per bucket chain (its first operation, waiting for its trigger, and the ones
+// after it) and returns them.
+std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOptions& ps,
+                                               const CollectiveOptions& options) {
+  const TrainingPlan& plan = run.plan;
   std::vector<sg4::ActorPtr> actors;
-  const CollectiveOptions options;
   for (std::size_t first = 0; first < plan.ops.size();) {
     std::size_t last = first + 1;
     while (last < plan.ops.size() && plan.ops[last].trigger == CommTrigger::previous_op) {
@@ -343,13 +331,16 @@ void server_communicator_actor(Run& run) {
     actors.push_back(sg4::Actor::create("bucket-" + std::to_string(head.bucket), run.sim.gpu(0), body));
     first = last;
   }
-  for (auto& a : actors) a->join();
-  if (run.grouped) run.grouped->account_bytes();
-  // The link analysis spreads an operation's bytes evenly over its span; operations that overlap
-  // share links, so overlapping ones are merged into one span carrying all their bytes.
+  return actors;
+}
+
+// The link analysis spreads an operation's bytes evenly over its span; operations that overlap
+// share links, so overlapping exposed ones are merged into one span carrying all their bytes
+// (attributed from their routes: Simulation::take_recent_bytes cannot tell concurrent chains apart).
+void record_exposed_server_traffic(Run& run) {
   run.sim.take_recent_bytes();  // attributed from the routes below instead
   std::vector<const plan::CommOp*> exposed;
-  for (const plan::CommOp& op : plan.ops)
+  for (const plan::CommOp& op : run.plan.ops)
     if (run.op_timings[static_cast<std::size_t>(op.id)].exposed) exposed.push_back(&op);
   auto timing_of = [&run](const plan::CommOp* op) -> const OpTiming& { return run.op_timings[static_cast<std::size_t>(op->id)]; };
   std::stable_sort(exposed.begin(), exposed.end(),
@@ -367,6 +358,36 @@ void server_communicator_actor(Run& run) {
     }
     run.exposed.ops.push_back(std::move(span));
   }
+}
+
+// Parameter servers: each bucket's push and then its pull run in an actor of their own,
+// concurrently with the other buckets' (TensorFlow sends every variable's gradient as its own
+// RPC as soon as it is computed), so the servers receive at once and share their NICs and CPUs
+// max-min fairly; a server that owns more bytes finishes later.
+void server_communicator_actor(Run& run) {
+  const TrainingPlan& plan = run.plan;
+  ParameterServerOptions ps;
+  ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
+  std::optional<ServerSoftware> software;
+  if (plan.server_throughput_Bps > 0) {
+    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
+    ps.software = &*software;
+  }
+  // The plan chose the representation (plan::resolve_server_representation, simulator/README.md
+  // "Parameter-server representations"): coarse groups flows into fluids at their max-min rates,
+  // copies included; flow level runs one SimGrid flow per worker and server.
+  TRAINSIM_CHECK(plan.server_representation != plan::ServerRepresentation::automatic,
+                 "the plan resolves its parameter servers' representation");
+  if (plan.server_representation == plan::ServerRepresentation::coarse) {
+    run.grouped = std::make_unique<GroupedFlows>(run.sim, server_routes(run));
+    ps.grouped = run.grouped.get();
+  }
+  if (!plan.overlap)
+    for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
+  const CollectiveOptions options;
+  for (auto& a : start_server_chains(run, ps, options)) a->join();
+  if (run.grouped) run.grouped->account_bytes();
+  record_exposed_server_traffic(run);
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
 

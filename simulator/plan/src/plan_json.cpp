@@ -668,6 +668,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.ops.push_back(std::move(op));
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (!plan.servers.empty()) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }
 

@@ -509,6 +509,7 @@ TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workloa
       add_all_reduce(plan, scenario, topo, op);
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }
 

@@ -204,6 +204,10 @@ struct TrainingPlan {
   std::string variable_placement;       ///< parameter servers: round_robin, greedy or sharded
   std::vector<PlacedVariable> placed_variables;  ///< owner of every variable (empty when sharded)
   std::vector<CommOp> ops;              ///< in execution order
+  /// Parameter servers: how the engine runs the pushes, pulls and copies, decided by the plan from
+  /// `representation` and the operations (resolve_server_representation; never automatic once
+  /// planned or read). Derived: not written to the plan's JSON.
+  ServerRepresentation server_representation = ServerRepresentation::automatic;
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
   /// Compute of GPU `rank` over the iteration (segments and update, slowed down), seconds.
