@@ -24,6 +24,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/trace.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
@@ -35,8 +36,8 @@ namespace trainsim::engine {
 
 namespace {
 
-// Work is given to SimGrid in seconds of one core: a core runs 1e9 units per second.
-constexpr double kCoreSpeed = 1e9;
+// Work is given to SimGrid in seconds of one core: the builder's core runs this many units per second.
+constexpr double kCoreSpeed = platforms::kCpuCoreSpeed;
 
 // One running phase of an op (its serial part on one thread, or its parallel part on k threads),
 // as a SimGrid execution that its owner (the pool actor running the op) restarts with its remaining
@@ -262,21 +263,12 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   const auto wall_start = std::chrono::steady_clock::now();
   if (options.on_cpu_plan) options.on_cpu_plan(plan);
 
-  static int argc = 1;
-  static char name[] = "trainsim";
-  static char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  // Memory flows take bytes / bandwidth, shared max-min, with no TCP factors (SimGrid 3.32's
-  // default LV08 would scale them as if they were network flows).
-  platforms::configure_max_min_network();
-  auto* zone = sg4::create_full_zone("cpu-node");
+  // The node as every simulation builds its platform (one engine per process, the builder's
+  // max-min network: memory flows take bytes / bandwidth, shared max-min, with no TCP factors).
+  Simulation sim(plan.platform);
   CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}, {}};
-  run.cpu = zone->create_host("cpu", kCoreSpeed);
-  run.cpu->set_core_count(plan.platform.physical_cores());
-  run.dram = zone->create_host("dram", kCoreSpeed);
-  auto* link = zone->create_link("memory", plan.platform.memory_bandwidth_Bps())->set_latency(0);
-  zone->add_route(run.dram->get_netpoint(), run.cpu->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
-  zone->seal();
+  run.cpu = sim.cpu_host();
+  run.dram = sim.memory_host();
 
   const std::size_t n = plan.ops.size();
   run.waiting_for.assign(n, 0);
@@ -291,7 +283,7 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   }
   for (std::size_t i = 0; i < n; ++i) run.mailboxes.push_back(sg4::Mailbox::by_name("wake-" + std::to_string(i)));
   for (int p = 0; p < plan.pools; ++p) sg4::Actor::create("pool-" + std::to_string(p), run.cpu, [&run, p] { pool_actor(run, p); });
-  engine.run();
+  sim.run();
   TRAINSIM_CHECK(run.finished == n, "the CPU iteration ended with ops left (a dependency cycle in the plan)");
 
   IterationResult result;

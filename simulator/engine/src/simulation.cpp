@@ -17,13 +17,30 @@ namespace {
 bool engine_created = false;
 }  // namespace
 
-Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options) : spec_(spec) {
+std::unique_ptr<sg4::Engine> Simulation::create_engine() {
   TRAINSIM_CHECK(!engine_created, "only one Simulation per process (SimGrid's engine is process-global)");
   engine_created = true;
   static int argc = 1;
   static char name[] = "trainsim";
   static char* argv[] = {name, nullptr};
-  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  return std::make_unique<sg4::Engine>(&argc, argv);
+}
+
+Simulation::Simulation(const platforms::CpuPlatformSpec& cpu) : engine_(create_engine()) {
+  built_ = platforms::build_cpu_node(*engine_, cpu);
+}
+
+sg4::Host* Simulation::cpu_host() const {
+  TRAINSIM_CHECK(built_.dram != nullptr, "cpu_host() of a Simulation that is not a CPU node");
+  return built_.cpus.front();
+}
+
+sg4::Host* Simulation::memory_host() const {
+  TRAINSIM_CHECK(built_.dram != nullptr, "memory_host() of a Simulation that is not a CPU node");
+  return built_.dram;
+}
+
+Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options) : spec_(spec), engine_(create_engine()) {
   platforms::configure_network_model(spec_);
   if (options.full_network_solve) sg4::Engine::set_config("network/optim:Full");
   platforms::BuildOptions build;

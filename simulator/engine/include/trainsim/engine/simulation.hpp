@@ -65,6 +65,9 @@ struct RouteInfo {
 class Simulation {
 public:
   Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options = {});
+  /// A CPU-only node (platforms::build_cpu_node): cpu_host() with the node's physical cores and
+  /// memory_host() behind the node's memory link; spec() is a default PlatformSpec, gpu_count() 0.
+  explicit Simulation(const platforms::CpuPlatformSpec& cpu);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -80,6 +83,9 @@ public:
   int local_rank(int rank) const { return rank % built_.gpus_per_node; }
   /// Host CPU of each worker node (colocated parameter servers); empty for SimGrid XML platforms.
   const std::vector<simgrid::s4u::Host*>& node_cpus() const noexcept { return built_.cpus; }
+  /// A CPU-only node's cores and memory (the CPU constructor; TRAINSIM_CHECK otherwise).
+  simgrid::s4u::Host* cpu_host() const;
+  simgrid::s4u::Host* memory_host() const;
   /// Dedicated server CPUs when server_nodes > 0, else the worker nodes' CPUs.
   std::vector<simgrid::s4u::Host*> server_hosts() const;
 
@@ -114,6 +120,9 @@ public:
   std::vector<LinkBytes> take_recent_bytes();
 
 private:
+  /// The process's one SimGrid engine (TRAINSIM_CHECK on a second).
+  static std::unique_ptr<simgrid::s4u::Engine> create_engine();
+
   platforms::PlatformSpec spec_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   platforms::BuiltPlatform built_;
