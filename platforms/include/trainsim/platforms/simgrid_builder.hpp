@@ -67,7 +67,9 @@ void configure_max_min_network(const NetworkFactors& factors = {});
 ///                 gives work in core-seconds); out.cpus holds it
 ///   host "dram" — its memory, behind link "memory" (the node's memory bandwidth, no latency,
 ///                 shared max-min by concurrent streams); out.dram, and out.links names the link
-BuiltPlatform build_cpu_node(simgrid::s4u::Engine& engine, const CpuPlatformSpec& spec);
+///   host "intra-op pool" — when shared_pool_cores > 0: the cores of one intra-op thread pool that
+///                 concurrent ops share (TensorFlow, ONNX Runtime); out.cpus[1]
+BuiltPlatform build_cpu_node(simgrid::s4u::Engine& engine, const CpuPlatformSpec& spec, int shared_pool_cores = 0);
 
 /// Core speed of build_cpu_node's host "cpu": work units per second of one core.
 constexpr double kCpuCoreSpeed = 1e9;

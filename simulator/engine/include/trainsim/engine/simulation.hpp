@@ -66,8 +66,9 @@ class Simulation {
 public:
   Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options = {});
   /// A CPU-only node (platforms::build_cpu_node): cpu_host() with the node's physical cores and
-  /// memory_host() behind the node's memory link; spec() is a default PlatformSpec, gpu_count() 0.
-  explicit Simulation(const platforms::CpuPlatformSpec& cpu);
+  /// memory_host() behind the node's memory link, and shared_pool_host() with shared_pool_cores
+  /// cores when > 0; spec() is a default PlatformSpec, gpu_count() 0.
+  explicit Simulation(const platforms::CpuPlatformSpec& cpu, int shared_pool_cores = 0);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -86,6 +87,8 @@ public:
   /// A CPU-only node's cores and memory (the CPU constructor; TRAINSIM_CHECK otherwise).
   simgrid::s4u::Host* cpu_host() const;
   simgrid::s4u::Host* memory_host() const;
+  /// The shared intra-op pool's host; nullptr when the CPU node was built without one.
+  simgrid::s4u::Host* shared_pool_host() const;
   /// Dedicated server CPUs when server_nodes > 0, else the worker nodes' CPUs.
   std::vector<simgrid::s4u::Host*> server_hosts() const;
 
@@ -120,9 +123,6 @@ public:
   std::vector<LinkBytes> take_recent_bytes();
 
 private:
-  /// The process's one SimGrid engine (TRAINSIM_CHECK on a second).
-  static std::unique_ptr<simgrid::s4u::Engine> create_engine();
-
   platforms::PlatformSpec spec_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   platforms::BuiltPlatform built_;
