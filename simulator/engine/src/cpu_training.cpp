@@ -331,7 +331,7 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   report.logical_cores = plan.platform.logical_cores();
   report.inter_op_pools = plan.pools;
   report.intra_op_threads = plan.threads_per_pool;
-  report.mode = plan.threading.mode == plan::CpuMode::training ? "training" : "inference";
+  report.mode = plan::to_string(plan.threading.mode);
   report.average_width = plan.average_width();
   double core_seconds = 0, op_seconds = 0, thread_seconds = 0, bytes = 0;
   for (std::size_t i = 0; i < n; ++i) {

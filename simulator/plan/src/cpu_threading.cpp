@@ -6,22 +6,27 @@
 
 #include <fmt/format.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::plan {
 
+namespace {
+constexpr EnumNames<CpuMode, 2> kCpuModes{{{{CpuMode::training, "training"}, {CpuMode::inference, "inference"}}}};
+constexpr EnumNames<Framework, 4> kFrameworks{{{{Framework::generic, "generic"},
+                                               {Framework::pytorch, "pytorch"},
+                                               {Framework::tensorflow, "tensorflow"},
+                                               {Framework::onnxruntime, "onnxruntime"}}}};
+}  // namespace
+
+std::string_view to_string(CpuMode mode) { return kCpuModes.name(mode); }
+
+CpuMode read_cpu_mode(const JsonNode& node) { return kCpuModes.read(node); }
+
 using workloads::OpClass;
 
-std::string_view to_string(Framework f) {
-  switch (f) {
-    case Framework::generic: return "generic";
-    case Framework::pytorch: return "pytorch";
-    case Framework::tensorflow: return "tensorflow";
-    case Framework::onnxruntime: return "onnxruntime";
-  }
-  return "generic";
-}
+std::string_view to_string(Framework f) { return kFrameworks.name(f); }
 
 int ThreadingOptions::threads_per_pool(const platforms::CpuPlatformSpec& platform) const {
   if (intra_op_threads > 0) return intra_op_threads;
@@ -77,13 +82,7 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
                    "core_bandwidth_GBps", "cross_socket_factor", "context_switch_us", "spin_wait_ms",
                    "barrier_per_thread_us"});
   Framework framework = Framework::generic;
-  if (auto v = node.find("framework")) {
-    const std::string f = v->one_of({"generic", "pytorch", "tensorflow", "onnxruntime"});
-    framework = f == "pytorch"       ? Framework::pytorch
-                : f == "tensorflow"  ? Framework::tensorflow
-                : f == "onnxruntime" ? Framework::onnxruntime
-                                     : Framework::generic;
-  }
+  if (auto v = node.find("framework")) framework = kFrameworks.read(*v);
   ThreadingOptions o = for_framework(framework);
   // A sane bound: four software threads per hardware thread is already far into oversubscription;
   // beyond it a setting is a typo (48000 for 48), not a what-if.
@@ -99,6 +98,7 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
   };
   threads("inter_op_pools", o.inter_op_pools);
   threads("intra_op_threads", o.intra_op_threads);
+  if (auto v = node.find("mode")) o.mode = read_cpu_mode(*v);
   if (auto v = node.find("execution_mode")) {
     if (framework != Framework::onnxruntime)
       throw v->error(
@@ -121,7 +121,6 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
         .error(fmt::format("PyTorch eager runs one op at a time (its inter-op threads only serve torch.jit.fork), so "
                            "it takes 1, got {}",
                            o.inter_op_pools));
-  if (auto v = node.find("mode")) o.mode = v->one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
   if (auto v = node.find("dispatch_us")) o.dispatch_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("fork_join_us")) o.fork_join_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("barrier_per_thread_us")) o.barrier_per_thread_s = v->number_in(0, 1e6) * 1e-6;

@@ -668,6 +668,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.ops.push_back(std::move(op));
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (!plan.servers.empty()) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }
 
@@ -702,7 +703,7 @@ Json CpuPlan::to_json() const {
                             {"onednn", t.onednn},
                             {"inter_op_pools", t.inter_op_pools},
                             {"intra_op_threads", t.intra_op_threads},
-                            {"mode", t.mode == CpuMode::training ? "training" : "inference"},
+                            {"mode", to_string(t.mode)},
                             {"dispatch_s", t.dispatch_s},
                             {"fork_join_s", t.fork_join_s},
                             {"serial_fraction", t.serial_fraction},
@@ -720,7 +721,7 @@ Json CpuPlan::to_json() const {
               {"logical_cores", platform.logical_cores()},
               {"inter_op_pools", pools},
               {"intra_op_threads", threads_per_pool},
-              {"mode", threading.mode == CpuMode::training ? "training" : "inference"},
+              {"mode", to_string(threading.mode)},
               {"batch", batch},
               {"precision", std::string(to_string(precision))},
               {"calibration_factor", calibration_factor},
@@ -805,7 +806,7 @@ CpuPlan CpuPlan::from_json(const JsonNode& node) {
     const int most = 4 * plan.platform.logical_cores();
     o.inter_op_pools = read_int(t.at("inter_op_pools"), 1, most);
     o.intra_op_threads = read_int(t.at("intra_op_threads"), 0, most);
-    o.mode = t.at("mode").one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+    o.mode = read_cpu_mode(t.at("mode"));
     o.dispatch_s = t.at("dispatch_s").number_in(0, 1);
     o.fork_join_s = t.at("fork_join_s").number_in(0, 1);
     o.serial_fraction = t.at("serial_fraction").number_in(0, 1);

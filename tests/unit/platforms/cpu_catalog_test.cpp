@@ -3,6 +3,7 @@
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
+#include "trainsim_test/errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::platforms;
@@ -57,14 +58,7 @@ TEST(CpuPlatform, PresetAndOverrides) {
 }
 
 TEST(CpuPlatform, BadInputNamesThePointer) {
-  auto error_of = [](const Json& j) {
-    try {
-      read_cpu_platform(node_of(j));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error_of = [](const Json& j) { return std::string(trainsim_test::error_of([&] { read_cpu_platform(node_of(j)); }).what()); };
   EXPECT_NE(error_of(Json{{"device", "cpu"}, {"cpu", "Xeon-Platinum-8161"}}).find("/cpu: unknown CPU 'Xeon-Platinum-8161'; did you mean"),
             std::string::npos);
   EXPECT_NE(error_of(Json{{"device", "cpu"}}).find("needs 'cpu'"), std::string::npos);

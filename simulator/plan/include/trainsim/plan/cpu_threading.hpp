@@ -30,6 +30,10 @@ struct Scenario;
 
 enum class CpuMode { training, inference };
 
+/// "training" or "inference".
+std::string_view to_string(CpuMode mode);
+/// The value a JSON string names ("training" or "inference"); one_of's error for anything else.
+CpuMode read_cpu_mode(const JsonNode& node);
 /// Whose threading runs the ops (`threading.framework`); simulator/README.md, "Frameworks on the CPU".
 ///   generic      every inter-op pool owns its team of intra-op threads (Caffe2; what Wang et al.'s
 ///                guideline assumes); the model's constants as documented
