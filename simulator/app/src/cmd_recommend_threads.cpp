@@ -195,11 +195,12 @@ std::string describe(const ModelReport& m) {
   const double best = result_of(m, m.best.pools, m.best.threads).iteration_time_s;
   out << fmt::format("{} (graph width {:.2f}, {}): one thread {}\n", m.model, m.width, plan::to_string(m.framework),
                      format_seconds(one_thread));
-  out << fmt::format("  {:<12} {:>6} x {:<6} {:>12} {:>10}  {:>14}\n", "setting", "pools", "threads", "iteration", "speedup", "best is faster");
+  out << fmt::format("  {:<14} {:>6} x {:<6} {:>12} {:>10}  {:>14}\n", "setting", "pools", "threads", "iteration",
+                     "speedup", "best is faster");
   auto row = [&](const std::string& name, int pools, int threads, const std::string& note) {
     const double t = result_of(m, pools, threads).iteration_time_s;
-    out << fmt::format("  {:<12} {:>6} x {:<6} {:>12} {:>9.2f}x  {:>13.2f}x  {}\n", name, pools, threads, format_seconds(t), one_thread / t,
-                       t / best, note);
+    out << fmt::format("  {:<14} {:>6} x {:<6} {:>12} {:>9.2f}x  {:>13.2f}x  {}\n", name, pools, threads,
+                       format_seconds(t), one_thread / t, t / best, note);
   };
   row("best", m.best.pools, m.best.threads, "");
   for (const auto& n : m.named) row(n.name, n.pools, n.threads, n.description);
@@ -311,7 +312,8 @@ void add_recommend_threads(CLI::App& app, Action& action) {
         if (reports.size() > 1) {
           std::cout << fmt::format("geometric mean over {} models: gain of the best setting | of the guideline, over\n", reports.size());
           for (const auto& n : reports.front().named)
-            std::cout << fmt::format("  {:<12} {:.2f}x | {:.2f}x\n", n.name, std::exp(log_gain[n.name]), std::exp(log_guideline_gain[n.name]));
+            std::cout << fmt::format("  {:<14} {:.2f}x | {:.2f}x\n", n.name, std::exp(log_gain[n.name]),
+                                     std::exp(log_guideline_gain[n.name]));
           std::cout << "  (Wang et al., TACO 2021: their guideline beats Intel's and TensorFlow's recommended settings by 1.30x and 1.38x)\n";
         }
       }

@@ -77,7 +77,7 @@ ThreadingOptions ThreadingOptions::for_framework(Framework f) {
 }
 
 ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::CpuPlatformSpec& platform) {
-  node.allow_only({"framework", "execution_mode", "inter_op_pools", "intra_op_threads", "mode", "dispatch_us",
+  node.allow_only({"framework", "execution_mode", "onednn", "inter_op_pools", "intra_op_threads", "mode", "dispatch_us",
                    "fork_join_us", "serial_fraction", "conv_efficiency", "matmul_efficiency", "other_efficiency",
                    "core_bandwidth_GBps", "cross_socket_factor", "context_switch_us", "spin_wait_ms",
                    "barrier_per_thread_us"});
@@ -110,6 +110,11 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
           fmt::format("the sequential mode runs one op at a time, but inter_op_pools is {}", o.inter_op_pools));
     if (!sequential && !node.find("inter_op_pools"))
       throw v->error("the parallel mode needs inter_op_pools (ONNX Runtime's inter_op_num_threads)");
+  }
+  if (auto v = node.find("onednn")) {
+    if (framework != Framework::tensorflow)
+      throw v->error("'onednn' says how TensorFlow runs its kernels (threading.framework \"tensorflow\")");
+    o.onednn = v->as_bool();
   }
   if (framework == Framework::pytorch && o.inter_op_pools > 1)
     throw node.at("inter_op_pools")

@@ -700,6 +700,7 @@ Json CpuPlan::to_json() const {
                             {"barrier_per_thread_s", t.barrier_per_thread_s},
                             {"regions_per_heavy_op", t.regions_per_heavy_op},
                             {"elementwise_grain", t.elementwise_grain},
+                            {"onednn", t.onednn},
                             {"inter_op_pools", t.inter_op_pools},
                             {"intra_op_threads", t.intra_op_threads},
                             {"mode", to_string(t.mode)},
@@ -785,10 +786,10 @@ CpuPlan CpuPlan::from_json(const JsonNode& node) {
   {
     const JsonNode t = node.at("threading");
     t.require_object();
-    t.allow_only({"framework", "barrier_per_thread_s", "regions_per_heavy_op", "elementwise_grain", "inter_op_pools",
-                  "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction", "conv_efficiency",
-                  "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps", "cross_socket_factor",
-                  "context_switch_s", "spin_wait_s"});
+    t.allow_only({"framework", "onednn", "barrier_per_thread_s", "regions_per_heavy_op", "elementwise_grain",
+                  "inter_op_pools", "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction",
+                  "conv_efficiency", "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps",
+                  "cross_socket_factor", "context_switch_s", "spin_wait_s"});
     auto& o = plan.threading;
     // Plans dumped before frameworks existed are the generic model.
     if (auto f = t.find("framework")) {
@@ -801,6 +802,7 @@ CpuPlan CpuPlan::from_json(const JsonNode& node) {
     if (auto v = t.find("barrier_per_thread_s")) o.barrier_per_thread_s = v->number_in(0, 1);
     if (auto v = t.find("regions_per_heavy_op")) o.regions_per_heavy_op = read_int(*v, 1, 64);
     if (auto v = t.find("elementwise_grain")) o.elementwise_grain = v->number_in(1, 1e12);
+    if (auto v = t.find("onednn")) o.onednn = v->as_bool();
     const int most = 4 * plan.platform.logical_cores();
     o.inter_op_pools = read_int(t.at("inter_op_pools"), 1, most);
     o.intra_op_threads = read_int(t.at("intra_op_threads"), 0, most);

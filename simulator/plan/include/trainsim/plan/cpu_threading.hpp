@@ -75,7 +75,12 @@ struct ThreadingOptions {
   double elementwise_grain = 16;
   /// Whether the inter-op pools share one intra-op pool of intra_op_threads threads (TensorFlow,
   /// ONNX Runtime) instead of each owning its own team (generic, PyTorch).
-  bool shared_intra_pool() const { return framework == Framework::tensorflow || framework == Framework::onnxruntime; }
+  /// TensorFlow built with oneDNN (`threading.onednn`): its kernels run OpenMP teams of
+  /// intra_op_threads per op (OMP_NUM_THREADS), one per running op, so the pools do not share them.
+  bool onednn = false;
+  bool shared_intra_pool() const {
+    return (framework == Framework::tensorflow && !onednn) || framework == Framework::onnxruntime;
+  }
   /// Software threads the setting starts: pools × threads with a team per pool; the shared pool's
   /// threads otherwise (the inter-op threads only hand ops to it).
   int setting_threads(int threads_per_pool) const {
@@ -92,11 +97,11 @@ struct ThreadingOptions {
   int threads_per_pool(const platforms::CpuPlatformSpec& platform) const;
   /// The framework's defaults (simulator/README.md, "Frameworks on the CPU").
   static ThreadingOptions for_framework(Framework f);
-  /// Reads `threading` (keys: framework, execution_mode (onnxruntime), inter_op_pools, intra_op_threads, mode,
-  /// dispatch_us, fork_join_us, serial_fraction, conv_efficiency, matmul_efficiency, other_efficiency,
-  /// core_bandwidth_GBps, cross_socket_factor, context_switch_us, spin_wait_ms). Pools and threads are each ≥ 1 and ≤ 4
-  /// × the platform's hardware threads; PyTorch and ONNX Runtime's sequential mode take one pool. Throws InputError at
-  /// the offending pointer (an unknown framework with a suggestion).
+  /// Reads `threading` (keys: framework, execution_mode (onnxruntime), onednn (tensorflow), inter_op_pools,
+  /// intra_op_threads, mode, dispatch_us, fork_join_us, serial_fraction, conv_efficiency, matmul_efficiency,
+  /// other_efficiency, core_bandwidth_GBps, cross_socket_factor, context_switch_us, spin_wait_ms). Pools and threads
+  /// are each ≥ 1 and ≤ 4 × the platform's hardware threads; PyTorch and ONNX Runtime's sequential mode take one pool.
+  /// Throws InputError at the offending pointer (an unknown framework with a suggestion).
   static ThreadingOptions read(const JsonNode& node, const platforms::CpuPlatformSpec& platform);
 };
 
