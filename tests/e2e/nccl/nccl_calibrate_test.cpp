@@ -133,7 +133,12 @@ TEST(NcclCurves, CalibratingOnTheCurveReproducesIt) {
 }
 
 TEST(NcclCurves, CalibrationIsDeterministic) {
-  const Curve c = curves().begin()->second;
+  // Every other size from 64 KiB (9 sizes): the same code path for less simulation work.
+  Curve c = curves().begin()->second;
+  std::vector<Point> few;
+  for (std::size_t i = 0; i < c.points.size(); ++i)
+    if (c.points[i].size >= 65536 && i % 2 == 0) few.push_back(c.points[i]);
+  c.points = few;
   const std::string dir = trainsim_test::make_temp_dir("nccl_calibrate_det");
   std::ofstream(dir + "/run.txt") << as_nccl_tests(c);
   const std::vector<std::string> a{"calibrate", "nccl-tests", dir + "/run.txt", "--platform",
