@@ -4,25 +4,25 @@
 #include <cmath>
 
 #include "graph_build.hpp"
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/suggest.hpp"
 
 namespace trainsim::workloads {
 
-std::string_view to_string(OpClass op_class) {
-  switch (op_class) {
-    case OpClass::data: return "data";
-    case OpClass::conv: return "conv";
-    case OpClass::matmul: return "matmul";
-    case OpClass::attention: return "attention";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::normalization: return "normalization";
-    case OpClass::pooling: return "pooling";
-    case OpClass::embedding: return "embedding";
-    case OpClass::reshape: return "reshape";
-    case OpClass::loss: return "loss";
-  }
-  return "unknown";
-}
+namespace {
+constexpr EnumNames<OpClass, 10> kOpClasses{{{{OpClass::data, "data"},
+                                              {OpClass::conv, "conv"},
+                                              {OpClass::matmul, "matmul"},
+                                              {OpClass::attention, "attention"},
+                                              {OpClass::elementwise, "elementwise"},
+                                              {OpClass::normalization, "normalization"},
+                                              {OpClass::pooling, "pooling"},
+                                              {OpClass::embedding, "embedding"},
+                                              {OpClass::reshape, "reshape"},
+                                              {OpClass::loss, "loss"}}}};
+}  // namespace
+
+std::string_view to_string(OpClass op_class) { return kOpClasses.name(op_class); }
 
 double LayerCost::activation_bytes(Precision p) const { return output_elements * bytes_per_element(p); }
 double LayerCost::weight_bytes(Precision p) const { return static_cast<double>(params) * bytes_per_element(p); }

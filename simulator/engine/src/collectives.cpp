@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -11,6 +13,7 @@
 #include "collective_runner.hpp"
 #include "grouped_flows.hpp"
 #include "trainsim/core/error.hpp"
+#include "trainsim/plan/all_reduce_schedule.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
@@ -72,44 +75,28 @@ CollectiveStats run_sharp(Simulation& sim, const plan::SharpPhases& phases, cons
 CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
                            const CollectiveOptions& options) {
   TRAINSIM_CHECK(bytes >= 0, "all_reduce bytes must be ≥ 0");
-  const int n = static_cast<int>(ranks.size());
   // Nothing to reduce: NCCL returns at once for a count of 0 without launching a kernel.
-  if (n < 2 || bytes == 0) return {};
-  const plan::RingLayout layout = plan::ring_layout(sim.spec());
+  if (ranks.size() < 2 || bytes == 0) return {};
+  // The plan decides the schedule (plan::all_reduce_schedule); this runs it.
+  const plan::AllReduceSchedule schedule = plan::all_reduce_schedule(algorithm, ranks, bytes, sim.spec(), options);
   if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
-  switch (algorithm) {
-    case Algorithm::nvls: {
-      if (!plan::spans_nodes(ranks, layout.gpus_per_node))
-        return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
-      // Across nodes NVLS needs SHARP (CollNet): the heads' shares go through the switches.
-      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
-      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, factor), options);
-    }
-    case Algorithm::nvls_tree: {
-      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
-      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, factor), options);
-    }
-    case Algorithm::collnet_direct:
-    case Algorithm::collnet_chain: {
-      const int heads = std::max(1, plan::nccl_topology(sim.spec(), n).collnet_heads);
-      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, false, heads), options);
-    }
-    case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
-    case Algorithm::hierarchical:
-      return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
-    case Algorithm::halving_doubling:
-      return run_halving_doubling(sim, ranks, plan::HalvingDoublingSchedule(n, bytes, options.hd_order), options);
-    case Algorithm::tree: {
-      // Across nodes as NCCL builds it: chains inside nodes, a double binary tree of nodes.
-      if (plan::nccl_tree_applies(ranks, layout))
-        return run_trees(sim, plan::nccl_tree_all_reduce(ranks, bytes, layout, options), options);
-      const std::vector<int> ordered = plan::ring_order(ranks, layout, options);
-      CollectiveStats stats = run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
-      stats.channels = 2;  // the two trees
-      return stats;
-    }
-  }
-  return {};
+  return std::visit(
+      [&](const auto& s) -> CollectiveStats {
+        using Shape = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<Shape, plan::RingPhase>) return run_rings(sim, s.rings, options);
+        if constexpr (std::is_same_v<Shape, plan::HierarchicalPhases>) return run_hierarchical(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::SharpPhases>) return run_sharp(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::NvlsTreePhases>) return run_nvls_tree(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::RankedHalvingDoubling>)
+          return run_halving_doubling(sim, s.ranks, s.schedule, options);
+        if constexpr (std::is_same_v<Shape, plan::NcclTrees>) return run_trees(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::RankedDoubleTree>) {
+          CollectiveStats stats = run_schedule(sim, s.ranks, s.schedule, options);
+          stats.channels = 2;  // the two trees
+          return stats;
+        }
+      },
+      schedule);
 }
 
 CollectiveStats reduce_scatter(Simulation& sim, const std::vector<int>& ranks, double bytes,

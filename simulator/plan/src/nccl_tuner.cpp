@@ -396,8 +396,10 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
     connections = ch * nodes * 2;  // per channel a send and a receive connection at every node boundary
     cost.hops = 2 * (topo.nodes - 1);
   } else {
+    // NVLS_TREE's loop holds one chunk per NVLS head (enqueue.cc: nchunksPerLoop = nvls.nHeads).
     const double chunk = a == Algorithm::nvls_tree ? (topo.nodes >= 4 ? 65536.0 : kNvlsChunk) : step_bytes;
-    cost.loops = int(std::ceil(bytes / (ch * chunk)));
+    const double per_loop = a == Algorithm::nvls_tree ? std::max(1, topo.nvls_heads) : 1;
+    cost.loops = int(std::ceil(bytes / (ch * per_loop * chunk)));
     steps_per_connection = cost.loops;
     connections = ch * nodes * 4;  // up and down, send and receive, at every node's head
     cost.hops = 2 * int(std::floor(std::log2(nodes)));

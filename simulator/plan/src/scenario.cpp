@@ -4,42 +4,39 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/plan/collective_options.hpp"
 
 namespace trainsim::plan {
 
-std::string_view to_string(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::ring_allreduce: return "ring_allreduce";
-    case StrategyKind::hierarchical_allreduce: return "hierarchical_allreduce";
-    case StrategyKind::tree_allreduce: return "tree_allreduce";
-    case StrategyKind::halving_doubling: return "halving_doubling";
-    case StrategyKind::parameter_server: return "parameter_server";
-    case StrategyKind::nccl_allreduce: return "nccl_allreduce";
-  }
-  return "ring_allreduce";
-}
+namespace {
+// One name table per enum of the scenario format, in the order error messages list the names.
+constexpr EnumNames<StrategyKind, 6> kStrategyKinds{{{{StrategyKind::ring_allreduce, "ring_allreduce"},
+                                                      {StrategyKind::hierarchical_allreduce, "hierarchical_allreduce"},
+                                                      {StrategyKind::tree_allreduce, "tree_allreduce"},
+                                                      {StrategyKind::halving_doubling, "halving_doubling"},
+                                                      {StrategyKind::parameter_server, "parameter_server"},
+                                                      {StrategyKind::nccl_allreduce, "nccl_allreduce"}}}};
+constexpr EnumNames<WorkerAggregation, 2> kWorkerAggregations{{{{WorkerAggregation::host, "host"}, {WorkerAggregation::none, "none"}}}};
+constexpr EnumNames<Transport, 2> kTransports{{{{Transport::gpu, "gpu"}, {Transport::host, "host"}}}};
+constexpr EnumNames<Scaling, 2> kScalings{{{{Scaling::weak, "weak"}, {Scaling::strong, "strong"}}}};
+constexpr EnumNames<ServerPlacement, 2> kServerPlacements{{{{ServerPlacement::colocated, "colocated"}, {ServerPlacement::dedicated, "dedicated"}}}};
+constexpr EnumNames<Aggregation, 2> kAggregations{{{{Aggregation::cpu, "cpu"}, {Aggregation::gpu, "gpu"}}}};
+}  // namespace
 
-std::string_view to_string(WorkerAggregation aggregation) {
-  return aggregation == WorkerAggregation::host ? "host" : "none";
-}
+std::string_view to_string(StrategyKind kind) { return kStrategyKinds.name(kind); }
 
-std::string_view to_string(Transport transport) { return transport == Transport::host ? "host" : "gpu"; }
+std::string_view to_string(WorkerAggregation aggregation) { return kWorkerAggregations.name(aggregation); }
 
-std::vector<std::string> strategy_kind_names() {
-  return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server", "nccl_allreduce"};
-}
+std::string_view to_string(Transport transport) { return kTransports.name(transport); }
+
+std::vector<std::string> strategy_kind_names() { return kStrategyKinds.names(); }
 
 namespace {
 
-StrategyKind parse_kind(const std::string& name) {
-  for (auto k : {StrategyKind::ring_allreduce, StrategyKind::hierarchical_allreduce, StrategyKind::tree_allreduce,
-                 StrategyKind::halving_doubling, StrategyKind::parameter_server, StrategyKind::nccl_allreduce})
-    if (to_string(k) == name) return k;
-  return StrategyKind::ring_allreduce;
-}
+StrategyKind parse_kind(const std::string& name) { return kStrategyKinds.parse(name).value_or(StrategyKind::ring_allreduce); }
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;
@@ -76,7 +73,7 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   if (model && file) throw file->error("give either 'model' or 'file', not both");
   if (!model && !file) throw node.error("missing required key 'model' (a zoo name) or 'file' (a layer-graph file)");
   w.model_or_file = model ? model->as_string() : resolve_relative(file->as_string(), source);
-  if (auto s = node.find("scaling")) w.scaling = s->one_of({"weak", "strong"}) == "weak" ? Scaling::weak : Scaling::strong;
+  if (auto s = node.find("scaling")) w.scaling = kScalings.read(*s);
   if (w.scaling == Scaling::weak) {
     w.batch_per_gpu = node.at("batch_per_gpu").int_at_least(1);
     if (auto g = node.find("global_batch")) throw g->error("'global_batch' applies to scaling \"strong\"; weak scaling uses batch_per_gpu");
@@ -91,10 +88,7 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
   if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
-  if (auto o = node.find("optimizer")) {
-    const std::string name = o->one_of(workloads::optimizer_names());
-    w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
-  }
+  if (auto o = node.find("optimizer")) w.optimizer = *workloads::parse_optimizer(o->one_of(workloads::optimizer_names()));
   return w;
 }
 
@@ -112,7 +106,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
                    "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport", "hd_order"});
   StrategyConfig s;
-  s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
+  s.kind = kStrategyKinds.read(node.at("kind"));
   const auto kinds = possible_kinds(s.kind, root);
   const bool may_be_ps = std::find(kinds.begin(), kinds.end(), StrategyKind::parameter_server) != kinds.end();
   const bool may_be_collective = std::any_of(kinds.begin(), kinds.end(), [](StrategyKind k) { return k != StrategyKind::parameter_server; });
@@ -131,18 +125,13 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = node.find("overlap")) s.overlap = v->as_bool();
   if (auto v = only_for_ps("servers")) s.servers = v->int_in(1, std::numeric_limits<int>::max());  // more than the platform holds: refused below
   if (auto v = only_for_ps("server_placement"))
-    s.placement = v->one_of({"colocated", "dedicated"}) == "colocated" ? ServerPlacement::colocated : ServerPlacement::dedicated;
+    s.placement = kServerPlacements.read(*v);
   if (auto v = only_for_ps("aggregation")) {
-    s.aggregation = v->one_of({"cpu", "gpu"}) == "cpu" ? Aggregation::cpu : Aggregation::gpu;
+    s.aggregation = kAggregations.read(*v);
     if (s.aggregation == Aggregation::gpu && s.placement == ServerPlacement::dedicated)
       throw v->error("dedicated parameter servers are CPU nodes: aggregation \"gpu\" needs server_placement \"colocated\"");
   }
-  if (auto v = only_for_ps("placement")) {
-    const std::string name = v->one_of(variable_placement_names());
-    s.variable_placement = name == "greedy"    ? VariablePlacement::greedy
-                           : name == "sharded" ? VariablePlacement::sharded
-                                               : VariablePlacement::round_robin;
-  }
+  if (auto v = only_for_ps("placement")) s.variable_placement = *parse_variable_placement(v->one_of(variable_placement_names()));
   if (auto v = only_for_ps("partition_MB")) {
     // A lower bound here (the per-model partition count is checked when the model is known, see
     // kMaxVariablePartitions): 1e-9 MB asked for billions of partitions and ran out of memory.
@@ -162,10 +151,10 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
     s.representation = v->one_of(names);
   }
   if (auto v = only_for_ps("worker_aggregation"))
-    s.worker_aggregation = v->one_of({"host", "none"}) == "host" ? WorkerAggregation::host : WorkerAggregation::none;
+    s.worker_aggregation = kWorkerAggregations.read(*v);
   if (auto v = node.find("transport")) {
     const bool may_be_ring = std::find(kinds.begin(), kinds.end(), StrategyKind::ring_allreduce) != kinds.end();
-    s.transport = v->one_of({"gpu", "host"}) == "host" ? Transport::host : Transport::gpu;
+    s.transport = kTransports.read(*v);
     if (s.transport == Transport::host && !may_be_ring)
       throw v->error("transport \"host\" (host-staged MPI all-reduce) is modelled for kind \"ring_allreduce\" only, and this "
                      "scenario uses \"" + std::string(to_string(s.kind)) + "\"");

@@ -103,7 +103,8 @@ struct NcclNetworkCost {
 ///          enters and leaves every node once (a send and a receive connection per node)
 ///   tree   1 step a loop, loop = channels × chunk (Simple 512 KiB); each node's tree head has an
 ///          up and a down connection each way (both trees of the channel share the proxy)
-///   nvls_tree as tree on NVLS's heads with the NVLS tree chunk (nvls.cc: 128 KiB, 64 KiB from 4 nodes)
+///   nvls_tree as tree on NVLS's CTAs, a loop of channels × heads × the NVLS tree chunk (nvls.cc:
+///          128 KiB, 64 KiB from 4 nodes)
 /// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
 /// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
 /// much of them. Zero in one node and for NVLS and CollNet (their network side is SHARP's).
