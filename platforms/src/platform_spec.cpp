@@ -284,10 +284,20 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   }
 }
 
+// `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
+// a hop up to 10 ms, a proxy step up to 1 ms.
+void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
+  node.require_object();
+  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from"});
+  if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
+  if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
+  if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
+}
+
 void read_network(const JsonNode& node, PlatformSpec& spec) {
   node.require_object();
   node.allow_only({"topology", "bandwidth_Gbps", "latency_us", "nics_per_node", "nic_attach", "sharp", "model",
-                   "fat_tree", "torus", "dragonfly"});
+                   "fat_tree", "torus", "dragonfly", "nccl"});
   NetworkSpec& net = spec.network;
   net.topology = kTopologies.read(node.at("topology"));
   const JsonNode bandwidth = node.at("bandwidth_Gbps");
@@ -297,6 +307,7 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = kNicAttach.read(*a);
   if (auto s = node.find("sharp")) net.sharp = s->as_bool();
   if (auto m = node.find("model")) net.model = read_model(*m, net.factors);
+  if (auto c = node.find("nccl")) read_nccl_net(*c, net.nccl);
   read_topology_shape(node, spec);
 }
 
@@ -797,6 +808,12 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
+  if (n.nccl.given()) {
+    Json nccl{{"hop_latency_us", clean(n.nccl.hop_latency_s * 1e6)},
+              {"proxy_step_us", clean(n.nccl.proxy_step_s * 1e6)}};
+    if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
+    net["nccl"] = nccl;
+  }
   if (n.model == NetworkModel::factors) {
     net["model"] = Json{{"latency_factor", n.factors.latency_factor},
                         {"bandwidth_factor", n.factors.bandwidth_factor},

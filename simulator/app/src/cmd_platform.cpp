@@ -153,6 +153,12 @@ int platform_info(const PlatformInfoOptions& o) {
                        spec.network.bandwidth_Bps * 8 / 1e9, spec.network.nics_on_gpus ? "GPUs' PCIe switches" : "host",
                        spec.network.latency_s * 1e6);
     if (spec.network.sharp) out += "SHARP      the switches reduce in the network; NCCL's CollNet and NVLS across nodes are on\n";
+    if (spec.network.nccl.given())
+      out += fmt::format("NCCL net   +{:.3g} us per network hop, {:.3g} us per proxy step{}\n",
+                         spec.network.nccl.hop_latency_s * 1e6, spec.network.nccl.proxy_step_s * 1e6,
+                         spec.network.nccl.calibrated_from.empty()
+                             ? ""
+                             : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

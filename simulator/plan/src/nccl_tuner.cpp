@@ -46,6 +46,11 @@ constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel 
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
 constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
 constexpr double kNetOverhead = 1.0;  // µs, tuning.cc getNetOverhead on Intel CPUs (AMD: 2)
+// Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple 4 MiB / 8;
+// LL 8 lines × 512 threads × 16 B / 8, half of it flags; LL128 120 × 640 × 8 B / 8, 120 of 128 data.
+constexpr double kSimpleStep = 4.0 * 1024 * 1024 / 8;
+constexpr double kLlStepData = 8.0 * 512 * 16 / 8 / 2;
+constexpr double kLl128StepData = 120.0 * 640 * 8 / 8 * 120 / 128;
 
 int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 
@@ -172,6 +177,8 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.nvswitch = in.kind == platforms::IntraNodeKind::nvswitch;
   t.collnet = spec.network.sharp && t.nodes > 1 && whole;
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
+  t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
+  t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -223,6 +230,15 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
   out.algorithm = a;
   out.protocol = p;
   out.channels = channels;
+  // The transport's costs beyond the model, on the communicator's channels for this size (the
+  // ring's and tree's: twice the graph's, less enqueue.cc's drop; NVLS_TREE's heads' CTAs).
+  if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0)) {
+    const int comm_channels = a == Algorithm::ring || a == Algorithm::tree
+                                  ? drop_channels(std::min(kMaxChannels, 2 * c.topo.channels), a, p, c.n, c.bytes)
+                                  : channels;
+    out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, c.bytes / (algBw * 1e9)).seconds;
+    lat += out.network_software_s * 1e6;
+  }
   out.latency_s = lat * 1e-6;
   out.bus_bandwidth_Bps = busBw * 1e9;
   out.predicted_s = out.latency_s + c.bytes / (algBw * 1e9);
@@ -362,6 +378,40 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
   return out;
 }
 
+NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
+                                  double transfer_s) {
+  NcclNetworkCost cost;
+  const bool tree_like = a == Algorithm::tree || a == Algorithm::nvls_tree;
+  if (topo.nodes < 2 || (a != Algorithm::ring && !tree_like) || bytes <= 0) return cost;
+  // Data per FIFO step (init.cc buffer sizes / NCCL_STEPS; LL carries half, LL128 120 of 128 bytes).
+  const double step_bytes = p == Protocol::ll ? kLlStepData : p == Protocol::ll128 ? kLl128StepData : kSimpleStep;
+  const double n = topo.ranks, nodes = topo.nodes, ch = std::max(1, channels);
+  double steps_per_connection = 0, connections = 0;
+  if (a == Algorithm::ring) {
+    // ALLREDUCE_CHUNKSTEPS 4 and SLICESTEPS 2 with Simple: a 4-step chunk sent as 2 messages.
+    const double chunk = p == Protocol::simple ? 4 * step_bytes : step_bytes;
+    const double messages_per_chunk = p == Protocol::simple ? 2 : 1;
+    cost.loops = int(std::ceil(bytes / (ch * n * chunk)));
+    steps_per_connection = 2 * (n - 1) * cost.loops * messages_per_chunk;
+    connections = ch * nodes * 2;  // per channel a send and a receive connection at every node boundary
+    cost.hops = 2 * (topo.nodes - 1);
+  } else {
+    // NVLS_TREE's loop holds one chunk per NVLS head (enqueue.cc: nchunksPerLoop = nvls.nHeads).
+    const double chunk = a == Algorithm::nvls_tree ? (topo.nodes >= 4 ? 65536.0 : kNvlsChunk) : step_bytes;
+    const double per_loop = a == Algorithm::nvls_tree ? std::max(1, topo.nvls_heads) : 1;
+    cost.loops = int(std::ceil(bytes / (ch * per_loop * chunk)));
+    steps_per_connection = cost.loops;
+    connections = ch * nodes * 4;  // up and down, send and receive, at every node's head
+    cost.hops = 2 * int(std::floor(std::log2(nodes)));
+  }
+  cost.proxy_steps = steps_per_connection * connections / n;
+  // The proxy posts and completes steps while the NIC moves the earlier ones (proxy.cc progresses
+  // every connection in turn): only what its steps take beyond the transfer shows.
+  cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
+  cost.seconds = cost.hops * topo.net_hop_us * 1e-6 + cost.proxy_s;
+  return cost;
+}
+
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes) {
   const std::vector<NcclChoice> all = nccl_candidates(topo, bytes);
   if (all.empty()) return NcclChoice{};
@@ -450,7 +500,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     return c;
   }
   if (choice.algorithm == Algorithm::nvls_tree) {
-    c.launch_s = nccl_launch_s(Algorithm::nvls_tree);
+    c.launch_s = nccl_launch_s(Algorithm::nvls_tree) + choice.network_software_s;
     // The flows' own busbw: NVLS inside the nodes (the port at NVLS efficiency carries S(g+1)/g)
     // and the heads' trees between them (each NIC S/h each way on two nodes, 2S/h on more, where
     // every node is inner in one tree); the per-channel ceiling, where lower, scales their bytes.
@@ -467,7 +517,9 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
     c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
   if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
-  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol);
+  // The transport's per-hop latency and proxy steps (nccl_network_cost) are not on the platform's
+  // links: charged once, as the launch is.
+  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s;
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
