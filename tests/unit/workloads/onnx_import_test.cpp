@@ -3,6 +3,7 @@
 // dynamic axes, saved activations, and one test per bad input: truncated file, cycle, unresolved
 // dynamic dimension, unknown operator.
 #include <cmath>
+#include <ostream>
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,11 @@ struct Case {
   const char* zoo;
   std::int64_t sequence;  // 0: none
 };
+
+// CTest names carry the printed parameter: print the zoo name, not the struct's bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.zoo;
+}
 
 class OnnxAgainstZoo : public testing::TestWithParam<Case> {};
 
