@@ -6,6 +6,7 @@
 #include "graph_build.hpp"
 #include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/suggest.hpp"
+#include "trainsim/workloads/onnx_import.hpp"
 
 namespace trainsim::workloads {
 
@@ -111,6 +112,7 @@ Workload load_workload_file(const std::filesystem::path& path) {
 }
 
 Workload load_workload(const std::string& model_or_file) {
+  if (is_onnx_path(model_or_file)) return load_onnx_workload(model_or_file, OnnxBindings{});
   const bool looks_like_path = model_or_file.find('/') != std::string::npos ||
                                (model_or_file.size() > 5 && model_or_file.ends_with(".json"));
   if (!looks_like_path) {
@@ -133,6 +135,12 @@ Workload load_workload(const std::string& model_or_file) {
 
 Workload load_workload(const std::string& model_or_file, const InputSize& input) {
   if (!input.any()) return load_workload(model_or_file);
+  if (is_onnx_path(model_or_file)) {
+    OnnxBindings bindings;
+    bindings.sequence_length = input.sequence_length;
+    bindings.image_size = input.image_size;
+    return load_onnx_workload(model_or_file, bindings);
+  }
   Json document;
   std::string label;
   std::string name;

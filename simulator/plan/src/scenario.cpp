@@ -8,6 +8,7 @@
 #include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/workloads/onnx_import.hpp"
 
 namespace trainsim::plan {
 
@@ -65,14 +66,26 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples",
-                   "input_pipeline"});
+  node.allow_only({"model", "file", "onnx", "onnx_dims", "batch_per_gpu", "global_batch", "precision", "scaling",
+                   "optimizer", "sequence_length", "image_size", "dataset_samples", "input_pipeline"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
+  const auto onnx = node.find("onnx");
   if (model && file) throw file->error("give either 'model' or 'file', not both");
-  if (!model && !file) throw node.error("missing required key 'model' (a zoo name) or 'file' (a layer-graph file)");
-  w.model_or_file = model ? model->as_string() : resolve_relative(file->as_string(), source);
+  if (onnx && (model || file)) throw onnx->error("give one of 'model', 'file' and 'onnx'");
+  if (!model && !file && !onnx)
+    throw node.error(
+        "missing required key 'model' (a zoo name), 'file' (a layer-graph file) or 'onnx' (an ONNX model)");
+  w.onnx = onnx.has_value();
+  w.model_or_file = model ? model->as_string() : resolve_relative((file ? file : onnx)->as_string(), source);
+  if (auto dims = node.find("onnx_dims")) {
+    if (!onnx) throw dims->error("'onnx_dims' applies to an ONNX model ('onnx')");
+    for (const auto& [name, value] : dims->members()) {
+      if (value.as_int() > 1'000'000) throw value.error("must be ≤ 1000000, got " + value.raw().dump());
+      w.onnx_dims[name] = value.int_at_least(1);
+    }
+  }
   if (auto s = node.find("scaling")) w.scaling = kScalings.read(*s);
   if (w.scaling == Scaling::weak) {
     w.batch_per_gpu = node.at("batch_per_gpu").int_at_least(1);
@@ -392,7 +405,35 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
 
 void check_against_platform(const Scenario& s) { check_against_platform(s, s.root()); }
 
+namespace {
+
+// An ONNX model, its dynamic batch bound to the largest per-GPU batch (costs are per sample, so
+// only shapes that depend on it could differ), its sequence and image axes to the scenario's sizes.
+workloads::Workload load_scenario_onnx(const Scenario& scenario) {
+  const WorkloadConfig& config = scenario.workload;
+  const JsonNode workload = scenario.root().at("workload");
+  if (!std::filesystem::exists(config.model_or_file))
+    throw workload.at("onnx").error("cannot open ONNX model '" + config.model_or_file + "'");
+  workloads::OnnxBindings bindings;
+  bindings.batch = static_cast<std::int64_t>(scenario.batch_of(0));
+  bindings.sequence_length = config.input.sequence_length;
+  bindings.image_size = config.input.image_size;
+  bindings.dims = config.onnx_dims;
+  try {
+    return workloads::load_onnx_workload(config.model_or_file, bindings);
+  } catch (const InputError& e) {
+    if (e.source() != "model") throw;  // inside the file: names the file and the node
+    const auto key = config.input.image_size && !config.input.sequence_length ? workload.at("image_size")
+                     : config.input.sequence_length                           ? workload.at("sequence_length")
+                                                                              : workload.at("onnx");
+    throw key.error(e.detail());
+  }
+}
+
+}  // namespace
+
 workloads::Workload load_scenario_workload(const Scenario& scenario) {
+  if (scenario.workload.onnx) return load_scenario_onnx(scenario);
   const std::string& what = scenario.workload.model_or_file;
   workloads::Workload plain;
   try {
