@@ -16,9 +16,13 @@ namespace {
 constexpr EnumNames<CpuMode, 2> kCpuModes{{{{CpuMode::training, "training"}, {CpuMode::inference, "inference"}}}};
 }  // namespace
 
-std::string_view to_string(CpuMode mode) { return kCpuModes.name(mode); }
+std::string_view to_string(CpuMode mode) {
+  return kCpuModes.name(mode);
+}
 
-CpuMode read_cpu_mode(const JsonNode& node) { return kCpuModes.read(node); }
+CpuMode read_cpu_mode(const JsonNode& node) {
+  return kCpuModes.read(node);
+}
 
 using workloads::OpClass;
 
