@@ -158,7 +158,7 @@ READERS = [
     "platforms/src/platform_spec.cpp",
     "platforms/src/cpu_catalog.cpp",
     "workloads/src/layer_graph.cpp",
-    "simulator/app/src/validate.cpp",
+    "simulator/study/src/validate.cpp",
 ]
 NOT_INPUT_FORMATS = {
     # input_pipeline.cpp: InputPipelineTiming::from_json reads a dumped plan (the plan format), not a scenario.
