@@ -399,6 +399,23 @@ PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional
   return spec;
 }
 
+}  // namespace
+
+int simgrid_xml_nodes(const PlatformSpec& spec) {
+  TRAINSIM_CHECK(spec.simgrid_xml.has_value(), "simgrid_xml_nodes needs a SimGrid XML platform");
+  const std::string& file = *spec.simgrid_xml;
+  const std::uint64_t hosts = detail::check_simgrid_xml(file);
+  // The same refusals, in the same words, as building the platform (simgrid_builder.cpp load_xml).
+  if (hosts == 0) throw InputError(file, "", "the platform defines no host");
+  if (hosts % static_cast<std::uint64_t>(spec.gpus_per_node) != 0)
+    throw InputError(file, "",
+                     "has " + std::to_string(hosts) + " hosts, not a multiple of gpus_per_node " +
+                         std::to_string(spec.gpus_per_node));
+  return static_cast<int>(hosts / static_cast<std::uint64_t>(spec.gpus_per_node));
+}
+
+namespace {
+
 /// What a JSON platform may say beside a SimGrid XML file (`xml_platform`), applied to `spec`.
 void apply_xml_overrides(PlatformSpec& spec, const JsonNode& o) {
   {

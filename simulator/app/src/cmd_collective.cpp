@@ -189,10 +189,10 @@ int run_collective(const CollectiveCliOptions& o) {
   if (hd_order) request.options.hd_order = *hd_order;
   request.gpus = o.gpus;
   // Refused before the platform is built: a step-level run past the limit would run for hours.
-  // A SimGrid XML platform's hosts are counted once SimGrid has read the file (bounded by the
-  // platform limit before): without --gpus, the engine refuses then, before anything runs.
-  if (request.options.representation == plan::Representation::step && (!spec.simgrid_xml || o.gpus > 0)) {
-    const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : spec.total_gpus());
+  // A SimGrid XML platform's GPUs are its hosts, counted from the file.
+  if (request.options.representation == plan::Representation::step) {
+    const int all = spec.simgrid_xml ? platforms::simgrid_xml_nodes(spec) * spec.gpus_per_node : spec.total_gpus();
+    const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : all);
     if (!why.empty()) throw InputError("command line", "--representation", why);
   }
   std::vector<engine::CollectiveTiming> timings;

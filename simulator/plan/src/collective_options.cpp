@@ -1,5 +1,6 @@
 #include "trainsim/plan/collective_options.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "trainsim/core/enum_names.hpp"
@@ -64,21 +65,36 @@ std::vector<std::string> representation_names() {
   return kRepresentations.names();
 }
 
-std::string step_representation_refusal(int ranks) {
-  if (ranks <= kMaxStepRanks) return "";
-  return "the step representation simulates every step's flows (a ring: 2 n² of them, one actor per GPU) and runs at "
-         "most " + std::to_string(kMaxStepRanks) + " GPUs within about a minute; " + std::to_string(ranks) +
-         " GPUs would take far longer (1,024 GPUs: past 10 minutes; 65,536: 17.8 GB and an abort) (simulator/README.md, Troubleshooting and limits): use auto, coarse or lockstep, "
-         "which run one step or one flow per hop";
+std::string step_refusal(const std::vector<int>& all_reduce_ranks) {
+  int widest = 0;
+  long long transfers = 0;
+  std::size_t collectives = 0;
+  for (int n : all_reduce_ranks) {
+    if (n < 2) continue;  // one participant moves nothing
+    widest = std::max(widest, n);
+    transfers += 2LL * n * (n - 1);
+    ++collectives;
+  }
+  if (widest > kMaxStepRanks)
+    return "the step representation simulates every step's flows (a ring: 2 n² of them, one actor per GPU) and runs at "
+           "most " +
+           std::to_string(kMaxStepRanks) + " GPUs within about a minute; " + std::to_string(widest) +
+           " GPUs would take far longer (1,024 GPUs: past 10 minutes; 65,536: 17.8 GB and an abort) "
+           "(simulator/README.md, "
+           "Troubleshooting and limits): use auto, coarse or lockstep, which run one step or one flow per hop";
+  // A training iteration runs one all-reduce per bucket: the whole iteration's step work is bounded.
+  if (transfers > kMaxStepTransfers)
+    return "the step representation simulates every step's flows of every bucket's all-reduce: this iteration's " +
+           std::to_string(collectives) + " all-reduces on " + std::to_string(widest) + " GPUs make " +
+           std::to_string(transfers) + " step-level transfers (2 n(n-1) per all-reduce of n GPUs), past the " +
+           std::to_string(kMaxStepTransfers) +
+           " run within about a minute (32 GPUs of 107 per-layer buckets, 212288 of them: 54 s) (simulator/README.md, "
+           "Troubleshooting and limits): use auto, coarse or lockstep, or fewer, larger buckets (strategy.bucket_MB)";
+  return "";
 }
 
-std::string step_iteration_refusal(long long transfers, std::size_t collectives, int gpus) {
-  if (transfers <= kMaxStepTransfers) return "";
-  return "the step representation simulates every step's flows of every bucket's all-reduce: this iteration's " +
-         std::to_string(collectives) + " all-reduces on " + std::to_string(gpus) + " GPUs make " + std::to_string(transfers) +
-         " step-level transfers (2 n(n-1) per all-reduce of n GPUs), past the " + std::to_string(kMaxStepTransfers) +
-         " run within about a minute (32 GPUs of 107 per-layer buckets, 212288 of them: 54 s) (simulator/README.md, "
-         "Troubleshooting and limits): use auto, coarse or lockstep, or fewer, larger buckets (strategy.bucket_MB)";
+std::string step_representation_refusal(int ranks) {
+  return step_refusal({ranks});
 }
 
 std::optional<ServerRepresentation> parse_server_representation(const std::string& name) {

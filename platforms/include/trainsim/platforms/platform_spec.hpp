@@ -145,6 +145,12 @@ struct PlatformSpec {
 /// InputError naming node.source() and the JSON pointer of the offending value.
 PlatformSpec read_platform_spec(const JsonNode& node);
 
+/// The nodes of the SimGrid XML platform `spec` (spec.simgrid_xml set), from its hosts counted
+/// in the file as SimGrid will build them, before SimGrid reads it: what a plan needs to know of
+/// the platform's size. Throws InputError naming the file when it defines no host or hosts that
+/// are not a multiple of spec.gpus_per_node (as building it would), or is malformed.
+int simgrid_xml_nodes(const PlatformSpec& spec);
+
 /// The same platform with `nodes` nodes. A topology shape belongs to its node count, so the fat
 /// tree's down counts, the torus dimensions and the dragonfly shape are derived anew (the fat tree
 /// keeps its levels and oversubscription). Throws InputError at `source`'s /network/fat_tree when
