@@ -133,25 +133,94 @@ class DirectoryWatch {
 
 }  // namespace
 
+// Runs `step` on the coordinator; with other ranks waiting for it, an error ends them all (exit
+// status 2 for bad input, 1 otherwise) rather than leaving them hanging.
+template <class F>
+void or_abort_ranks(const MpiContext& mpi, F&& step) {
+  try {
+    step();
+  } catch (const std::exception& e) {
+    if (mpi.size() > 1) {
+      std::fprintf(stderr, "trainsim: error: %s\n", e.what());
+      mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
+    }
+    throw;
+  }
+}
+
+// The output directory, created if missing and locked: a second sweep into it is told at once.
+std::string locked_output_directory(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || !std::filesystem::is_directory(out_dir))
+    throw InputError(out_dir, "", "cannot create the output directory");
+  return out_dir;
+}
+
+// What the coordinator decides before the first point runs: the points still to simulate, and
+// whether new lines go to .results.jsonl.new until the first lands (a plain sweep over this same
+// sweep's results).
+struct Prepared {
+  std::vector<std::size_t> todo;
+  bool deferred = false;
+};
+
+Prepared prepare_results(const plan::Scenario& base, const SweepOptions& options, const std::vector<SweepPoint>& points,
+                         const std::string& results_path, const std::string& identity_path) {
+  Prepared out;
+  const Json identity = sweep_identity(base);
+  const std::optional<Json> recorded = read_identity(identity_path);
+  std::vector<std::size_t> line_numbers;
+  const std::vector<Json> existing = read_results(results_path, &line_numbers);
+  // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
+  // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
+  // results). --resume keeps every line that is a point of this sweep, so it goes on only where
+  // that is every line: this sweep's own, or a smaller sweep's of the same scenario (an axis
+  // grown). A directory without sweep.json (written before it existed) is judged by its lines.
+  std::map<std::string, std::size_t> index_of;
+  for (const auto& p : points) index_of.emplace(p.key, p.index);
+  std::size_t foreign = 0;
+  for (const Json& r : existing) {
+    const auto key = r.find("scenario_key");
+    if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) ++foreign;
+  }
+  const bool same = recorded ? recorded->at("identity") == identity.at("identity") : foreign == 0;
+  if (!existing.empty() && !same && (!options.resume || foreign > 0)) {
+    const std::string whose = recorded ? fmt::format("scenario '{}' from {}", recorded->value("name", std::string("?")),
+                                                     recorded->value("scenario_file", std::string("?")))
+                                       : std::string("another scenario");
+    const std::string why = options.resume
+                                ? fmt::format("; {} of them {} not points of this sweep and --resume would discard {}",
+                                              foreign, foreign == 1 ? "is" : "are", foreign == 1 ? "it" : "them")
+                                : std::string("; a new sweep would replace them");
+    throw InputError(
+        options.out_dir, "",
+        fmt::format("holds {} result{} of another sweep ({}), not of {} with this sweep space{}. Nothing was changed: "
+                    "give another --out, or remove the directory to start over",
+                    existing.size(), existing.size() == 1 ? "" : "s", whose, base.source, why));
+  }
+  std::set<std::string> done;
+  std::string kept;
+  if (options.resume) {
+    // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
+    for (const plan::ResultRecord& r : current_results(points, existing, results_path, &line_numbers)) {
+      done.insert(r.scenario_key);
+      kept += r.to_json().dump() + "\n";
+    }
+  }
+  write_file_atomically(identity_path, identity.dump(2) + "\n");
+  out.deferred = !options.resume && !existing.empty();
+  if (!out.deferred) write_file_atomically(results_path, kept);
+  for (const auto& p : points)
+    if (!done.count(p.key)) out.todo.push_back(p.index);
+  return out;
+}
+
 SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) {
   MpiContext mpi;
   // The directory is locked first: a second sweep into it is told at once, before it checks its points.
   std::optional<DirectoryLock> lock;
-  if (mpi.is_coordinator()) {
-    try {
-      std::error_code ec;
-      std::filesystem::create_directories(options.out_dir, ec);
-      if (ec || !std::filesystem::is_directory(options.out_dir))
-        throw InputError(options.out_dir, "", "cannot create the output directory");
-      lock.emplace(options.out_dir);
-    } catch (const std::exception& e) {
-      if (mpi.size() > 1) {
-        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
-        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
-      }
-      throw;
-    }
-  }
+  if (mpi.is_coordinator()) or_abort_ranks(mpi, [&] { lock.emplace(locked_output_directory(options.out_dir)); });
   std::vector<std::string> warnings;
   const std::vector<SweepPoint> points = expand_sweep(base, mpi.is_coordinator() ? &warnings : nullptr);
   for (const auto& w : warnings) std::fprintf(stderr, "trainsim: warning: %s\n", w.c_str());
@@ -166,69 +235,17 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   const std::string fresh_path = (std::filesystem::path(options.out_dir) / ".results.jsonl.new").string();
   bool deferred = false;
   summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
-  if (mpi.is_coordinator()) {
-    try {
-      const Json identity = sweep_identity(base);
-      const std::optional<Json> recorded = read_identity(identity_path);
-      std::vector<std::size_t> line_numbers;
-      const std::vector<Json> existing = read_results(results_path, &line_numbers);
-      // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
-      // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
-      // results). --resume keeps every line that is a point of this sweep, so it goes on only where
-      // that is every line: this sweep's own, or a smaller sweep's of the same scenario (an axis
-      // grown). A directory without sweep.json (written before it existed) is judged by its lines.
-      std::map<std::string, std::size_t> index_of;
-      for (const auto& p : points) index_of.emplace(p.key, p.index);
-      std::size_t foreign = 0;
-      for (const Json& r : existing) {
-        const auto key = r.find("scenario_key");
-        if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) ++foreign;
-      }
-      const bool same = recorded ? recorded->at("identity") == identity.at("identity") : foreign == 0;
-      if (!existing.empty() && !same && (!options.resume || foreign > 0)) {
-        const std::string whose = recorded
-                                      ? fmt::format("scenario '{}' from {}", recorded->value("name", std::string("?")),
-                                                    recorded->value("scenario_file", std::string("?")))
-                                      : std::string("another scenario");
-        const std::string why =
-            options.resume ? fmt::format("; {} of them {} not points of this sweep and --resume would discard {}",
-                                         foreign, foreign == 1 ? "is" : "are", foreign == 1 ? "it" : "them")
-                           : std::string("; a new sweep would replace them");
-        throw InputError(
-            options.out_dir, "",
-            fmt::format(
-                "holds {} result{} of another sweep ({}), not of {} with this sweep space{}. Nothing was changed: "
-                "give another --out, or remove the directory to start over",
-                existing.size(), existing.size() == 1 ? "" : "s", whose, base.source, why));
-      }
-      std::set<std::string> done;
-      std::string kept;
-      if (options.resume) {
-        // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
-        for (const plan::ResultRecord& r : current_results(points, existing, results_path, &line_numbers)) {
-          done.insert(r.scenario_key);
-          kept += r.to_json().dump() + "\n";
-        }
-      }
-      write_file_atomically(identity_path, identity.dump(2) + "\n");
-      deferred = !options.resume && !existing.empty();
-      if (!deferred) write_file_atomically(results_path, kept);
-      for (const auto& p : points)
-        if (!done.count(p.key)) todo.push_back(p.index);
+  if (mpi.is_coordinator())
+    or_abort_ranks(mpi, [&] {
+      const Prepared prepared = prepare_results(base, options, points, results_path, identity_path);
+      todo = prepared.todo;
+      deferred = prepared.deferred;
       summary.skipped = points.size() - todo.size();
       std::fprintf(stderr, "trainsim: %zu point%s to simulate%s, %d at a time\n", todo.size(),
                    todo.size() == 1 ? "" : "s",
                    summary.skipped ? fmt::format(" ({} already done)", summary.skipped).c_str() : "",
                    options.jobs * std::max(1, mpi.size()));
-    } catch (const std::exception& e) {
-      // The other ranks wait for the indices: end them all rather than leave them hanging.
-      if (mpi.size() > 1) {
-        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
-        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
-      }
-      throw;
-    }
-  }
+    });
   todo = mpi.broadcast_indices(todo);
 
   if (deferred) {
