@@ -58,18 +58,22 @@ std::optional<Expression> parse_holdout(const FitRequest& request) {
   if (!request.holdout) return std::nullopt;
   Expression holdout = Expression::parse(*request.holdout, "--holdout");
   if (!holdout.constants().empty())
-    throw InputError("--holdout", "", "the rule uses " + holdout.constants().front() + ", a fitted constant; it may only use CSV columns");
+    throw InputError(
+        "--holdout", "",
+        "the rule uses " + holdout.constants().front() + ", a fitted constant; it may only use CSV columns");
   return holdout;
 }
 
 // Neither the expression nor the baseline's features may use the fitted column.
-void check_not_fitted_column(const Expression& expression, const std::vector<std::string>& features, const std::string& y) {
+void check_not_fitted_column(const Expression& expression, const std::vector<std::string>& features,
+                             const std::string& y) {
   for (const auto& name : expression.variables())
     if (name == y)
       throw InputError(expression.source(), "", "the expression uses '" + name +
                                                     "', the fitted column (--y), as a variable; it cannot use what it predicts");
   for (const auto& name : features)
-    if (name == y) throw InputError("--features", "", "'" + name + "' is the fitted column (--y); it cannot be a feature");
+    if (name == y)
+      throw InputError("--features", "", "'" + name + "' is the fitted column (--y); it cannot be a feature");
 }
 
 // Checks each group's columns with a message that says who needs them, then reads them all.
@@ -87,8 +91,10 @@ Dataset read_rows(const CsvTable& table, const FitRequest& request, const Expres
 }
 
 // The rows fitted and those the holdout rule holds out (none without a rule).
-std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_rows(const Dataset& all, const std::optional<Expression>& holdout,
-                                                                         const FitRequest& request, const std::string& source) {
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_rows(const Dataset& all,
+                                                                         const std::optional<Expression>& holdout,
+                                                                         const FitRequest& request,
+                                                                         const std::string& source) {
   std::vector<std::size_t> fit_rows, held_rows;
   if (!holdout) {
     for (std::size_t r = 0; r < all.size(); ++r) fit_rows.push_back(r);
@@ -97,12 +103,14 @@ std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_rows(const D
   ExpressionEvaluator rule(*holdout, all);
   for (std::size_t r = 0; r < all.size(); ++r) (rule.value(r) != 0 ? held_rows : fit_rows).push_back(r);
   if (fit_rows.empty())
-    throw InputError("--holdout", "", "'" + *request.holdout + "' holds out every row of " + source + "; nothing is left to fit");
+    throw InputError("--holdout", "",
+                     "'" + *request.holdout + "' holds out every row of " + source + "; nothing is left to fit");
   return {fit_rows, held_rows};
 }
 
 // Every row, fitted or held out, with its terms.
-std::vector<PointReport> point_reports(const Expression& expression, const Dataset& all, const std::vector<double>& constants,
+std::vector<PointReport> point_reports(const Expression& expression, const Dataset& all,
+                                       const std::vector<double>& constants,
                                        const std::vector<std::size_t>& held_rows) {
   const auto gpus_index = all.find_variable("gpus");
   std::vector<char> is_held(all.size(), 0);
@@ -125,7 +133,8 @@ std::vector<PointReport> point_reports(const Expression& expression, const Datas
 }
 
 // The fit's (and the baseline's) errors on the held-out rows.
-HoldoutReport holdout_report(const FitReport& report, const Dataset& all, const std::string& rule, const std::vector<std::size_t>& held_rows) {
+HoldoutReport holdout_report(const FitReport& report, const Dataset& all, const std::string& rule,
+                             const std::vector<std::size_t>& held_rows) {
   HoldoutReport h;
   h.rule = rule;
   h.rows = held_rows.size();
@@ -170,7 +179,8 @@ FitReport run_fit(const CsvTable& table, const FitRequest& request) {
   report.y_name = request.y_column;
   report.confidence_level = request.options.confidence_level;
   const NamedModel* model = request.model ? &find_model(*request.model) : nullptr;
-  const Expression expression = model ? model_expression(*model) : Expression::parse(*request.expression, "--expression");
+  const Expression expression =
+      model ? model_expression(*model) : Expression::parse(*request.expression, "--expression");
   if (model) report.model = model->name;
   report.expression = expression.text();
   report.terms = expression.terms();

@@ -80,11 +80,17 @@ constexpr EnumNames<TerminationReason, 4> kTerminationReasons{{{{TerminationReas
                                                                 {TerminationReason::failure, "failure"}}}};
 }  // namespace
 
-std::string to_string(Regularization r) { return std::string(kRegularizations.name(r)); }
+std::string to_string(Regularization r) {
+  return std::string(kRegularizations.name(r));
+}
 
-std::string to_string(DeAlgorithm a) { return std::string(kDeAlgorithms.name(a)); }
+std::string to_string(DeAlgorithm a) {
+  return std::string(kDeAlgorithms.name(a));
+}
 
-std::string to_string(TerminationReason reason) { return std::string(kTerminationReasons.name(reason)); }
+std::string to_string(TerminationReason reason) {
+  return std::string(kTerminationReasons.name(reason));
+}
 
 void FitOptions::validate() const {
   const std::string source = "fit options";

@@ -19,7 +19,9 @@ constexpr EnumNames<PaleoScheme, 3> kPaleoSchemes{
     {{{PaleoScheme::one_to_all, "one-to-all"}, {PaleoScheme::tree, "tree"}, {PaleoScheme::butterfly, "butterfly"}}}};
 }  // namespace
 
-std::string_view to_string(PaleoScheme scheme) { return kPaleoSchemes.name(scheme); }
+std::string_view to_string(PaleoScheme scheme) {
+  return kPaleoSchemes.name(scheme);
+}
 
 double paleo_iteration_time_s(PaleoScheme scheme, double single_gpu_time_s, double gradient_bytes, int gpus,
                               double bandwidth_Bps) {

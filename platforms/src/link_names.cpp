@@ -12,17 +12,18 @@
 namespace trainsim::platforms {
 
 namespace {
-constexpr EnumNames<LinkClass, 7> kLinkClasses{{{
-    {LinkClass::nvlink, "nvlink"},
-    {LinkClass::nvswitch, "nvswitch"},
-    {LinkClass::pcie, "pcie"},
-    {LinkClass::memory, "memory"},
-    {LinkClass::nic, "nic"},
-    {LinkClass::fabric, "fabric"},
-    {LinkClass::unknown, "unknown"}}}};
+constexpr EnumNames<LinkClass, 7> kLinkClasses{{{{LinkClass::nvlink, "nvlink"},
+                                                 {LinkClass::nvswitch, "nvswitch"},
+                                                 {LinkClass::pcie, "pcie"},
+                                                 {LinkClass::memory, "memory"},
+                                                 {LinkClass::nic, "nic"},
+                                                 {LinkClass::fabric, "fabric"},
+                                                 {LinkClass::unknown, "unknown"}}}};
 }  // namespace
 
-std::string_view to_string(LinkClass c) { return kLinkClasses.name(c); }
+std::string_view to_string(LinkClass c) {
+  return kLinkClasses.name(c);
+}
 
 LinkClass link_class_from_id(std::string_view id) {
   // No class name is a prefix of another, so the order does not matter; "nice" is not "nic".

@@ -10,11 +10,11 @@
 
 #include "presets.hpp"
 #include "simgrid_xml_check.hpp"
-#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 
 namespace trainsim::platforms {
 
@@ -33,11 +33,17 @@ constexpr EnumNames<TopologyKind, 4> kTopologies{{{{TopologyKind::single_switch,
 constexpr EnumNames<bool, 2> kNicAttach{{{{false, "host"}, {true, "gpu"}}}};
 }  // namespace
 
-std::string to_string(NetworkModel m) { return std::string(kNetworkModels.name(m)); }
+std::string to_string(NetworkModel m) {
+  return std::string(kNetworkModels.name(m));
+}
 
-std::string to_string(IntraNodeKind k) { return std::string(kIntraNodeKinds.name(k)); }
+std::string to_string(IntraNodeKind k) {
+  return std::string(kIntraNodeKinds.name(k));
+}
 
-std::string to_string(TopologyKind k) { return std::string(kTopologies.name(k)); }
+std::string to_string(TopologyKind k) {
+  return std::string(kTopologies.name(k));
+}
 
 namespace {
 

@@ -8,17 +8,27 @@
 namespace trainsim::workloads {
 
 namespace {
-constexpr EnumNames<TaskPhase, 3> kTaskPhases{{{{TaskPhase::forward, "forward"}, {TaskPhase::backward, "backward"}, {TaskPhase::update, "update"}}}};
-constexpr EnumNames<Optimizer, 3> kOptimizers{{{{Optimizer::sgd, "sgd"}, {Optimizer::momentum, "momentum"}, {Optimizer::adam, "adam"}}}};
+constexpr EnumNames<TaskPhase, 3> kTaskPhases{
+    {{{TaskPhase::forward, "forward"}, {TaskPhase::backward, "backward"}, {TaskPhase::update, "update"}}}};
+constexpr EnumNames<Optimizer, 3> kOptimizers{
+    {{{Optimizer::sgd, "sgd"}, {Optimizer::momentum, "momentum"}, {Optimizer::adam, "adam"}}}};
 }  // namespace
 
-std::string_view to_string(TaskPhase phase) { return kTaskPhases.name(phase); }
+std::string_view to_string(TaskPhase phase) {
+  return kTaskPhases.name(phase);
+}
 
-std::string_view to_string(Optimizer optimizer) { return kOptimizers.name(optimizer); }
+std::string_view to_string(Optimizer optimizer) {
+  return kOptimizers.name(optimizer);
+}
 
-std::vector<std::string> optimizer_names() { return kOptimizers.names(); }
+std::vector<std::string> optimizer_names() {
+  return kOptimizers.names();
+}
 
-std::optional<Optimizer> parse_optimizer(std::string_view name) { return kOptimizers.parse(name); }
+std::optional<Optimizer> parse_optimizer(std::string_view name) {
+  return kOptimizers.parse(name);
+}
 
 namespace {
 

@@ -23,7 +23,9 @@ constexpr EnumNames<OpClass, 10> kOpClasses{{{{OpClass::data, "data"},
                                               {OpClass::loss, "loss"}}}};
 }  // namespace
 
-std::string_view to_string(OpClass op_class) { return kOpClasses.name(op_class); }
+std::string_view to_string(OpClass op_class) {
+  return kOpClasses.name(op_class);
+}
 
 double LayerCost::activation_bytes(Precision p) const { return output_elements * bytes_per_element(p); }
 double LayerCost::weight_bytes(Precision p) const { return static_cast<double>(params) * bytes_per_element(p); }

@@ -10,14 +10,21 @@
 namespace trainsim {
 
 namespace {
-constexpr EnumNames<Precision, 4> kPrecisions{{{{Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}}}};
+constexpr EnumNames<Precision, 4> kPrecisions{
+    {{{Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}}}};
 }  // namespace
 
-std::string_view to_string(Precision p) { return kPrecisions.name(p); }
+std::string_view to_string(Precision p) {
+  return kPrecisions.name(p);
+}
 
-std::optional<Precision> parse_precision(std::string_view text) { return kPrecisions.parse(text); }
+std::optional<Precision> parse_precision(std::string_view text) {
+  return kPrecisions.parse(text);
+}
 
-std::vector<std::string> precision_names() { return kPrecisions.names(); }
+std::vector<std::string> precision_names() {
+  return kPrecisions.names();
+}
 
 int bytes_per_element(Precision p) { return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2; }
 

@@ -17,13 +17,15 @@ constexpr EnumNames<Algorithm, 8> kAlgorithms{{{{Algorithm::ring, "ring"},
                                                 {Algorithm::collnet_direct, "collnet_direct"},
                                                 {Algorithm::collnet_chain, "collnet_chain"}}}};
 // NCCL's own spelling (NCCL_PROTO); Simple is listed first as the fallback name.
-constexpr EnumNames<Protocol, 3> kProtocols{{{{Protocol::simple, "Simple"}, {Protocol::ll, "LL"}, {Protocol::ll128, "LL128"}}}};
+constexpr EnumNames<Protocol, 3> kProtocols{
+    {{{Protocol::simple, "Simple"}, {Protocol::ll, "LL"}, {Protocol::ll128, "LL128"}}}};
 constexpr EnumNames<Representation, 4> kRepresentations{{{{Representation::automatic, "auto"},
                                                           {Representation::coarse, "coarse"},
                                                           {Representation::lockstep, "lockstep"},
                                                           {Representation::step, "step"}}}};
-constexpr EnumNames<ServerRepresentation, 3> kServerRepresentations{
-    {{{ServerRepresentation::automatic, "auto"}, {ServerRepresentation::coarse, "coarse"}, {ServerRepresentation::flow, "flow"}}}};
+constexpr EnumNames<ServerRepresentation, 3> kServerRepresentations{{{{ServerRepresentation::automatic, "auto"},
+                                                                      {ServerRepresentation::coarse, "coarse"},
+                                                                      {ServerRepresentation::flow, "flow"}}}};
 constexpr EnumNames<HdOrder, 2> kHdOrders{{{{HdOrder::near, "near"}, {HdOrder::far, "far"}}}};
 constexpr EnumNames<CollectiveOp, 4> kCollectiveOps{{{{CollectiveOp::allreduce, "allreduce"},
                                                       {CollectiveOp::reduce_scatter, "reduce_scatter"},
@@ -31,21 +33,37 @@ constexpr EnumNames<CollectiveOp, 4> kCollectiveOps{{{{CollectiveOp::allreduce, 
                                                       {CollectiveOp::broadcast, "broadcast"}}}};
 }  // namespace
 
-std::string to_string(Algorithm a) { return std::string(kAlgorithms.name(a)); }
+std::string to_string(Algorithm a) {
+  return std::string(kAlgorithms.name(a));
+}
 
-std::optional<Algorithm> parse_algorithm(std::string_view name) { return kAlgorithms.parse(name); }
+std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  return kAlgorithms.parse(name);
+}
 
-std::vector<std::string> algorithm_names() { return kAlgorithms.names(); }
+std::vector<std::string> algorithm_names() {
+  return kAlgorithms.names();
+}
 
-std::string to_string(Protocol p) { return std::string(kProtocols.name(p)); }
+std::string to_string(Protocol p) {
+  return std::string(kProtocols.name(p));
+}
 
-std::optional<Protocol> parse_protocol(std::string_view name) { return kProtocols.parse(name); }
+std::optional<Protocol> parse_protocol(std::string_view name) {
+  return kProtocols.parse(name);
+}
 
-std::string to_string(Representation r) { return std::string(kRepresentations.name(r)); }
+std::string to_string(Representation r) {
+  return std::string(kRepresentations.name(r));
+}
 
-std::optional<Representation> parse_representation(const std::string& name) { return kRepresentations.parse(name); }
+std::optional<Representation> parse_representation(const std::string& name) {
+  return kRepresentations.parse(name);
+}
 
-std::vector<std::string> representation_names() { return kRepresentations.names(); }
+std::vector<std::string> representation_names() {
+  return kRepresentations.names();
+}
 
 std::string step_refusal(const std::vector<int>& all_reduce_ranks) {
   int widest = 0;
@@ -79,21 +97,37 @@ std::string step_representation_refusal(int ranks) {
   return step_refusal({ranks});
 }
 
-std::optional<ServerRepresentation> parse_server_representation(const std::string& name) { return kServerRepresentations.parse(name); }
+std::optional<ServerRepresentation> parse_server_representation(const std::string& name) {
+  return kServerRepresentations.parse(name);
+}
 
-std::vector<std::string> server_representation_names() { return kServerRepresentations.names(); }
+std::vector<std::string> server_representation_names() {
+  return kServerRepresentations.names();
+}
 
-std::string to_string(HdOrder order) { return std::string(kHdOrders.name(order)); }
+std::string to_string(HdOrder order) {
+  return std::string(kHdOrders.name(order));
+}
 
-std::optional<HdOrder> parse_hd_order(const std::string& name) { return kHdOrders.parse(name); }
+std::optional<HdOrder> parse_hd_order(const std::string& name) {
+  return kHdOrders.parse(name);
+}
 
-std::vector<std::string> hd_order_names() { return kHdOrders.names(); }
+std::vector<std::string> hd_order_names() {
+  return kHdOrders.names();
+}
 
-std::string to_string(CollectiveOp op) { return std::string(kCollectiveOps.name(op)); }
+std::string to_string(CollectiveOp op) {
+  return std::string(kCollectiveOps.name(op));
+}
 
-std::optional<CollectiveOp> parse_collective_op(std::string_view name) { return kCollectiveOps.parse(name); }
+std::optional<CollectiveOp> parse_collective_op(std::string_view name) {
+  return kCollectiveOps.parse(name);
+}
 
-std::vector<std::string> collective_op_names() { return kCollectiveOps.names(); }
+std::vector<std::string> collective_op_names() {
+  return kCollectiveOps.names();
+}
 
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   const double n = ranks;

@@ -20,9 +20,13 @@ constexpr EnumNames<Framework, 4> kFrameworks{{{{Framework::generic, "generic"},
                                                {Framework::onnxruntime, "onnxruntime"}}}};
 }  // namespace
 
-std::string_view to_string(CpuMode mode) { return kCpuModes.name(mode); }
+std::string_view to_string(CpuMode mode) {
+  return kCpuModes.name(mode);
+}
 
-CpuMode read_cpu_mode(const JsonNode& node) { return kCpuModes.read(node); }
+CpuMode read_cpu_mode(const JsonNode& node) {
+  return kCpuModes.read(node);
+}
 
 using workloads::OpClass;
 

@@ -27,11 +27,15 @@ constexpr EnumNames<BoundKind, 7> kBoundKinds{{{{BoundKind::unknown, "unknown"},
                                                 {BoundKind::input, "input"}}}};
 }  // namespace
 
-std::string_view to_string(BoundKind kind) { return kBoundKinds.name(kind); }
+std::string_view to_string(BoundKind kind) {
+  return kBoundKinds.name(kind);
+}
 
 namespace {
 
-BoundKind read_bound_kind(const JsonNode& node) { return kBoundKinds.read(node); }
+BoundKind read_bound_kind(const JsonNode& node) {
+  return kBoundKinds.read(node);
+}
 
 }  // namespace
 

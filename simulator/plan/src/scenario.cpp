@@ -20,24 +20,36 @@ constexpr EnumNames<StrategyKind, 6> kStrategyKinds{{{{StrategyKind::ring_allred
                                                       {StrategyKind::halving_doubling, "halving_doubling"},
                                                       {StrategyKind::parameter_server, "parameter_server"},
                                                       {StrategyKind::nccl_allreduce, "nccl_allreduce"}}}};
-constexpr EnumNames<WorkerAggregation, 2> kWorkerAggregations{{{{WorkerAggregation::host, "host"}, {WorkerAggregation::none, "none"}}}};
+constexpr EnumNames<WorkerAggregation, 2> kWorkerAggregations{
+    {{{WorkerAggregation::host, "host"}, {WorkerAggregation::none, "none"}}}};
 constexpr EnumNames<Transport, 2> kTransports{{{{Transport::gpu, "gpu"}, {Transport::host, "host"}}}};
 constexpr EnumNames<Scaling, 2> kScalings{{{{Scaling::weak, "weak"}, {Scaling::strong, "strong"}}}};
-constexpr EnumNames<ServerPlacement, 2> kServerPlacements{{{{ServerPlacement::colocated, "colocated"}, {ServerPlacement::dedicated, "dedicated"}}}};
+constexpr EnumNames<ServerPlacement, 2> kServerPlacements{
+    {{{ServerPlacement::colocated, "colocated"}, {ServerPlacement::dedicated, "dedicated"}}}};
 constexpr EnumNames<Aggregation, 2> kAggregations{{{{Aggregation::cpu, "cpu"}, {Aggregation::gpu, "gpu"}}}};
 }  // namespace
 
-std::string_view to_string(StrategyKind kind) { return kStrategyKinds.name(kind); }
+std::string_view to_string(StrategyKind kind) {
+  return kStrategyKinds.name(kind);
+}
 
-std::string_view to_string(WorkerAggregation aggregation) { return kWorkerAggregations.name(aggregation); }
+std::string_view to_string(WorkerAggregation aggregation) {
+  return kWorkerAggregations.name(aggregation);
+}
 
-std::string_view to_string(Transport transport) { return kTransports.name(transport); }
+std::string_view to_string(Transport transport) {
+  return kTransports.name(transport);
+}
 
-std::vector<std::string> strategy_kind_names() { return kStrategyKinds.names(); }
+std::vector<std::string> strategy_kind_names() {
+  return kStrategyKinds.names();
+}
 
 namespace {
 
-StrategyKind parse_kind(const std::string& name) { return kStrategyKinds.parse(name).value_or(StrategyKind::ring_allreduce); }
+StrategyKind parse_kind(const std::string& name) {
+  return kStrategyKinds.parse(name).value_or(StrategyKind::ring_allreduce);
+}
 
 std::vector<std::string> split_path(const std::string& dotted) {
   std::vector<std::string> parts;
@@ -101,7 +113,8 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
   if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
-  if (auto o = node.find("optimizer")) w.optimizer = *workloads::parse_optimizer(o->one_of(workloads::optimizer_names()));
+  if (auto o = node.find("optimizer"))
+    w.optimizer = *workloads::parse_optimizer(o->one_of(workloads::optimizer_names()));
   return w;
 }
 
@@ -137,14 +150,14 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = node.find("first_bucket_MB")) s.first_bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("overlap")) s.overlap = v->as_bool();
   if (auto v = only_for_ps("servers")) s.servers = v->int_in(1, std::numeric_limits<int>::max());  // more than the platform holds: refused below
-  if (auto v = only_for_ps("server_placement"))
-    s.placement = kServerPlacements.read(*v);
+  if (auto v = only_for_ps("server_placement")) s.placement = kServerPlacements.read(*v);
   if (auto v = only_for_ps("aggregation")) {
     s.aggregation = kAggregations.read(*v);
     if (s.aggregation == Aggregation::gpu && s.placement == ServerPlacement::dedicated)
       throw v->error("dedicated parameter servers are CPU nodes: aggregation \"gpu\" needs server_placement \"colocated\"");
   }
-  if (auto v = only_for_ps("placement")) s.variable_placement = *parse_variable_placement(v->one_of(variable_placement_names()));
+  if (auto v = only_for_ps("placement"))
+    s.variable_placement = *parse_variable_placement(v->one_of(variable_placement_names()));
   if (auto v = only_for_ps("partition_MB")) {
     // A lower bound here (the per-model partition count is checked when the model is known, see
     // kMaxVariablePartitions): 1e-9 MB asked for billions of partitions and ran out of memory.
@@ -163,8 +176,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
       std::erase_if(names, [](const std::string& n) { return !parse_server_representation(n).has_value(); });
     s.representation = v->one_of(names);
   }
-  if (auto v = only_for_ps("worker_aggregation"))
-    s.worker_aggregation = kWorkerAggregations.read(*v);
+  if (auto v = only_for_ps("worker_aggregation")) s.worker_aggregation = kWorkerAggregations.read(*v);
   if (auto v = node.find("transport")) {
     const bool may_be_ring = std::find(kinds.begin(), kinds.end(), StrategyKind::ring_allreduce) != kinds.end();
     s.transport = kTransports.read(*v);

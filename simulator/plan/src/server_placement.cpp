@@ -10,15 +10,22 @@
 namespace trainsim::plan {
 
 namespace {
-constexpr EnumNames<VariablePlacement, 3> kVariablePlacements{
-    {{{VariablePlacement::round_robin, "round_robin"}, {VariablePlacement::greedy, "greedy"}, {VariablePlacement::sharded, "sharded"}}}};
+constexpr EnumNames<VariablePlacement, 3> kVariablePlacements{{{{VariablePlacement::round_robin, "round_robin"},
+                                                                {VariablePlacement::greedy, "greedy"},
+                                                                {VariablePlacement::sharded, "sharded"}}}};
 }  // namespace
 
-std::string_view to_string(VariablePlacement placement) { return kVariablePlacements.name(placement); }
+std::string_view to_string(VariablePlacement placement) {
+  return kVariablePlacements.name(placement);
+}
 
-std::optional<VariablePlacement> parse_variable_placement(std::string_view name) { return kVariablePlacements.parse(name); }
+std::optional<VariablePlacement> parse_variable_placement(std::string_view name) {
+  return kVariablePlacements.parse(name);
+}
 
-std::vector<std::string> variable_placement_names() { return kVariablePlacements.names(); }
+std::vector<std::string> variable_placement_names() {
+  return kVariablePlacements.names();
+}
 
 std::int64_t partition_count(const std::vector<Variable>& variables, double partition_bytes) {
   std::int64_t count = 0;

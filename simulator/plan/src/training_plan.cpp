@@ -30,18 +30,28 @@ constexpr EnumNames<CommKind, 6> kCommKinds{{{{CommKind::all_reduce, "all_reduce
                                               {CommKind::device_to_host, "device_to_host"},
                                               {CommKind::host_sum, "host_sum"},
                                               {CommKind::host_to_device, "host_to_device"}}}};
-constexpr EnumNames<CommEndpoints, 2> kCommEndpoints{{{{CommEndpoints::gpus, "gpus"}, {CommEndpoints::node_hosts, "node_hosts"}}}};
-constexpr EnumNames<CommTrigger, 3> kCommTriggers{
-    {{{CommTrigger::bucket_ready, "bucket_ready"}, {CommTrigger::backward_done, "backward_done"}, {CommTrigger::previous_op, "previous_op"}}}};
+constexpr EnumNames<CommEndpoints, 2> kCommEndpoints{
+    {{{CommEndpoints::gpus, "gpus"}, {CommEndpoints::node_hosts, "node_hosts"}}}};
+constexpr EnumNames<CommTrigger, 3> kCommTriggers{{{{CommTrigger::bucket_ready, "bucket_ready"},
+                                                    {CommTrigger::backward_done, "backward_done"},
+                                                    {CommTrigger::previous_op, "previous_op"}}}};
 }  // namespace
 
-std::string_view to_string(ServerHost host) { return kServerHosts.name(host); }
+std::string_view to_string(ServerHost host) {
+  return kServerHosts.name(host);
+}
 
-std::string_view to_string(CommKind kind) { return kCommKinds.name(kind); }
+std::string_view to_string(CommKind kind) {
+  return kCommKinds.name(kind);
+}
 
-std::string_view to_string(CommEndpoints endpoints) { return kCommEndpoints.name(endpoints); }
+std::string_view to_string(CommEndpoints endpoints) {
+  return kCommEndpoints.name(endpoints);
+}
 
-std::string_view to_string(CommTrigger trigger) { return kCommTriggers.name(trigger); }
+std::string_view to_string(CommTrigger trigger) {
+  return kCommTriggers.name(trigger);
+}
 
 namespace {
 

@@ -31,7 +31,8 @@ TEST(EnumNames, ReadGivesOneOfsMessageWithTheSuggestion) {
 }
 
 TEST(EnumNames, PrecisionTableIsTheOneTheReadersUse) {
-  for (const auto& name : trainsim::precision_names()) EXPECT_EQ(trainsim::to_string(*trainsim::parse_precision(name)), name);
+  for (const auto& name : trainsim::precision_names())
+    EXPECT_EQ(trainsim::to_string(*trainsim::parse_precision(name)), name);
   EXPECT_EQ(trainsim::precision_names(), (std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"}));
   EXPECT_FALSE(trainsim::parse_precision("fp64").has_value());
 }

@@ -25,9 +25,11 @@ TEST(EnumTables, EveryNameReadsBackToItself) {
 }
 
 TEST(EnumTables, NamesKeepTheOrderMessagesListThemIn) {
-  EXPECT_EQ(strategy_kind_names(), (std::vector<std::string>{"ring_allreduce", "hierarchical_allreduce", "tree_allreduce",
-                                                             "halving_doubling", "parameter_server", "nccl_allreduce"}));
-  EXPECT_EQ(collective_op_names(), (std::vector<std::string>{"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
+  EXPECT_EQ(strategy_kind_names(),
+            (std::vector<std::string>{"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
+                                      "parameter_server", "nccl_allreduce"}));
+  EXPECT_EQ(collective_op_names(),
+            (std::vector<std::string>{"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
   EXPECT_EQ(server_representation_names(), (std::vector<std::string>{"auto", "coarse", "flow"}));
   EXPECT_EQ(to_string(StrategyKind::nccl_allreduce), "nccl_allreduce");
   EXPECT_EQ(to_string(Transport::host), "host");

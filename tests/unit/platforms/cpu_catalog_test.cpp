@@ -58,7 +58,9 @@ TEST(CpuPlatform, PresetAndOverrides) {
 }
 
 TEST(CpuPlatform, BadInputNamesThePointer) {
-  auto error_of = [](const Json& j) { return std::string(trainsim_test::error_of([&] { read_cpu_platform(node_of(j)); }).what()); };
+  auto error_of = [](const Json& j) {
+    return std::string(trainsim_test::error_of([&] { read_cpu_platform(node_of(j)); }).what());
+  };
   EXPECT_NE(error_of(Json{{"device", "cpu"}, {"cpu", "Xeon-Platinum-8161"}}).find("/cpu: unknown CPU 'Xeon-Platinum-8161'; did you mean"),
             std::string::npos);
   EXPECT_NE(error_of(Json{{"device", "cpu"}}).find("needs 'cpu'"), std::string::npos);

@@ -158,7 +158,7 @@ READERS = [
     "platforms/src/platform_spec.cpp",
     "platforms/src/cpu_catalog.cpp",
     "workloads/src/layer_graph.cpp",
-    "simulator/app/src/validate.cpp",
+    "simulator/study/src/validate.cpp",
 ]
 NOT_INPUT_FORMATS = {
     # input_pipeline.cpp: InputPipelineTiming::from_json reads a dumped plan (the plan format), not a scenario.
@@ -243,6 +243,15 @@ NEGATIVE = [
     ("scenario", "threading mode unknown", cpu_scenario, lambda d: d["threading"].update(mode="serving")),
     ("scenario", "platform device not cpu", quickstart, lambda d: d["platform"].update(device="gpu")),
     ("scenario", "nodes as a string", quickstart, lambda d: d["platform"].update(nodes="4")),
+    ("scenario", "a CPU object without its clock", load(ROOT / "scenarios/cpu_resnet50_pytorch_16_cores.json"),
+     lambda d: d["platform"]["cpu"].pop("clock_GHz")),
+    ("scenario", "a CPU object with 0 cores", load(ROOT / "scenarios/cpu_resnet50_pytorch_16_cores.json"),
+     lambda d: d["platform"]["cpu"].update(cores_per_socket=0)),
+    ("scenario", "sockets beside a CPU object", load(ROOT / "scenarios/cpu_resnet50_pytorch_16_cores.json"),
+     lambda d: d["platform"].update(sockets=2)),
+    ("scenario", "execution_mode without onnxruntime", cpu_scenario, lambda d: d["threading"].update(execution_mode="parallel")),
+    ("scenario", "unknown framework", cpu_scenario, lambda d: d["threading"].update(framework="jax")),
+    ("scenario", "PyTorch with two inter-op pools", cpu_scenario, lambda d: d["threading"].update(framework="pytorch", inter_op_pools=2)),
     ("platform", "full description without a network", full_platform, lambda d: d.pop("network")),
     ("platform", "unknown topology", full_platform, lambda d: d["network"].update(topology="ring")),
     ("platform", "negative latency", full_platform, lambda d: d["network"].update(latency_us=-1)),
