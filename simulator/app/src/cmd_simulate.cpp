@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "band.hpp"
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
@@ -17,6 +16,7 @@
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/training_plan.hpp"
+#include "trainsim/study/band.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -192,7 +192,7 @@ void add_simulate(CLI::App& app, Action& action) {
         if (scenario->cpu) notice_large_platform(scenario->platform.nodes);
         // After the size limits, so that a refused scenario gets one message.
         options.before_build = [&scenario] { notice_large_platform(scenario->platform.nodes); };
-        result = simulate_with_band(*scenario, options);
+        result = study::simulate_with_band(*scenario, options);
       }
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");

@@ -486,28 +486,6 @@ std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::ve
   return out;
 }
 
-// Time some bucket's communication was in progress: the length of the union of the buckets'
-// intervals. Intervals that only touch are summed apart, so that operations run one after
-// another (all-reduces) give exactly the sum of their durations.
-double communication_time(std::vector<BucketTiming> buckets) {
-  std::sort(buckets.begin(), buckets.end(), [](const BucketTiming& a, const BucketTiming& b) { return a.start_s < b.start_s; });
-  double total = 0;
-  bool open = false;
-  double begin = 0, end = 0;
-  for (const auto& t : buckets) {
-    if (open && t.start_s < end) {
-      end = std::max(end, t.end_s);
-      continue;
-    }
-    if (open) total += end - begin;
-    begin = t.start_s;
-    end = t.end_s;
-    open = true;
-  }
-  if (open) total += end - begin;
-  return total;
-}
-
 void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<BucketTiming>& buckets, const std::string& path) {
   TraceWriter trace;
   for (int node = 0; node < plan.nodes; ++node) trace.name_process(node, "node " + std::to_string(node));
@@ -578,87 +556,32 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
     sg4::Actor::create("communicator", sim.gpu(0), [&run] { communicator_actor(run); });
   sim.run();
 
-  IterationResult result;
-  result.name = plan.name;
-  result.gpus = plan.gpus;
-  result.nodes = plan.nodes;
-  result.global_batch = plan.global_batch;
-  result.iteration_time_s = *std::max_element(run.end_s.begin(), run.end_s.end());
-  result.samples_per_s = result.global_batch / result.iteration_time_s;
-  result.single_gpu_samples_per_s = plan.reference_batch / plan.single_gpu_iteration_s;
-  result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
-  double max_compute = 0, sum_compute = 0;
-  for (int r = 0; r < plan.gpus; ++r) {
-    const double c = plan.compute_s(r);
-    max_compute = std::max(max_compute, c);
-    sum_compute += c;
-  }
-  // Compute lost to collective kernels' SMs is its own part of the breakdown: exposed
-  // communication is what the iteration took beyond every GPU's compute and that loss.
-  double max_busy = 0;
-  for (int r = 0; r < plan.gpus; ++r) {
-    const double lost = run.kernel_slowdown_s[static_cast<std::size_t>(r)];
-    result.breakdown.comm_kernel_slowdown_s = std::max(result.breakdown.comm_kernel_slowdown_s, lost);
-    max_busy = std::max(max_busy, plan.compute_s(r) + lost);
-  }
-  result.breakdown.compute_s = max_compute;
-  result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_busy);
-  result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
-  // Stragglers: the simulated GPUs run their mean times; synchronous SGD waits, every iteration,
-  // for the slowest of them, plan.straggler_s later on average. The wait is idle time.
-  result.iteration_time_s += plan.straggler_s;
-  result.breakdown.idle_s += plan.straggler_s;
-  result.samples_per_s = result.global_batch / result.iteration_time_s;
-  result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
-  result.buckets = bucket_timings(plan, run.op_timings);
-  result.breakdown.communication_s = communication_time(result.buckets);
-  const std::vector<double> server_bytes = plan.server_bytes();
-  for (const auto& server : plan.servers)
-    result.servers.push_back(plan::ServerLoad{server.id, std::string(plan::to_string(server.host)), server.node,
-                                              server_bytes[static_cast<std::size_t>(server.id)]});
-  result.variable_placement = plan.variable_placement;
-  result.memory = plan.memory;
-  result.strategy = plan.strategy;
-  result.transport = plan.transport;
-  result.representation = plan.representation;
-  result.network_model = plan.network_model;
-  result.calibration_factor = plan.calibration_factor;
-  result.variables = plan.variables;
+  // What was measured; the plan's analysis makes it a result (plan::analyse_iteration).
+  plan::MeasuredIteration measured;
+  measured.end_s = run.end_s;
+  measured.kernel_slowdown_s = run.kernel_slowdown_s;
+  measured.buckets = bucket_timings(plan, run.op_timings);
   for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
   for (const OpTiming& t : run.op_timings) run.exposed.end_s = std::max(run.exposed.end_s, t.end_s);  // PS ops end in any order
   LinkFindings links =
-      analyse_links(sim, plan, run.servers, run.exposed, result.iteration_time_s, options.busiest_links);
-  result.network_bytes = links.network_bytes;
-  result.busiest_links = std::move(links.busiest);
-  result.bound = plan::find_bound(result, std::move(links.connections));
-  result.warnings = plan::plan_warnings(plan, plan.platform);
-  for (plan::Warning& w : plan::representation_warnings(plan)) result.warnings.push_back(std::move(w));
-  if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
-  plan::apply_input_pipeline(plan, result);
-
+      analyse_links(sim, plan, run.servers, run.exposed, plan::measured_iteration_s(measured), options.busiest_links);
+  measured.network_bytes = links.network_bytes;
+  measured.busiest_links = std::move(links.busiest);
+  measured.connections = std::move(links.connections);
+  if (!options.trace_path.empty()) write_trace(plan, run, measured.buckets, options.trace_path);
+  IterationResult result = plan::analyse_iteration(plan, std::move(measured));
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 
-SimulationOptions simulation_options(const TrainingPlan& plan, const SimulateOptions& options) {
-  SimulationOptions sim_options;
-  sim_options.full_network_solve = options.full_network_solve;
-  sim_options.server_nodes = static_cast<int>(std::count_if(plan.servers.begin(), plan.servers.end(), [](const plan::PlannedServer& s) {
-    return s.host == plan::ServerHost::server_node;
-  }));
-  return sim_options;
-}
-
-// Builds the plan's platform and runs the plan on it; an XML platform of another GPU count than
-// the plan's is refused at `source`'s /platform/nodes.
+// Builds the plan's platform (TrainingPlan::effective_platform, with its dedicated server nodes)
+// and runs the plan on it; an XML platform of another GPU count than the plan's is refused at
+// `source`'s /platform/nodes.
 IterationResult build_and_execute(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source,
                                   std::chrono::steady_clock::time_point wall_start) {
   if (options.before_build) options.before_build();
-  // nccl_allreduce: the plan's fabric latency, NCCL's Simple step latency (its protocols add their
-  // own back per step, as `trainsim collective` runs a tuned all-reduce).
-  platforms::PlatformSpec spec = plan.platform;
-  if (plan.nccl_intra_node_latency_s) spec.intra_node.latency_s = *plan.nccl_intra_node_latency_s;
-  Simulation sim(spec, simulation_options(plan, options));
+  const platforms::PlatformSpec spec = plan.effective_platform();
+  Simulation sim(spec, SimulationOptions{plan.server_nodes(), options.full_network_solve});
   if (sim.gpu_count() != plan.gpus)
     throw InputError(source, "/platform/nodes",
                      fmt::format("the SimGrid XML platform {} has {} GPUs; the plan runs {}", spec.simgrid_xml.value_or(spec.name),
@@ -668,31 +591,15 @@ IterationResult build_and_execute(const TrainingPlan& plan, const SimulateOption
 
 }  // namespace
 
-IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
-  if (input.cpu) return simulate_cpu_iteration(input, options);
+IterationResult simulate_iteration(const plan::Scenario& scenario, const SimulateOptions& options) {
+  if (scenario.cpu) return simulate_cpu_iteration(scenario, options);
   const auto wall_start = std::chrono::steady_clock::now();
-  const workloads::Workload workload = plan::load_scenario_workload(input);
-  // The plan is pure data: built before the platform wherever its size is known without SimGrid,
-  // so a run past the documented limits is refused before anything is built.
-  if (!input.platform.simgrid_xml) {
-    const TrainingPlan plan = plan::build_training_plan(input, workload);
-    plan::check_simulation_size(plan, input);
-    check_gpu_actors(plan, gpu_groups(plan).size(), input.source, "/strategy/aggregation", "/heterogeneity");
-    return build_and_execute(plan, options, input.source, wall_start);
-  }
-  // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it (one
-  // simulation per process: the same one then runs the plan).
-  if (options.before_build) options.before_build();
-  plan::Scenario scenario = input;
-  Simulation sim(scenario.platform, SimulationOptions{0, options.full_network_solve});
-  scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
-  plan::check_against_platform(scenario);
-  const TrainingPlan plan = plan::build_training_plan(scenario, workload);
-  // The same limits as above, now that SimGrid has said how many hosts the XML holds: its actors
-  // are not created yet (past vm.max_map_count their stacks aborted SimGrid, signal 6).
+  // The plan is pure data, built before the platform (an XML platform's GPUs are counted from its
+  // file): a run past the documented limits is refused before anything is built.
+  const TrainingPlan plan = plan::build_training_plan(scenario, plan::load_scenario_workload(scenario));
   plan::check_simulation_size(plan, scenario);
   check_gpu_actors(plan, gpu_groups(plan).size(), scenario.source, "/strategy/aggregation", "/heterogeneity");
-  return execute_plan(plan, sim, options, wall_start);
+  return build_and_execute(plan, options, scenario.source, wall_start);
 }
 
 IterationResult simulate_plan(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source) {

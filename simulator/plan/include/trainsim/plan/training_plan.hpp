@@ -203,8 +203,8 @@ struct TrainingPlan {
   /// The platform the engine builds: the scenario's, with an XML platform's node count known
   /// (nccl_intra_node_latency_s replaces its intra-node latency for an NCCL plan).
   platforms::PlatformSpec platform;
-  /// The input pipeline of every GPU (workload.input_pipeline): the engine adds its wait to the
-  /// iteration, for the batch of rank 0 (the largest).
+  /// The input pipeline of every GPU (workload.input_pipeline): analyse_iteration (analysis.hpp)
+  /// adds its wait to the simulated iteration, for the batch of rank 0 (the largest).
   std::optional<InputPipelineConfig> input_pipeline;
   /// For reports only (the summary's first lines): the scenario's bucket size (0 = per layer), its
   /// scaling ("weak" or "strong") and whether a measured one-GPU throughput calibrated it.
@@ -225,7 +225,7 @@ struct TrainingPlan {
   ServerRepresentation server_representation = ServerRepresentation::automatic;
   /// The expected lag of the slowest GPU behind the mean per iteration (stragglers of synchronous
   /// SGD: iteration_cv × E[max of `gpus` standard normals] × compute), seconds; added to the
-  /// iteration by the engine.
+  /// iteration by the plan's analysis (plan::analyse_iteration).
   double straggler_s = 0;
   /// Parameter servers under TensorFlow's synchronous barrier: the token queues' time once the
   /// last push has ended (each worker enqueues and dequeues its tokens on the ps tasks), seconds.
@@ -247,6 +247,12 @@ struct TrainingPlan {
 
   /// Per server: bytes it receives from all workers in one iteration (= bytes it sends back).
   std::vector<double> server_bytes() const;
+
+  /// The platform the engine builds and runs the plan on: `platform`, its intra-node latency
+  /// replaced by nccl_intra_node_latency_s in an NCCL plan. The engine decides nothing about it.
+  platforms::PlatformSpec effective_platform() const;
+  /// The CPU-only nodes the engine adds for dedicated parameter servers (ServerHost::server_node).
+  int server_nodes() const;
 
   /// The plan as JSON (deterministic key order). Every number the engine reads is written as the
   /// double it is (base units, shortest round-trip form), so from_json(to_json()) runs the same
@@ -270,8 +276,10 @@ void apply_stack_costs(TrainingPlan& plan, const Scenario& scenario);
 /// plan's all-reduce operations use (the value of TrainingPlan::all_reduce_bytes_per_byte).
 std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan& plan);
 
-/// Builds the plan of `scenario` (whose platform size is known: for a SimGrid XML platform, set
-/// platform.nodes from the built platform first). Throws InputError when the workload computes nothing.
+/// Builds the plan of `scenario`. A SimGrid XML platform's size is counted from its file first
+/// (platforms::simgrid_xml_nodes, then check_against_platform), so every plan knows its GPUs
+/// before SimGrid builds anything. Throws InputError when the workload computes nothing, or for
+/// an XML platform whose hosts do not fit the scenario.
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload);
 
 /// Parameter servers: the SimGrid flows one iteration starts at flow level (every GPU ↔ host copy,

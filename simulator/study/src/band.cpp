@@ -1,4 +1,4 @@
-#include "band.hpp"
+#include "trainsim/study/band.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace trainsim::app {
+namespace trainsim::study {
 
 namespace {
 
@@ -116,4 +116,4 @@ engine::IterationResult simulate_with_band(const plan::Scenario& scenario, const
   return result;
 }
 
-}  // namespace trainsim::app
+}  // namespace trainsim::study
