@@ -154,6 +154,13 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
     case CommKind::device_to_host:
     case CommKind::host_to_device: return 1;
     case CommKind::host_sum: return 0;
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: {
+      // A ring's n−1 steps; inside a node, g−1 (a hybrid reduce-scatter adds its cross-node ring's 2(N−1)).
+      if (!op.node_local) return n - 1;
+      const double g = std::min<double>(gpus_per_node, n), nodes = std::ceil(n / g);
+      return (g - 1) + (op.kind == CommKind::reduce_scatter ? 2 * (nodes - 1) : 0);
+    }
     case CommKind::all_reduce: break;
   }
   switch (op.algorithm) {

@@ -12,6 +12,7 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/data_parallel.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
@@ -33,6 +34,8 @@ std::string_view to_string(CommKind kind) {
     case CommKind::device_to_host: return "device_to_host";
     case CommKind::host_sum: return "host_sum";
     case CommKind::host_to_device: return "host_to_device";
+    case CommKind::reduce_scatter: return "reduce_scatter";
+    case CommKind::all_gather: return "all_gather";
   }
   return "all_reduce";
 }
@@ -44,6 +47,8 @@ std::string_view to_string(CommTrigger trigger) {
     case CommTrigger::bucket_ready: return "bucket_ready";
     case CommTrigger::backward_done: return "backward_done";
     case CommTrigger::previous_op: return "previous_op";
+    case CommTrigger::update_done: return "update_done";
+    case CommTrigger::gate_passed: return "gate_passed";
   }
   return "bucket_ready";
 }
@@ -217,6 +222,7 @@ ModelVariables model_variables(const Scenario& s, const workloads::Workload& wor
   v.servers = s.strategy.kind == StrategyKind::parameter_server ? s.strategy.servers : 0;
   v.single_gpu_time_s = single_gpu_iteration_s;
   v.dataset_samples = s.workload.dataset_samples;
+  v.accumulation_steps = s.workload.accumulation_steps;
   return v;
 }
 
@@ -293,6 +299,28 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
     case CommKind::device_to_host:
     case CommKind::host_to_device: out.intra_node = op.ranks * op.bytes; return out;
     case CommKind::host_sum: return out;
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: {
+      if (op.ranks <= 1) return out;
+      if (op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
+      if (op.node_local) {
+        // A ring inside every node: each GPU sends (g−1)/g of the buffer to its neighbour. A
+        // reduce-scatter then all-reduces its 1/g shard across the N nodes, one ring per local
+        // rank: 2(N−1)/N of S/g from every GPU over the network.
+        const double g = gpus_per_node, nodes_n = static_cast<double>(op.ranks) / g;
+        out.intra_node = op.ranks * (g - 1) / g * op.bytes;
+        if (op.kind == CommKind::reduce_scatter && nodes_n > 1) out.inter_node = op.ranks * 2 * (nodes_n - 1) / nodes_n * op.bytes / g;
+        return out;
+      }
+      // The ring all-reduce's flows are a reduce-scatter's followed by an all-gather's on the same
+      // ring order (collective_schedule.hpp): each is half of them.
+      if (const auto it = all_reduce_bytes_per_byte.find(Algorithm::ring); it != all_reduce_bytes_per_byte.end()) {
+        out.intra_node = 0.5 * it->second.intra_node * op.bytes;
+        out.inter_node = 0.5 * it->second.inter_node * op.bytes;
+        return out;
+      }
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -317,6 +345,120 @@ MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& 
   return m;
 }
 
+void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const workloads::Workload& workload,
+                                const std::vector<double>& bucket_bytes) {
+  const ShardingConfig& sharding = scenario.strategy.sharding;
+  const Precision p = scenario.workload.precision;
+  const double params = static_cast<double>(workload.params());
+  const double model = params * bytes_per_element(p);                // parameters at the compute precision
+  const double master = bytes_per_element(p) == 2 ? params * 4.0 : 0;  // fp32 master weights
+  if (sharding.stage > 0) {
+    // ZeRO (Rajbhandari et al., SC'20, Figure 1): stage 1 partitions the optimizer state, the fp32
+    // master weights included; stage 2 the gradients too; stage 3 the parameters too.
+    const double n = sharding.group_size(scenario.gpus(), scenario.platform.gpus_per_node);
+    m.weights = model + master / n;
+    m.optimizer_state /= n;
+    // Accumulating micro-batches keeps whole gradients until the last one's reduce-scatter
+    // (FSDP's no_sync holds unsharded gradients; fully_sharded_data_parallel.py).
+    if (sharding.stage >= 2 && scenario.workload.accumulation_steps == 1) m.gradients /= n;
+    if (sharding.stage == 3) {
+      m.weights = (model + master) / n;
+      // FSDP keeps the group it computes and the one it prefetches gathered, and one group's
+      // unsharded gradients until its reduce-scatter (bucket bytes = the group's parameter bytes).
+      double pair = 0, largest = 0;
+      for (std::size_t i = 0; i < bucket_bytes.size(); ++i) {
+        largest = std::max(largest, bucket_bytes[i]);
+        pair = std::max(pair, bucket_bytes[i] + (i + 1 < bucket_bytes.size() ? bucket_bytes[i + 1] : 0.0));
+      }
+      m.gathered_parameters = pair + largest;
+    }
+  }
+  if (scenario.workload.checkpointing.on()) {
+    const ActivationBytes a = activation_bytes_per_sample(workload, p, scenario.workload.checkpointing.every_layers);
+    const double batch = scenario.batch_of(0);
+    m.activations = a.stored * batch;
+    m.recompute_activations = a.recompute * batch;
+  }
+  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework + m.gathered_parameters + m.recompute_activations;
+}
+
+LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload, const std::vector<double>& bucket_bytes) {
+  MemoryUsage m = memory_per_gpu(scenario, workload);
+  apply_data_parallel_memory(m, scenario, workload, bucket_bytes);
+  const double fixed = m.total - m.activations - m.recompute_activations;
+  const Precision p = scenario.workload.precision;
+  LargestBatch out;
+  out.checkpoint_every_layers =
+      scenario.workload.checkpointing.on() ? scenario.workload.checkpointing.every_layers : default_checkpoint_every(workload);
+  // Memory is linear in the batch: the fixed terms plus the activations of every sample.
+  auto fit = [&](double per_sample) -> std::int64_t {
+    const double room = m.available - fixed;
+    if (room < per_sample || !(per_sample > 0)) return room >= 0 && !(per_sample > 0) ? kMaxReportedBatch : 0;
+    return static_cast<std::int64_t>(std::min(std::floor(room / per_sample), static_cast<double>(kMaxReportedBatch)));
+  };
+  out.without_checkpointing = fit(activation_bytes_per_sample(workload, p, 0).total());
+  out.with_checkpointing = fit(activation_bytes_per_sample(workload, p, out.checkpoint_every_layers).total());
+  return out;
+}
+
+namespace {
+
+// Reduce-scatters and all-gathers of sharded training state (data_parallel.hpp), after the
+// per-bucket all-reduces of stage 1 (already in plan.ops). NCCL runs both on rings (the only
+// algorithm it has for them without NVLS or PAT, src/enqueue.cc): ring flows, with the ring's
+// launch cost per call.
+void add_sharded_ops(TrainingPlan& plan, bool overlap) {
+  const std::size_t k = plan.buckets.size();
+  const CommTrigger ready = overlap ? CommTrigger::bucket_ready : CommTrigger::backward_done;
+  auto make = [&plan](CommKind kind, std::size_t bucket, CommTrigger trigger) {
+    CommOp op;
+    op.kind = kind;
+    op.bucket = bucket;
+    op.trigger = trigger;
+    op.first_rank = 0;
+    op.ranks = plan.gpus;
+    op.bytes = plan.buckets[bucket].bytes;
+    op.algorithm = Algorithm::ring;
+    op.launch_s = nccl_launch_s(Algorithm::ring);
+    op.node_local = plan.hybrid_sharding;
+    return op;
+  };
+  auto add = [&plan](CommOp op) {
+    op.id = static_cast<int>(plan.ops.size());
+    op.after_op = op.id - 1;
+    plan.ops.push_back(std::move(op));
+  };
+  if (plan.zero_stage == 3) {
+    // FSDP FULL_SHARD: gather a group's parameters before its forward, the next group's gather
+    // issued as the GPUs begin this one (forward_prefetch, limit_all_gathers); in backward gather
+    // again, the next group's before this group's reduce-scatter (BackwardPrefetch.BACKWARD_PRE).
+    for (std::size_t j = 0; j < k; ++j) {
+      CommOp op = make(CommKind::all_gather, k - 1 - j, j == 0 ? CommTrigger::previous_op : CommTrigger::gate_passed);
+      op.opens_gate = static_cast<int>(j);
+      op.trigger_gate = static_cast<int>(j) - 1;
+      add(op);
+    }
+    for (std::size_t b = 0; b < k; ++b) {
+      CommOp op = make(CommKind::all_gather, b, CommTrigger::gate_passed);
+      op.opens_gate = static_cast<int>(k + b);
+      op.trigger_gate = static_cast<int>(k + b) - 1;
+      add(op);
+      if (overlap && b >= 1) add(make(CommKind::reduce_scatter, b - 1, ready));
+    }
+    if (overlap) add(make(CommKind::reduce_scatter, k - 1, ready));
+    if (!overlap)
+      for (std::size_t b = 0; b < k; ++b) add(make(CommKind::reduce_scatter, b, ready));
+    return;
+  }
+  if (plan.zero_stage == 2)
+    for (std::size_t b = 0; b < k; ++b) add(make(CommKind::reduce_scatter, b, ready));
+  // Stages 1 and 2: every GPU updates its shard, then all-gathers the updated parameters
+  // (DeepSpeed's stage_1_and_2.py all_gather_dp_groups, bucket by bucket).
+  for (std::size_t b = 0; b < k; ++b) add(make(CommKind::all_gather, b, b == 0 ? CommTrigger::update_done : CommTrigger::previous_op));
+}
+
+}  // namespace
+
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
   const int n = scenario.gpus();
   const auto& gpu = scenario.platform.gpu;
@@ -334,7 +476,6 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
   plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.host_memory_bandwidth_Bps = scenario.platform.cpu.memory_bandwidth_Bps;
-  plan.memory = memory_per_gpu(scenario, workload);
   plan.platform = scenario.platform;
   plan.input_pipeline = scenario.workload.input_pipeline;
   plan.bucket_bytes = scenario.strategy.bucket_bytes;
@@ -344,8 +485,30 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
   // reproduces the measured throughput. One GPU has no communication: its iteration is its compute.
   plan.reference_batch = scenario.reference_batch();
-  const auto single_graph = workloads::expand_iteration(workload, scenario.iteration_options(plan.reference_batch));
-  const double single_model_s = iteration_times(single_graph, gpu, scenario.compute).total_s();
+  const int steps = scenario.workload.accumulation_steps;
+  const int every = scenario.workload.checkpointing.every_layers;
+  if (every > 0 && recomputed_layer_count(workload, every) == 0)
+    throw scenario.root().at("workload").at("activation_checkpointing")
+        .error(fmt::format("the workload '{}' has {} layers: checkpointing every {} leaves one segment, the last, which is never "
+                           "recomputed; there is nothing to recompute (use fewer layers per segment, or false)",
+                           workload.name, workload.layers.size(), every));
+  const ShardingConfig& sharding = scenario.strategy.sharding;
+  plan.accumulation_steps = steps;
+  plan.zero_stage = sharding.stage;
+  plan.hybrid_sharding = sharding.hybrid && sharding.stage > 0;
+  plan.shard_group = sharding.stage > 0 ? sharding.group_size(n, scenario.platform.gpus_per_node) : 1;
+  plan.checkpoint_every_layers = every;
+  // One GPU's iteration for a micro-batch: the workload's expansion, with the recomputed forward
+  // in backward under checkpointing.
+  auto expand = [&](double batch) {
+    workloads::IterationGraph graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
+    if (every > 0) add_recomputation(graph, workload, every);
+    return graph;
+  };
+  const auto single_graph = expand(plan.reference_batch / steps);
+  const IterationTimes single_times = iteration_times(single_graph, gpu, scenario.compute);
+  // Accumulation: every micro-batch's forward and backward, one optimizer step.
+  const double single_model_s = steps * (single_times.forward_total_s() + single_times.backward_total_s()) + single_times.update_s;
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
@@ -363,13 +526,30 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     const double batch = scenario.batch_of(r);
     auto [it, fresh] = profile_of_batch.emplace(batch, plan.profiles.size());
     if (fresh) {
-      const auto graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
-      plan.profiles.push_back(make_profile(graph, iteration_times(graph, gpu, scenario.compute, kappa)));
+      const auto graph = expand(batch);
+      const IterationTimes times = iteration_times(graph, gpu, scenario.compute, kappa);
+      ComputeProfile profile = make_profile(graph, times);
+      profile.accumulation_s = (steps - 1) * (times.forward_total_s() + times.backward_total_s());
+      profile.segments_s.front() += profile.accumulation_s;
+      // Each GPU steps the optimizer over its shard only.
+      profile.update.seconds /= plan.shard_group;
+      if (plan.zero_stage == 3 && !graph.buckets.empty()) {
+        const std::size_t k = graph.buckets.size();
+        profile.forward_groups_s.assign(k, 0.0);
+        const std::vector<std::size_t> groups = forward_groups(graph);
+        for (std::size_t i = 0; i < groups.size(); ++i) profile.forward_groups_s[k - 1 - groups[i]] += times.forward_s[i];
+      }
+      plan.profiles.push_back(std::move(profile));
       if (r == 0)
         for (const auto& b : graph.buckets) plan.buckets.push_back(PlannedBucket{b.bytes, b.ready_after, b.layers});
     }
     plan.gpu_plans.push_back(GpuPlan{r, r / scenario.platform.gpus_per_node, it->second, slowdowns[r]});
   }
+  std::vector<double> bucket_bytes;
+  for (const PlannedBucket& b : plan.buckets) bucket_bytes.push_back(b.bytes);
+  plan.memory = memory_per_gpu(scenario, workload);
+  apply_data_parallel_memory(plan.memory, scenario, workload, bucket_bytes);
+  plan.largest_batch = largest_batch(scenario, workload, bucket_bytes);
 
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
   const int g = scenario.platform.gpus_per_node;
@@ -459,6 +639,8 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
         plan.ops.push_back(op);
         then(op, CommKind::pull);
       }
+    } else if (plan.zero_stage >= 2) {
+      continue;  // reduce-scatters instead of all-reduces: add_sharded_ops below
     } else {
       op.kind = CommKind::all_reduce;
       op.algorithm = algorithm_of(scenario.strategy.kind);
@@ -493,6 +675,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       }
     }
   }
+  if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   return plan;
 }
@@ -503,10 +686,18 @@ std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan
   std::iota(ranks.begin(), ranks.end(), 0);
   // Parameter servers and host-staged rings have no GPU all-reduce schedules to count.
   if (!plan.servers.empty() || plan.transport == "host") return out;
-  for (const CommOp& op : plan.ops)
-    if (op.kind == CommKind::all_reduce && !out.contains(op.algorithm))
-      out[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, plan.platform, plan.hd_order);
+  for (const CommOp& op : plan.ops) {
+    // Sharded collectives over all GPUs run as rings: their bytes are the ring all-reduce's halves.
+    const bool ring_halves = (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) && !op.node_local;
+    const Algorithm algorithm = ring_halves ? Algorithm::ring : op.algorithm;
+    if ((op.kind == CommKind::all_reduce || ring_halves) && !out.contains(algorithm))
+      out[algorithm] = all_reduce_link_bytes(algorithm, ranks, plan.platform, plan.hd_order);
+  }
   return out;
+}
+
+bool TrainingPlan::has_post_update_ops() const {
+  return std::any_of(ops.begin(), ops.end(), [](const CommOp& op) { return op.trigger == CommTrigger::update_done; });
 }
 
 std::vector<double> TrainingPlan::server_bytes() const {
@@ -531,6 +722,8 @@ long long server_flows(const TrainingPlan& plan) {
           if (b != 0) flows += op.ranks;
         break;
       case CommKind::all_reduce:
+      case CommKind::reduce_scatter:
+      case CommKind::all_gather:
       case CommKind::host_sum: break;
     }
   return plan.servers.empty() ? 0 : flows;
