@@ -55,6 +55,7 @@ struct StrategyMapping {
   Json strategy;             // a scenario's strategy object
   int servers_per_node = 0;  // > 0: strategy.servers = this × nodes
   std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
+  Json workload = Json::object();       // the run's settings beside the CSV's columns (accumulation_steps, …)
 };
 
 struct SystemTemplate {
@@ -74,7 +75,8 @@ struct SystemTemplate {
 Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapping, const std::string& name,
                        const std::string& model, std::int64_t batch, const std::string& precision, int nodes,
                        int gpus_per_node) {
-  Json workload = system.workload;
+  Json workload = system.workload.is_object() ? system.workload : Json::object();
+  for (const auto& [key, value] : mapping.workload.items()) workload[key] = value;
   workload["model"] = model;
   workload["batch_per_gpu"] = batch;
   workload["precision"] = precision;
@@ -164,9 +166,17 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
     strategies.require_object();
     for (const auto& [name, m] : strategies.members()) {
       m.require_object();
-      m.allow_only({"label", "strategy", "servers_per_node", "servers_at"});
+      m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "workload"});
       StrategyMapping mapping;
       mapping.label = m.find("label") ? m.at("label").as_string() : name;
+      // How the measured run trained beyond the CSV's columns, as the source states it (NVIDIA's
+      // BERT recipes: the accumulation steps of each precision and phase).
+      if (auto w = m.find("workload")) {
+        w->require_object();
+        for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
+          if (w->has(key)) throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns)");
+        mapping.workload = w->raw();
+      }
       const JsonNode strategy = m.at("strategy");
       strategy.require_object();
       mapping.strategy = strategy.raw();
