@@ -194,7 +194,8 @@ struct HeldSms {
 
 HeldSms hold_sms(Run& run, const plan::CommOp& op) {
   HeldSms kernels;
-  if (op.kind != CommKind::all_reduce || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
+  const bool gpu_collective = op.kind == CommKind::all_reduce || op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
+  if (!gpu_collective || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
   const auto inside = [&op](int r) { return r >= op.first_rank && r < op.first_rank + op.ranks; };
   for (const std::vector<int>& group : run.compute_groups) {
     const auto in = std::count_if(group.begin(), group.end(), inside);

@@ -414,6 +414,10 @@ Json TrainingPlan::to_json() const {
       o["host_seconds"] = op.host_seconds;
     } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
       o["launch_s"] = op.launch_s;
+      if (op.kernel_sms > 0) {
+        o["kernel_sms"] = op.kernel_sms;
+        o["compute_share"] = op.compute_share;
+      }
       if (op.node_local) o["node_local"] = true;
       if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
     }
@@ -720,8 +724,11 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
         for (const CommOp& o : plan.ops)
           if (o.opens_gate == op.opens_gate) throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
       }
-      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share",
-            "bytes_per_server", "host_seconds"},
+      if (const auto v = e.find("kernel_sms")) {
+        op.kernel_sms = read_int(*v, 0, std::max(0, plan.gpu_sm_count - 1));
+        op.compute_share = fraction(e.at("compute_share"));
+      }
+      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server", "host_seconds"},
            "other kinds");
     } else {
       only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share",

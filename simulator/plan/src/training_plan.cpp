@@ -407,10 +407,10 @@ namespace {
 // per-bucket all-reduces of stage 1 (already in plan.ops). NCCL runs both on rings (the only
 // algorithm it has for them without NVLS or PAT, src/enqueue.cc): ring flows, with the ring's
 // launch cost per call.
-void add_sharded_ops(TrainingPlan& plan, bool overlap) {
+void add_sharded_ops(TrainingPlan& plan, bool overlap, const std::optional<NcclTopology>& topo, int gpu_sms) {
   const std::size_t k = plan.buckets.size();
   const CommTrigger ready = overlap ? CommTrigger::bucket_ready : CommTrigger::backward_done;
-  auto make = [&plan](CommKind kind, std::size_t bucket, CommTrigger trigger) {
+  auto make = [&plan, &topo, gpu_sms](CommKind kind, std::size_t bucket, CommTrigger trigger) {
     CommOp op;
     op.kind = kind;
     op.bucket = bucket;
@@ -421,6 +421,13 @@ void add_sharded_ops(TrainingPlan& plan, bool overlap) {
     op.algorithm = Algorithm::ring;
     op.launch_s = nccl_launch_s(Algorithm::ring);
     op.node_local = plan.hybrid_sharding;
+    // nccl_allreduce: their ring kernels hold SMs as the all-reduces' do (one CTA per channel of
+    // the ring NCCL would run for this size), so sharded stages slow overlapped compute alike.
+    if (topo && gpu_sms > 0) {
+      const NcclChoice ring = nccl_choose(*topo, op.bytes, Algorithm::ring);
+      op.kernel_sms = nccl_kernel_sms(*topo, ring, op.bytes, gpu_sms);
+      if (op.kernel_sms > 0) op.compute_share = double(gpu_sms - op.kernel_sms) / gpu_sms;
+    }
     return op;
   };
   auto add = [&plan](CommOp op) {
@@ -675,7 +682,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
       }
     }
   }
-  if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap);
+  if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap, topo, scenario.platform.gpu.sm_count);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   return plan;
 }
