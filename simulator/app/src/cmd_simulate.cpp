@@ -54,11 +54,13 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   if (plan.accumulation_steps > 1 || plan.zero_stage > 0 || plan.checkpoint_every_layers > 0) {
     std::vector<std::string> parts;
     if (plan.accumulation_steps > 1)
-      parts.push_back(fmt::format("{} micro-batches of {:g} per step", plan.accumulation_steps, plan.profiles.front().batch));
+      parts.push_back(
+          fmt::format("{} micro-batches of {:g} per step", plan.accumulation_steps, plan.profiles.front().batch));
     if (plan.zero_stage > 0)
       parts.push_back(fmt::format("ZeRO stage {} over {} GPUs{}", plan.zero_stage, plan.shard_group,
                                   plan.hybrid_sharding ? " (each node; replicated across nodes)" : ""));
-    if (plan.checkpoint_every_layers > 0) parts.push_back(fmt::format("activations checkpointed every {} layers", plan.checkpoint_every_layers));
+    if (plan.checkpoint_every_layers > 0)
+      parts.push_back(fmt::format("activations checkpointed every {} layers", plan.checkpoint_every_layers));
     out << "  data parallelism      " << fmt::format("{}", fmt::join(parts, ", ")) << "\n";
   }
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
@@ -77,8 +79,8 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
                      format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),
                      format_bytes(m.activations), format_bytes(m.framework));
   if (m.gathered_parameters > 0 || m.recompute_activations > 0)
-    out << fmt::format("                        + gathered parameters {}, recomputed activations {}\n", format_bytes(m.gathered_parameters),
-                       format_bytes(m.recompute_activations));
+    out << fmt::format("                        + gathered parameters {}, recomputed activations {}\n",
+                       format_bytes(m.gathered_parameters), format_bytes(m.recompute_activations));
   if (r.largest_batch)
     out << fmt::format("  largest batch / GPU   {} without checkpointing, {} checkpointing every {} layers\n",
                        r.largest_batch->without_checkpointing, r.largest_batch->with_checkpointing,

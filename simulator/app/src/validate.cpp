@@ -174,7 +174,8 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
       if (auto w = m.find("workload")) {
         w->require_object();
         for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
-          if (w->has(key)) throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns)");
+          if (w->has(key))
+            throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns)");
         mapping.workload = w->raw();
       }
       const JsonNode strategy = m.at("strategy");

@@ -36,8 +36,11 @@ int main(int argc, char** argv) {
     const auto f = trainsim_bench::measure_iteration(scenario, limit_s);
     const double gpus = nodes * 8.0, per_nlogn = f.wall_s / (gpus * std::log2(gpus));
     if (first == 0) first = per_nlogn;
-    std::printf("%-8d %12.2f %14.1f %14.3f %14.2f%s\n", nodes * 8, f.wall_s, f.peak_rss_MiB, f.iteration_s * 1e3, per_nlogn / first,
-                f.over_limit ? "  (stopped at the limit)" : f.ok ? "" : "  (failed)");
+    std::printf("%-8d %12.2f %14.1f %14.3f %14.2f%s\n", nodes * 8, f.wall_s, f.peak_rss_MiB, f.iteration_s * 1e3,
+                per_nlogn / first,
+                f.over_limit ? "  (stopped at the limit)"
+                : f.ok       ? ""
+                             : "  (failed)");
     std::fflush(stdout);
   }
   return 0;

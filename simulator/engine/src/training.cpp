@@ -65,8 +65,8 @@ struct Run {
   // is done, and once per GPU when that GPU begins the compute after it.
   std::vector<sg4::SemaphorePtr> gate_open;
   std::vector<sg4::SemaphorePtr> gate_passed;
-  sg4::SemaphorePtr update_done;                    // released once per GPU after its optimizer step
-  sg4::SemaphorePtr iteration_done;                 // released once per GPU actor after the post-update operations
+  sg4::SemaphorePtr update_done;     // released once per GPU after its optimizer step
+  sg4::SemaphorePtr iteration_done;  // released once per GPU actor after the post-update operations
 };
 
 void execute_seconds(double seconds) {
@@ -194,7 +194,8 @@ struct HeldSms {
 
 HeldSms hold_sms(Run& run, const plan::CommOp& op) {
   HeldSms kernels;
-  const bool gpu_collective = op.kind == CommKind::all_reduce || op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
+  const bool gpu_collective =
+      op.kind == CommKind::all_reduce || op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
   if (!gpu_collective || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
   const auto inside = [&op](int r) { return r >= op.first_rank && r < op.first_rank + op.ranks; };
   for (const std::vector<int>& group : run.compute_groups) {
@@ -268,7 +269,8 @@ void communicator_actor(Run& run) {
     std::vector<LinkBytes> bytes = run.sim.take_recent_bytes();
     if (run.backward_finished == plan.gpus) run.exposed.ops.push_back({timing.start_s, timing.end_s, std::move(bytes)});
     if (op.opens_gate >= 0)
-      for (std::size_t i = 0; i < run.compute_groups.size(); ++i) run.gate_open.at(static_cast<std::size_t>(op.opens_gate))->release();
+      for (std::size_t i = 0; i < run.compute_groups.size(); ++i)
+        run.gate_open.at(static_cast<std::size_t>(op.opens_gate))->release();
   }
   if (update_waited)
     for (std::size_t i = 0; i < run.compute_groups.size(); ++i) run.iteration_done->release();

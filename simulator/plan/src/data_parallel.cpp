@@ -8,7 +8,9 @@
 
 namespace trainsim::plan {
 
-std::vector<std::string> fsdp_strategy_names() { return {"NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD", "HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"}; }
+std::vector<std::string> fsdp_strategy_names() {
+  return {"NO_SHARD", "SHARD_GRAD_OP", "FULL_SHARD", "HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"};
+}
 
 ShardingConfig read_sharding(const JsonNode& strategy) {
   ShardingConfig c;
@@ -38,7 +40,8 @@ CheckpointingConfig read_checkpointing(const JsonNode& node) {
     return c;
   }
   if (!node.is_number())
-    throw node.error("must be true (every layer), false, or a number of layers k ≥ 1 (every k layers), got " + node.raw().dump());
+    throw node.error("must be true (every layer), false, or a number of layers k ≥ 1 (every k layers), got " +
+                     node.raw().dump());
   c.every_layers = node.int_in(1, 1'000'000);
   return c;
 }
@@ -55,7 +58,9 @@ std::vector<CheckpointSegment> checkpoint_segments(const workloads::Workload& wo
 
 namespace {
 
-bool computes(const workloads::LayerCost& layer) { return layer.op_class != workloads::OpClass::data; }
+bool computes(const workloads::LayerCost& layer) {
+  return layer.op_class != workloads::OpClass::data;
+}
 
 }  // namespace
 

@@ -293,10 +293,11 @@ void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& b
     for (const auto& t : p.forward) forward += t.seconds;
     for (double g : p.forward_groups_s) total += g;
     if (p.forward_groups_s.size() != buckets.size())
-      throw groups->error(fmt::format("has {} entries; a plan of {} buckets has one layer group per bucket", p.forward_groups_s.size(),
-                                      buckets.size()));
+      throw groups->error(fmt::format("has {} entries; a plan of {} buckets has one layer group per bucket",
+                                      p.forward_groups_s.size(), buckets.size()));
     if (std::abs(total - forward) > 1e-9 * std::max({forward, total, 1e-12}))
-      throw groups->error(fmt::format("sums to {:.17g} s but the forward tasks to {:.17g} s: edit them together", total, forward));
+      throw groups->error(
+          fmt::format("sums to {:.17g} s but the forward tasks to {:.17g} s: edit them together", total, forward));
   }
 }
 
@@ -344,7 +345,11 @@ Json TrainingPlan::to_json() const {
     Json fwd = Json::array(), bwd = Json::array();
     for (const auto& t : p.forward) fwd.push_back(task_json(t));
     for (const auto& t : p.backward) bwd.push_back(task_json(t));
-    Json one{{"batch", p.batch}, {"segments_s", p.segments_s}, {"forward", fwd}, {"backward", bwd}, {"update", task_json(p.update)}};
+    Json one{{"batch", p.batch},
+             {"segments_s", p.segments_s},
+             {"forward", fwd},
+             {"backward", bwd},
+             {"update", task_json(p.update)}};
     if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
     if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
     profiles_json.push_back(one);
@@ -439,12 +444,45 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   if (node.has("gpu_plans") && !node.has("platform"))
     throw node.error("has no 'platform': it was dumped by a trainsim whose plans did not carry their platform; dump it again "
                      "(trainsim simulate SCENARIO --dump-plan FILE)");
-  node.allow_only({"name", "strategy", "network_model", "gpus", "nodes", "gpus_per_node", "global_batch", "overlap", "representation",
-                   "hd_order", "reference_batch", "single_gpu_iteration_s", "calibration_factor", "calibrated", "scaling", "bucket_bytes",
-                   "gpu_sm_count", "aggregate_flops_per_byte", "memory_per_gpu_bytes", "variables", "platform", "input_pipeline",
-                   "nccl_intra_node_latency_s", "profiles", "gpu_plans", "buckets", "placement", "server_throughput_Bps",
-                   "worker_aggregation", "transport", "host_memory_bandwidth_Bps", "servers", "ops", "largest_batch_per_gpu",
-                   "accumulation_steps", "zero_stage", "hybrid_sharding", "shard_group", "checkpoint_every_layers"});
+  node.allow_only({"name",
+                   "strategy",
+                   "network_model",
+                   "gpus",
+                   "nodes",
+                   "gpus_per_node",
+                   "global_batch",
+                   "overlap",
+                   "representation",
+                   "hd_order",
+                   "reference_batch",
+                   "single_gpu_iteration_s",
+                   "calibration_factor",
+                   "calibrated",
+                   "scaling",
+                   "bucket_bytes",
+                   "gpu_sm_count",
+                   "aggregate_flops_per_byte",
+                   "memory_per_gpu_bytes",
+                   "variables",
+                   "platform",
+                   "input_pipeline",
+                   "nccl_intra_node_latency_s",
+                   "profiles",
+                   "gpu_plans",
+                   "buckets",
+                   "placement",
+                   "server_throughput_Bps",
+                   "worker_aggregation",
+                   "transport",
+                   "host_memory_bandwidth_Bps",
+                   "servers",
+                   "ops",
+                   "largest_batch_per_gpu",
+                   "accumulation_steps",
+                   "zero_stage",
+                   "hybrid_sharding",
+                   "shard_group",
+                   "checkpoint_every_layers"});
   TrainingPlan plan;
   plan.name = node.at("name").as_string();
   plan.strategy = node.at("strategy").one_of({"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
@@ -482,8 +520,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   {
     const JsonNode m = node.at("memory_per_gpu_bytes");
     m.require_object();
-    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available", "gathered_parameters",
-                  "recompute_activations"});
+    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
+                  "gathered_parameters", "recompute_activations"});
     if (const auto g = m.find("gathered_parameters")) plan.memory.gathered_parameters = g->non_negative_number();
     if (const auto g = m.find("recompute_activations")) plan.memory.recompute_activations = g->non_negative_number();
     plan.memory.weights = m.at("weights").non_negative_number();
@@ -497,9 +535,9 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   {
     const JsonNode v = node.at("variables");
     v.require_object();
-    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
-                  "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers",
-                  "single_gpu_time_s", "dataset_samples", "accumulation_steps"});
+    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
+                  "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
+                  "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "accumulation_steps"});
     plan.variables = ModelVariables::from_json(v);
   }
   if (const auto in = node.find("input_pipeline")) {
@@ -627,13 +665,33 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const JsonNode e = ops.element(i);
     e.require_object();
-    e.allow_only({"id", "kind", "bucket", "trigger", "after_op", "participants", "bytes", "algorithm", "transport", "launch_s", "protocol",
-                  "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share", "bytes_per_server", "host_seconds",
-                  "link_class_bytes", "node_local", "opens_gate", "trigger_gate"});
+    e.allow_only({"id",
+                  "kind",
+                  "bucket",
+                  "trigger",
+                  "after_op",
+                  "participants",
+                  "bytes",
+                  "algorithm",
+                  "transport",
+                  "launch_s",
+                  "protocol",
+                  "channels",
+                  "step_overhead_s",
+                  "wire_factor",
+                  "kernel_sms",
+                  "compute_share",
+                  "bytes_per_server",
+                  "host_seconds",
+                  "link_class_bytes",
+                  "node_local",
+                  "opens_gate",
+                  "trigger_gate"});
     CommOp op;
     op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
-    op.kind = read_enum(e.at("kind"), {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host, CommKind::host_sum,
-                                       CommKind::host_to_device, CommKind::reduce_scatter, CommKind::all_gather});
+    op.kind = read_enum(e.at("kind"),
+                        {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host,
+                         CommKind::host_sum, CommKind::host_to_device, CommKind::reduce_scatter, CommKind::all_gather});
     const bool sharded_kind = op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
     if (sharded_kind && plan.zero_stage == 0) throw e.at("kind").error("applies to plans of zero_stage 1–3 only");
     const bool server_kind = op.kind == CommKind::push || op.kind == CommKind::pull || op.kind == CommKind::host_sum;
@@ -642,14 +700,16 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                                             : "an all-reduce plan's operations are all_reduce and host copies");
     if (plan.buckets.empty()) throw e.error("an operation needs a bucket: the plan has none");
     op.bucket = static_cast<std::size_t>(read_int(e.at("bucket"), 0, static_cast<std::int64_t>(plan.buckets.size()) - 1));
-    op.trigger = read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op,
-                                             CommTrigger::update_done, CommTrigger::gate_passed});
+    op.trigger =
+        read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op,
+                                    CommTrigger::update_done, CommTrigger::gate_passed});
     if ((op.trigger == CommTrigger::update_done || op.trigger == CommTrigger::gate_passed) && plan.zero_stage == 0)
       throw e.at("trigger").error("applies to plans of zero_stage 1–3 only");
     if (op.trigger == CommTrigger::gate_passed) {
       // A gate must have been opened by an earlier operation, or the GPUs would wait for ever.
       op.trigger_gate = read_int(e.at("trigger_gate"), 0, std::max(0, plan.gates() - 1));
-      const bool opened = std::any_of(plan.ops.begin(), plan.ops.end(), [&op](const CommOp& o) { return o.opens_gate == op.trigger_gate; });
+      const bool opened = std::any_of(plan.ops.begin(), plan.ops.end(),
+                                      [&op](const CommOp& o) { return o.opens_gate == op.trigger_gate; });
       if (!opened) throw e.at("trigger_gate").error("names a gate no earlier operation opens");
     } else if (const auto t = e.find("trigger_gate")) {
       throw t->error("applies to trigger gate_passed only");
@@ -717,22 +777,26 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
       if (on_nodes) throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
       op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
       if (const auto v = e.find("node_local")) op.node_local = v->as_bool();
-      if (op.node_local && !plan.hybrid_sharding) throw e.at("node_local").error("applies to plans of hybrid sharding only");
+      if (op.node_local && !plan.hybrid_sharding)
+        throw e.at("node_local").error("applies to plans of hybrid sharding only");
       if (const auto v = e.find("opens_gate")) {
-        if (op.kind != CommKind::all_gather || plan.zero_stage != 3) throw v->error("applies to all_gather of zero_stage 3 only");
+        if (op.kind != CommKind::all_gather || plan.zero_stage != 3)
+          throw v->error("applies to all_gather of zero_stage 3 only");
         op.opens_gate = read_int(*v, 0, std::max(0, plan.gates() - 1));
         for (const CommOp& o : plan.ops)
-          if (o.opens_gate == op.opens_gate) throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
+          if (o.opens_gate == op.opens_gate)
+            throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
       }
       if (const auto v = e.find("kernel_sms")) {
         op.kernel_sms = read_int(*v, 0, std::max(0, plan.gpu_sm_count - 1));
         op.compute_share = fraction(e.at("compute_share"));
       }
-      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server", "host_seconds"},
+      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
+            "host_seconds"},
            "other kinds");
     } else {
-      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share",
-            "node_local", "opens_gate"},
+      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor",
+            "kernel_sms", "compute_share", "node_local", "opens_gate"},
            "all_reduce");
       if (op.kind == CommKind::push || op.kind == CommKind::pull) {
         op.bytes_per_server = read_numbers(e.at("bytes_per_server"));
@@ -751,7 +815,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   }
   for (int g = 0; g < plan.gates(); ++g)
     if (std::none_of(plan.ops.begin(), plan.ops.end(), [g](const CommOp& o) { return o.opens_gate == g; }))
-      throw ops.error(fmt::format("no all_gather opens gate {}: a zero_stage 3 plan opens every one of its {} gates", g, plan.gates()));
+      throw ops.error(fmt::format("no all_gather opens gate {}: a zero_stage 3 plan opens every one of its {} gates", g,
+                                  plan.gates()));
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   return plan;
 }

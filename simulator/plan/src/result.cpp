@@ -68,19 +68,19 @@ LargestBatch LargestBatch::from_json(const JsonNode& node) {
 
 Json ModelVariables::to_json() const {
   Json j{{"gpus_per_node", gpus_per_node},
-              {"batch_per_gpu", batch_per_gpu},
-              {"flops_per_sample", flops_per_sample},
-              {"model_bytes", model_bytes},
-              {"params", params},
-              {"precision", precision},
-              {"intra_node_bandwidth_GBps", intra_node_bandwidth_GBps},
-              {"intra_node_latency_us", intra_node_latency_us},
-              {"network_bandwidth_Gbps", network_bandwidth_Gbps},
-              {"network_latency_us", network_latency_us},
-              {"nics_per_node", nics_per_node},
-              {"servers", servers},
-              {"single_gpu_time_s", single_gpu_time_s},
-              {"dataset_samples", dataset_samples}};
+         {"batch_per_gpu", batch_per_gpu},
+         {"flops_per_sample", flops_per_sample},
+         {"model_bytes", model_bytes},
+         {"params", params},
+         {"precision", precision},
+         {"intra_node_bandwidth_GBps", intra_node_bandwidth_GBps},
+         {"intra_node_latency_us", intra_node_latency_us},
+         {"network_bandwidth_Gbps", network_bandwidth_Gbps},
+         {"network_latency_us", network_latency_us},
+         {"nics_per_node", nics_per_node},
+         {"servers", servers},
+         {"single_gpu_time_s", single_gpu_time_s},
+         {"dataset_samples", dataset_samples}};
   if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
   return j;
 }

@@ -68,8 +68,9 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples",
-                   "input_pipeline", "accumulation_steps", "activation_checkpointing"});
+  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer",
+                   "sequence_length", "image_size", "dataset_samples", "input_pipeline", "accumulation_steps",
+                   "activation_checkpointing"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -111,8 +112,9 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 }
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
-  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
-                   "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport", "hd_order", "zero_stage", "fsdp"});
+  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation",
+                   "placement", "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation",
+                   "transport", "hd_order", "zero_stage", "fsdp"});
   StrategyConfig s;
   s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
   const auto kinds = possible_kinds(s.kind, root);
@@ -192,10 +194,13 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
     // the servers, and the host-staged MPI ring is Horovod's, which shards nothing.
     const JsonNode at = node.at(s.sharding.key);
     if (may_be_ps)
-      throw at.error("sharded training state (ZeRO / FSDP) applies to the all-reduce kinds; kind \"parameter_server\" keeps "
-                     "the variables on its servers already: remove '" + s.sharding.key + "' or use an all-reduce kind");
+      throw at.error(
+          "sharded training state (ZeRO / FSDP) applies to the all-reduce kinds; kind \"parameter_server\" keeps "
+          "the variables on its servers already: remove '" +
+          s.sharding.key + "' or use an all-reduce kind");
     if (s.transport == Transport::host)
-      throw at.error("sharded training state needs GPU collectives (reduce-scatter, all-gather): use transport \"gpu\"");
+      throw at.error(
+          "sharded training state needs GPU collectives (reduce-scatter, all-gather): use transport \"gpu\"");
   }
   return s;
 }
@@ -244,8 +249,9 @@ void read_cpu_parts(Scenario& s, const JsonNode& root) {
 }  // namespace
 
 double Scenario::global_batch() const {
-  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) * gpus() * workload.accumulation_steps
-                                           : static_cast<double>(workload.global_batch);
+  return workload.scaling == Scaling::weak
+             ? static_cast<double>(workload.batch_per_gpu) * gpus() * workload.accumulation_steps
+             : static_cast<double>(workload.global_batch);
 }
 
 double Scenario::batch_of(int rank) const {
@@ -404,21 +410,29 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
   }
   if ((s.strategy.sharding.stage > 0 || s.strategy.sharding.hybrid) &&
       s.strategy.sharding.group_size(s.gpus(), s.platform.gpus_per_node) < 2)
-    throw root.at("strategy").at(s.strategy.sharding.key)
-        .error(s.strategy.sharding.hybrid
-                   ? "hybrid sharding shards inside a node, and a node here has one GPU: nothing to shard; use a platform with several "
-                     "GPUs per node or a non-hybrid stage"
-                   : "sharding over " + std::to_string(s.gpus()) + " GPU shards nothing: every GPU would hold the whole state; use ≥ 2 "
-                     "GPUs or zero_stage 0");
+    throw root.at("strategy")
+        .at(s.strategy.sharding.key)
+        .error(s.strategy.sharding.hybrid ? "hybrid sharding shards inside a node, and a node here has one GPU: "
+                                            "nothing to shard; use a platform with several "
+                                            "GPUs per node or a non-hybrid stage"
+                                          : "sharding over " + std::to_string(s.gpus()) +
+                                                " GPU shards nothing: every GPU would hold the whole state; use ≥ 2 "
+                                                "GPUs or zero_stage 0");
   if (s.strategy.sharding.stage == 3 && s.workload.accumulation_steps > 1)
-    throw root.at("workload").at("accumulation_steps")
-        .error("accumulation with parameters sharded (zero_stage 3, FULL_SHARD) is not modelled: every micro-batch would gather the "
-               "parameters again (simulator/README.md, Accumulation, sharding and recomputation); use stage 2 or one step");
+    throw root.at("workload")
+        .at("accumulation_steps")
+        .error(
+            "accumulation with parameters sharded (zero_stage 3, FULL_SHARD) is not modelled: every micro-batch would "
+            "gather the "
+            "parameters again (simulator/README.md, Accumulation, sharding and recomputation); use stage 2 or one "
+            "step");
   if (s.workload.scaling == Scaling::strong && s.workload.accumulation_steps > 1 &&
       s.workload.global_batch < std::int64_t(s.gpus()) * s.workload.accumulation_steps)
-    throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) + " is smaller than " +
-                                                       std::to_string(s.gpus()) + " GPUs × " + std::to_string(s.workload.accumulation_steps) +
-                                                       " micro-batches: every micro-batch needs at least one sample");
+    throw root.at("workload")
+        .at("global_batch")
+        .error("global batch " + std::to_string(s.workload.global_batch) + " is smaller than " +
+               std::to_string(s.gpus()) + " GPUs × " + std::to_string(s.workload.accumulation_steps) +
+               " micro-batches: every micro-batch needs at least one sample");
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
                                                        " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");

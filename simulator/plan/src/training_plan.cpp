@@ -309,7 +309,8 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
         // rank: 2(N−1)/N of S/g from every GPU over the network.
         const double g = gpus_per_node, nodes_n = static_cast<double>(op.ranks) / g;
         out.intra_node = op.ranks * (g - 1) / g * op.bytes;
-        if (op.kind == CommKind::reduce_scatter && nodes_n > 1) out.inter_node = op.ranks * 2 * (nodes_n - 1) / nodes_n * op.bytes / g;
+        if (op.kind == CommKind::reduce_scatter && nodes_n > 1)
+          out.inter_node = op.ranks * 2 * (nodes_n - 1) / nodes_n * op.bytes / g;
         return out;
       }
       // The ring all-reduce's flows are a reduce-scatter's followed by an all-gather's on the same
@@ -350,7 +351,7 @@ void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const 
   const ShardingConfig& sharding = scenario.strategy.sharding;
   const Precision p = scenario.workload.precision;
   const double params = static_cast<double>(workload.params());
-  const double model = params * bytes_per_element(p);                // parameters at the compute precision
+  const double model = params * bytes_per_element(p);                  // parameters at the compute precision
   const double master = bytes_per_element(p) == 2 ? params * 4.0 : 0;  // fp32 master weights
   if (sharding.stage > 0) {
     // ZeRO (Rajbhandari et al., SC'20, Figure 1): stage 1 partitions the optimizer state, the fp32
@@ -379,17 +380,19 @@ void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const 
     m.activations = a.stored * batch;
     m.recompute_activations = a.recompute * batch;
   }
-  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework + m.gathered_parameters + m.recompute_activations;
+  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework + m.gathered_parameters +
+            m.recompute_activations;
 }
 
-LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload, const std::vector<double>& bucket_bytes) {
+LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes) {
   MemoryUsage m = memory_per_gpu(scenario, workload);
   apply_data_parallel_memory(m, scenario, workload, bucket_bytes);
   const double fixed = m.total - m.activations - m.recompute_activations;
   const Precision p = scenario.workload.precision;
   LargestBatch out;
-  out.checkpoint_every_layers =
-      scenario.workload.checkpointing.on() ? scenario.workload.checkpointing.every_layers : default_checkpoint_every(workload);
+  out.checkpoint_every_layers = scenario.workload.checkpointing.on() ? scenario.workload.checkpointing.every_layers
+                                                                     : default_checkpoint_every(workload);
   // Memory is linear in the batch: the fixed terms plus the activations of every sample.
   auto fit = [&](double per_sample) -> std::int64_t {
     const double room = m.available - fixed;
@@ -461,7 +464,8 @@ void add_sharded_ops(TrainingPlan& plan, bool overlap, const std::optional<NcclT
     for (std::size_t b = 0; b < k; ++b) add(make(CommKind::reduce_scatter, b, ready));
   // Stages 1 and 2: every GPU updates its shard, then all-gathers the updated parameters
   // (DeepSpeed's stage_1_and_2.py all_gather_dp_groups, bucket by bucket).
-  for (std::size_t b = 0; b < k; ++b) add(make(CommKind::all_gather, b, b == 0 ? CommTrigger::update_done : CommTrigger::previous_op));
+  for (std::size_t b = 0; b < k; ++b)
+    add(make(CommKind::all_gather, b, b == 0 ? CommTrigger::update_done : CommTrigger::previous_op));
 }
 
 }  // namespace
@@ -495,10 +499,13 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   const int steps = scenario.workload.accumulation_steps;
   const int every = scenario.workload.checkpointing.every_layers;
   if (every > 0 && recomputed_layer_count(workload, every) == 0)
-    throw scenario.root().at("workload").at("activation_checkpointing")
-        .error(fmt::format("the workload '{}' has {} layers: checkpointing every {} leaves one segment, the last, which is never "
-                           "recomputed; there is nothing to recompute (use fewer layers per segment, or false)",
-                           workload.name, workload.layers.size(), every));
+    throw scenario.root()
+        .at("workload")
+        .at("activation_checkpointing")
+        .error(fmt::format(
+            "the workload '{}' has {} layers: checkpointing every {} leaves one segment, the last, which is never "
+            "recomputed; there is nothing to recompute (use fewer layers per segment, or false)",
+            workload.name, workload.layers.size(), every));
   const ShardingConfig& sharding = scenario.strategy.sharding;
   plan.accumulation_steps = steps;
   plan.zero_stage = sharding.stage;
@@ -515,7 +522,8 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   const auto single_graph = expand(plan.reference_batch / steps);
   const IterationTimes single_times = iteration_times(single_graph, gpu, scenario.compute);
   // Accumulation: every micro-batch's forward and backward, one optimizer step.
-  const double single_model_s = steps * (single_times.forward_total_s() + single_times.backward_total_s()) + single_times.update_s;
+  const double single_model_s =
+      steps * (single_times.forward_total_s() + single_times.backward_total_s()) + single_times.update_s;
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
@@ -544,7 +552,8 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
         const std::size_t k = graph.buckets.size();
         profile.forward_groups_s.assign(k, 0.0);
         const std::vector<std::size_t> groups = forward_groups(graph);
-        for (std::size_t i = 0; i < groups.size(); ++i) profile.forward_groups_s[k - 1 - groups[i]] += times.forward_s[i];
+        for (std::size_t i = 0; i < groups.size(); ++i)
+          profile.forward_groups_s[k - 1 - groups[i]] += times.forward_s[i];
       }
       plan.profiles.push_back(std::move(profile));
       if (r == 0)

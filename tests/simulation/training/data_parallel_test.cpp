@@ -24,18 +24,21 @@ Json scenario_json(int nodes, int gpus, bool overlap, const Json& workload_extra
   workload.update(workload_extra);
   Json strategy{{"kind", "ring_allreduce"}, {"bucket_MB", 25}, {"overlap", overlap}};
   strategy.update(strategy_extra);
-  return Json{{"name", "dp oracle"},
-              {"workload", workload},
-              {"platform", Json{{"gpu", "V100-SXM2-16GB"},
-                                {"nodes", nodes},
-                                {"gpus_per_node", gpus},
-                                {"intra_node", Json{{"kind", "pcie"}, {"bandwidth_GBps", 12}, {"latency_us", 1}}},
-                                {"network", Json{{"topology", "switch"}, {"bandwidth_Gbps", 10}, {"latency_us", 5}, {"model", "ideal"}}}}},
-              {"strategy", strategy}};
+  return Json{
+      {"name", "dp oracle"},
+      {"workload", workload},
+      {"platform",
+       Json{{"gpu", "V100-SXM2-16GB"},
+            {"nodes", nodes},
+            {"gpus_per_node", gpus},
+            {"intra_node", Json{{"kind", "pcie"}, {"bandwidth_GBps", 12}, {"latency_us", 1}}},
+            {"network", Json{{"topology", "switch"}, {"bandwidth_Gbps", 10}, {"latency_us", 5}, {"model", "ideal"}}}}},
+      {"strategy", strategy}};
 }
 
 IterationResult simulate(const Json& document) {
-  const std::string text = run_forked([&] { return simulate_iteration(read_scenario(document, "dp.json"), {}).to_json().dump(); });
+  const std::string text =
+      run_forked([&] { return simulate_iteration(read_scenario(document, "dp.json"), {}).to_json().dump(); });
   return IterationResult::from_json(parse_json_text(text, "simulated result"));
 }
 

@@ -18,12 +18,16 @@ using namespace trainsim::plan;
 namespace {
 
 // `nodes` DGX A100 nodes, ResNet-18 (small: fast to expand), ring all-reduce.
-Json scenario_json(int nodes, const Json& workload_extra = Json::object(), const Json& strategy_extra = Json::object()) {
+Json scenario_json(int nodes, const Json& workload_extra = Json::object(),
+                   const Json& strategy_extra = Json::object()) {
   Json workload{{"model", "resnet18"}, {"batch_per_gpu", 32}, {"precision", "fp16"}, {"optimizer", "adam"}};
   Json strategy{{"kind", "ring_allreduce"}, {"bucket_MB", 25}};
   workload.update(workload_extra);
   strategy.update(strategy_extra);
-  return Json{{"name", "dp test"}, {"workload", workload}, {"platform", Json{{"preset", "dgx-a100"}, {"nodes", nodes}}}, {"strategy", strategy}};
+  return Json{{"name", "dp test"},
+              {"workload", workload},
+              {"platform", Json{{"preset", "dgx-a100"}, {"nodes", nodes}}},
+              {"strategy", strategy}};
 }
 
 TrainingPlan plan_of(const Json& document) {
@@ -96,7 +100,9 @@ TEST(Sharding, StageThreeMovesOneAndAHalfTimesTheBytesOfStageZero) {
   const TrainingPlan zero = plan_of(scenario_json(2));
   const TrainingPlan three = plan_of(scenario_json(2, Json::object(), Json{{"zero_stage", 3}}));
   // Two all-gathers per group (forward, backward) and one reduce-scatter per bucket.
-  const auto count = [&](CommKind kind) { return std::count_if(three.ops.begin(), three.ops.end(), [kind](const CommOp& o) { return o.kind == kind; }); };
+  const auto count = [&](CommKind kind) {
+    return std::count_if(three.ops.begin(), three.ops.end(), [kind](const CommOp& o) { return o.kind == kind; });
+  };
   EXPECT_EQ(count(CommKind::all_gather), static_cast<long>(2 * three.buckets.size()));
   EXPECT_EQ(count(CommKind::reduce_scatter), static_cast<long>(three.buckets.size()));
   EXPECT_EQ(count(CommKind::all_reduce), 0);
@@ -116,7 +122,8 @@ TEST(Sharding, StageThreeHoldsTheStateOverN) {
   const MemoryUsage& b = three.memory;
   EXPECT_NEAR(b.weights + b.gradients + b.optimizer_state, (a.weights + a.gradients + a.optimizer_state) / n, 1.0);
   EXPECT_GT(b.gathered_parameters, 0);
-  EXPECT_DOUBLE_EQ(b.total, b.weights + b.gradients + b.optimizer_state + b.activations + b.framework + b.gathered_parameters);
+  EXPECT_DOUBLE_EQ(b.total,
+                   b.weights + b.gradients + b.optimizer_state + b.activations + b.framework + b.gathered_parameters);
   // The optimizer steps the GPU's shard only.
   EXPECT_NEAR(three.profiles.at(0).update.seconds, zero.profiles.at(0).update.seconds / n, 1e-15);
   // ZeRO's Figure 1 for mixed-precision Adam: stage 1 keeps 2Ψ + 2Ψ + 12Ψ/N, stage 2 2Ψ + 14Ψ/N.
@@ -230,16 +237,21 @@ TEST(DataParallelBadInput, NamesThePointer) {
   one_gpu["platform"] = Json{{"preset", "dgx-a100"}, {"nodes", 1}, {"gpus_per_node", 1}};
   EXPECT_EQ(error_pointer(one_gpu), "/strategy/fsdp");
   // ResNet-18 has fewer than 1,000 layers: one segment, never recomputed.
-  EXPECT_EQ(error_pointer(scenario_json(1, Json{{"activation_checkpointing", 1000}})), "/workload/activation_checkpointing");
+  EXPECT_EQ(error_pointer(scenario_json(1, Json{{"activation_checkpointing", 1000}})),
+            "/workload/activation_checkpointing");
   EXPECT_EQ(error_pointer(scenario_json(2, Json::object(), Json{{"zero_stage", 4}})), "/strategy/zero_stage");
-  EXPECT_EQ(error_pointer(scenario_json(2, Json::object(), Json{{"zero_stage", 1}, {"fsdp", "FULL_SHARD"}})), "/strategy/fsdp");
-  EXPECT_EQ(error_pointer(scenario_json(2, Json{{"accumulation_steps", 2}}, Json{{"zero_stage", 3}})), "/workload/accumulation_steps");
-  EXPECT_EQ(error_pointer(scenario_json(2, Json{{"activation_checkpointing", "yes"}})), "/workload/activation_checkpointing");
+  EXPECT_EQ(error_pointer(scenario_json(2, Json::object(), Json{{"zero_stage", 1}, {"fsdp", "FULL_SHARD"}})),
+            "/strategy/fsdp");
+  EXPECT_EQ(error_pointer(scenario_json(2, Json{{"accumulation_steps", 2}}, Json{{"zero_stage", 3}})),
+            "/workload/accumulation_steps");
+  EXPECT_EQ(error_pointer(scenario_json(2, Json{{"activation_checkpointing", "yes"}})),
+            "/workload/activation_checkpointing");
 }
 
 TEST(DataParallelPlanJson, RoundTripsShardedAccumulatedCheckpointedPlans) {
-  for (const Json& doc : {scenario_json(2, Json{{"accumulation_steps", 3}, {"activation_checkpointing", 5}}, Json{{"zero_stage", 2}}),
-                          scenario_json(2, Json::object(), Json{{"fsdp", "HYBRID_SHARD"}})}) {
+  for (const Json& doc :
+       {scenario_json(2, Json{{"accumulation_steps", 3}, {"activation_checkpointing", 5}}, Json{{"zero_stage", 2}}),
+        scenario_json(2, Json::object(), Json{{"fsdp", "HYBRID_SHARD"}})}) {
     const TrainingPlan p = plan_of(doc);
     const Json j = p.to_json();
     const TrainingPlan back = TrainingPlan::from_json(json_root(std::make_shared<const Json>(j), "p.json"));

@@ -64,8 +64,8 @@ CollectiveStats all_gather(Simulation& sim, const std::vector<int>& ranks, doubl
 /// one ring per node; with `reduce_scatter_and_all_reduce`, each GPU's 1/g shard is then
 /// all-reduced across the nodes, one ring per local rank (FSDP HYBRID_SHARD's gradient reduction).
 /// `ranks` fill whole nodes (as hierarchical_all_reduce requires).
-CollectiveStats node_local_collective(Simulation& sim, const std::vector<int>& ranks, double bytes, bool reduce_scatter_and_all_reduce,
-                                      const CollectiveOptions& options = {});
+CollectiveStats node_local_collective(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                                      bool reduce_scatter_and_all_reduce, const CollectiveOptions& options = {});
 /// Broadcast of `bytes` from ranks[0] along a pipelined chain (NCCL's ring broadcast).
 CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double bytes,
                           const CollectiveOptions& options = {});

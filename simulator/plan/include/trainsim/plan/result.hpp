@@ -54,7 +54,7 @@ struct MemoryUsage {
 struct LargestBatch {
   std::int64_t without_checkpointing = 0;  ///< 0: not even one sample fits
   std::int64_t with_checkpointing = 0;
-  int checkpoint_every_layers = 0;         ///< the segments "with" assumes: the scenario's, or ⌈√layers⌉
+  int checkpoint_every_layers = 0;  ///< the segments "with" assumes: the scenario's, or ⌈√layers⌉
   /// {"without_checkpointing", "with_checkpointing", "checkpoint_every_layers"}.
   Json to_json() const;
   static LargestBatch from_json(const JsonNode& node);

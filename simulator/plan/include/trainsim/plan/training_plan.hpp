@@ -55,7 +55,8 @@ void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const 
 inline constexpr std::int64_t kMaxReportedBatch = 1'000'000'000;
 /// The largest micro-batch per GPU that fits, without and with checkpointing (the scenario's
 /// segments, or ⌈√layers⌉ without), every other term as the scenario has it.
-LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload, const std::vector<double>& bucket_bytes);
+LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes);
 
 /// One layer's forward or backward work (or the optimizer step) on one GPU.
 struct PlannedTask {
@@ -128,11 +129,11 @@ std::string_view to_string(CommKind kind);
 
 /// What a communication operation waits for besides the previous operation.
 enum class CommTrigger {
-  bucket_ready,    ///< its bucket's last gradient is computed on every participant (overlap)
-  backward_done,   ///< every participant finished backward (no overlap)
-  previous_op,     ///< only the previous operation (a pull after its push)
-  update_done,     ///< every GPU finished its optimizer step (the all-gathers of updated parameters, zero_stage 1–2)
-  gate_passed      ///< every GPU began the compute after gate `trigger_gate` (zero_stage 3's prefetch)
+  bucket_ready,   ///< its bucket's last gradient is computed on every participant (overlap)
+  backward_done,  ///< every participant finished backward (no overlap)
+  previous_op,    ///< only the previous operation (a pull after its push)
+  update_done,    ///< every GPU finished its optimizer step (the all-gathers of updated parameters, zero_stage 1–2)
+  gate_passed     ///< every GPU began the compute after gate `trigger_gate` (zero_stage 3's prefetch)
 };
 std::string_view to_string(CommTrigger trigger);
 
