@@ -1,10 +1,12 @@
 #include "collective_runner.hpp"
 
 #include <algorithm>
+#include <any>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -314,6 +316,94 @@ CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, con
 
 namespace {
 
+/// The fair rates of a tree layout's edges (index t·n + p: participant p's edge to its parent in
+/// tree t; 0 for roots) on the ideal model, with every edge of a direction loaded ("loaded") and
+/// with only the edges of its level ("alone": up by the child's height, down by the parent's
+/// depth), and the links each direction's flows cross. They depend on the routes only, not on
+/// the chunk size.
+struct SolvedTrees {
+  std::vector<sg4::Host*> hosts;
+  std::vector<int> parents;                  ///< tree-major, the layout the rates belong to
+  std::vector<const RouteInfo*> routes;      ///< [2·e + down]
+  std::vector<double> up_loaded, down_loaded, up_alone, down_alone;
+  std::vector<std::pair<const sg4::Link*, double>> up_links, down_links;  ///< flows per link, all edges
+  std::size_t edges = 0;
+};
+
+/// The solved layout of `schedule` over `hosts`, from the simulation's memo or solved now.
+const SolvedTrees& solved_trees(Simulation& sim, const std::vector<sg4::Host*>& hosts, const plan::TreeSchedule& schedule) {
+  using Memo = std::vector<std::shared_ptr<SolvedTrees>>;
+  std::any& memo_any = sim.collective_memo();
+  if (!memo_any.has_value()) memo_any = Memo{};
+  Memo& memo = std::any_cast<Memo&>(memo_any);
+  const auto n = std::size_t(schedule.participants()), trees = std::size_t(schedule.trees());
+  std::vector<int> parents(n * trees);
+  for (std::size_t t = 0; t < trees; ++t)
+    for (std::size_t p = 0; p < n; ++p) parents[t * n + p] = schedule.parent(int(t), int(p));
+  for (const auto& entry : memo)
+    if (entry->hosts == hosts && entry->parents == parents) return *entry;
+
+  auto solved = std::make_shared<SolvedTrees>();
+  SolvedTrees& out = *solved;
+  out.hosts = hosts;
+  out.parents = std::move(parents);
+  out.routes.assign(2 * n * trees, nullptr);
+  std::vector<const RouteInfo*> used;
+  std::vector<std::size_t> slot(out.routes.size(), 0);
+  std::unordered_map<const sg4::Link*, std::size_t> up_index, down_index;
+  auto count_links = [](const RouteInfo& r, std::unordered_map<const sg4::Link*, std::size_t>& index,
+                        std::vector<std::pair<const sg4::Link*, double>>& links) {
+    for (const sg4::Link* l : r.links) {
+      auto [it, added] = index.try_emplace(l, links.size());
+      if (added) links.emplace_back(l, 0.0);
+      links[it->second].second += 1;
+    }
+  };
+  for (std::size_t t = 0; t < trees; ++t)
+    for (std::size_t p = 0; p < n; ++p)
+      if (const int parent = out.parents[t * n + p]; parent >= 0) {
+        const std::size_t e = t * n + p;
+        out.routes[2 * e] = &sim.route(hosts[p], hosts[std::size_t(parent)]);
+        out.routes[2 * e + 1] = &sim.route(hosts[std::size_t(parent)], hosts[p]);
+        for (std::size_t k : {2 * e, 2 * e + 1}) {
+          slot[k] = used.size();
+          used.push_back(out.routes[k]);
+        }
+        count_links(*out.routes[2 * e], up_index, out.up_links);
+        count_links(*out.routes[2 * e + 1], down_index, out.down_links);
+        ++out.edges;
+      }
+  // Each subset solved over the same problems (same link order: the rates of solving it afresh).
+  const RouteProblems problems = route_problems(used);
+  std::vector<const MaxMinFlow*> pointers;
+  std::vector<std::size_t> edge;
+  auto solve = [&](bool up, const auto& in, std::vector<double>& rates) {
+    pointers.clear();
+    edge.clear();
+    for (std::size_t t = 0; t < trees; ++t)
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int parent = out.parents[t * n + p]; parent >= 0 && in(t, p, std::size_t(parent))) {
+          pointers.push_back(&problems.flows[slot[2 * (t * n + p) + (up ? 0 : 1)]]);
+          edge.push_back(t * n + p);
+        }
+    const std::vector<double> r = max_min_rates(problems.capacity, pointers);
+    for (std::size_t i = 0; i < edge.size(); ++i) rates[edge[i]] = r[i];
+  };
+  for (auto* v : {&out.up_loaded, &out.down_loaded, &out.up_alone, &out.down_alone}) v->assign(n * trees, 0.0);
+  int levels = 0;
+  for (std::size_t t = 0; t < trees; ++t)
+    for (std::size_t p = 0; p < n; ++p) levels = std::max(levels, schedule.height(int(t), int(p)));
+  auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
+  solve(true, all, out.up_loaded);
+  solve(false, all, out.down_loaded);
+  for (int level = 0; level < levels; ++level) {
+    solve(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; }, out.up_alone);
+    solve(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; }, out.down_alone);
+  }
+  memo.push_back(std::move(solved));
+  return *memo.back();
+}
+
 /// Lockstep trees: every edge's message simulated twice, once with only its level's edges
 /// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
 /// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
@@ -374,44 +464,22 @@ void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, co
     // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
     // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
     // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
+    // The fair rates depend on the edges' routes only, not on the chunk: they are solved once per
+    // tree layout (hosts and parents) and kept for the following all-reduces of the run (an
+    // iteration's buckets run the same trees), as are the links every phase's flows cross.
     const double lf = sim.latency_factor(), chunk = schedule.chunk_bytes();
-    // Every edge's route up (child → parent) and down, as max-min problems built once; each step
-    // solves the subset it moves (same link order, so the same rates as solving each afresh).
-    std::vector<const RouteInfo*> routes(2 * n * trees, nullptr);  // [2·(t·n + p) + down]
-    for (std::size_t t = 0; t < trees; ++t)
-      for (std::size_t p = 0; p < n; ++p)
-        if (const int parent = schedule.parent(int(t), int(p)); parent >= 0) {
-          routes[2 * (t * n + p)] = &sim.route(hosts[p], hosts[std::size_t(parent)]);
-          routes[2 * (t * n + p) + 1] = &sim.route(hosts[std::size_t(parent)], hosts[p]);
-        }
-    std::vector<const RouteInfo*> used;
-    std::vector<std::size_t> slot(routes.size(), 0);
-    for (std::size_t e = 0; e < routes.size(); ++e)
-      if (routes[e]) {
-        slot[e] = used.size();
-        used.push_back(routes[e]);
-      }
-    const RouteProblems problems = route_problems(used);
-    std::vector<const MaxMinFlow*> pointers;
-    auto solve = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
-      pointers.clear();
-      std::vector<std::size_t> edge;
-      for (std::size_t t = 0; t < trees; ++t)
-        for (std::size_t p = 0; p < n; ++p)
-          if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
-            pointers.push_back(&problems.flows[slot[2 * (t * n + p) + (up ? 0 : 1)]]);
-            edge.push_back(t * n + p);
-            if (account)  // all m chunks
-              sim.account_flow(up ? hosts[p] : hosts[std::size_t(parent)], up ? hosts[std::size_t(parent)] : hosts[p],
-                               schedule.chunks() * chunk);
-          }
-      // Only the links these flows use count, as when solving them on their own.
-      const std::vector<double> rates = max_min_rates(problems.capacity, pointers);
-      for (std::size_t e = 0; e < edge.size(); ++e)
-        out[edge[e]] = routes[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
-      stats.flows += static_cast<long long>(edge.size());
+    const SolvedTrees& solved = solved_trees(sim, hosts, schedule);
+    // Every edge's duration in one phase from its kept rate; the loaded phases account all m chunks.
+    auto play = [&](bool up, const std::vector<double>& rates, std::vector<double>& out, bool account) {
+      for (std::size_t e = 0; e < rates.size(); ++e)
+        if (rates[e] > 0) out[e] = solved.routes[2 * e + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
+      if (account) sim.account_flows(up ? solved.up_links : solved.down_links, double(solved.edges), schedule.chunks() * chunk);
+      stats.flows += static_cast<long long>(solved.edges);
     };
-    phases(solve, true);
+    play(true, solved.up_loaded, d.up_loaded, true);
+    play(false, solved.down_loaded, d.down_loaded, true);
+    play(true, solved.up_alone, d.up_alone, false);
+    play(false, solved.down_alone, d.down_alone, false);
   } else {
     phases(step, false);
   }
