@@ -348,8 +348,30 @@ Json bert(const ZooEntry& e, const TransformerConfig& c) {
   return g.document();
 }
 
+// Hugging Face BertForMaskedLM: BertModel without the pooler, and the masked-LM head (dense +
+// GELU + LayerNorm, a decoder tied to the word embeddings with its own bias) scored over the
+// vocabulary at every position.
+Json bert_mlm(const ZooEntry& e, const TransformerConfig& c) {
+  GraphBuilder g(e);
+  const std::string tokens = g.input("input_ids", {c.sequence});
+  const std::string word = g.add("embeddings.word_embeddings", "embedding", {tokens}, {{"num_embeddings", c.vocab}, {"dim", c.dim}});
+  const std::string pos = g.add("embeddings.position_embeddings", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
+  const std::string type = g.add("embeddings.token_type_embeddings", "embedding", {tokens}, {{"num_embeddings", 2}, {"dim", c.dim}});
+  std::string x = g.add("embeddings.sum", "add", {word, pos, type});
+  x = g.dropout("embeddings.dropout", g.unary("embeddings.LayerNorm", "layernorm", x), 0.1);
+  for (std::int64_t i = 0; i < c.layers; ++i)
+    x = g.add("encoder.layer." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu"}});
+  x = g.unary("cls.predictions.transform.act", "gelu", g.linear("cls.predictions.transform.dense", x, c.dim));
+  x = g.unary("cls.predictions.transform.LayerNorm", "layernorm", x);
+  x = g.add("cls.predictions.decoder", "linear", {x}, {{"out_features", c.vocab}, {"bias", true}, {"tied_to", word}});
+  g.add("loss", "loss", {x});
+  return g.document();
+}
+
 // Hugging Face GPT2LMHeadModel: token and position embeddings, pre-LN causal blocks, final
 // LayerNorm, LM head sharing the token embedding's weight, cross-entropy over the vocabulary.
+// Its feed-forward activation is "gelu_new": the tanh approximation written as Python
+// arithmetic (transformers' NewGELUActivation), eight elementwise operators.
 Json gpt2(const ZooEntry& e, const TransformerConfig& c) {
   GraphBuilder g(e);
   const std::string tokens = g.input("input_ids", {c.sequence});
@@ -357,7 +379,7 @@ Json gpt2(const ZooEntry& e, const TransformerConfig& c) {
   const std::string wpe = g.add("wpe", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
   std::string x = g.dropout("drop", g.add("embeddings.sum", "add", {wte, wpe}), 0.1);
   for (std::int64_t i = 0; i < c.layers; ++i)
-    x = g.add("h." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu"}, {"causal", true}});
+    x = g.add("h." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu_new"}, {"causal", true}});
   x = g.unary("ln_f", "layernorm", x);
   x = g.add("lm_head", "linear", {x}, {{"out_features", c.vocab}, {"bias", false}, {"tied_to", wte}});
   g.add("loss", "loss", {x});
@@ -388,6 +410,8 @@ const std::vector<ZooModel>& models() {
       {{"cnn", "Small CNN, 2 conv + 2 dense, MNIST (Keras mnist_cnn)", 1'199'882}, {"small_cnn", "mnist_cnn"}, cnn},
       {{"bert_base", "BERT-base with pooler (Hugging Face), sequence 128", 109'482'240}, {"bert"},
        [](const ZooEntry& e) { return bert(e, {12, 768, 12, 30522, 512, 128}); }},
+      {{"bert_base_mlm", "BERT-base masked-LM (Hugging Face BertForMaskedLM), sequence 128", 109'514'298}, {"bert_mlm"},
+       [](const ZooEntry& e) { return bert_mlm(e, {12, 768, 12, 30522, 512, 128}); }},
       {{"bert_large", "BERT-large with pooler (Hugging Face), sequence 128", 335'141'888}, {},
        [](const ZooEntry& e) { return bert(e, {24, 1024, 16, 30522, 512, 128}); }},
       {{"gpt2", "GPT-2 small, tied LM head (Hugging Face), sequence 1024", 124'439'808}, {"gpt2_small", "gpt2_124m"},

@@ -252,6 +252,7 @@ workloads::IterationOptions Scenario::iteration_options(double batch) const {
   o.bucket_bytes = strategy.bucket_bytes;
   o.first_bucket_bytes = strategy.first_bucket_bytes;
   o.optimizer = workload.optimizer;
+  o.kernels.fused_attention = compute.fused_attention;
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/gpu_memory.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
@@ -49,9 +50,6 @@ std::string_view to_string(CommTrigger trigger) {
 }
 
 namespace {
-
-// CUDA context, cuDNN/cuBLAS workspaces and caching-allocator slack: about 1 GiB on current stacks.
-constexpr double kFrameworkReserveBytes = 1.0 * kGiB;
 
 // Deterministic random numbers: mt19937_64's output sequence is fixed by the standard; the
 // distributions are written here because std::normal_distribution is implementation-defined.
@@ -298,23 +296,8 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
 }
 
 MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
-  MemoryUsage m;
-  const double params = static_cast<double>(workload.params());
-  const Precision p = scenario.workload.precision;
-  const bool half = bytes_per_element(p) == 2;
-  const double batch = scenario.batch_of(0);  // the largest: a strong-scaling remainder goes to the first ranks
-  m.weights = params * bytes_per_element(p) + (half ? params * 4.0 : 0.0);  // + fp32 master weights
-  m.gradients = params * bytes_per_element(p);
-  switch (scenario.workload.optimizer) {
-    case workloads::Optimizer::sgd: m.optimizer_state = 0; break;
-    case workloads::Optimizer::momentum: m.optimizer_state = params * 4.0; break;
-    case workloads::Optimizer::adam: m.optimizer_state = params * 8.0; break;
-  }
-  m.activations = workload.activation_bytes(p) * batch;
-  m.framework = kFrameworkReserveBytes;
-  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework;
-  m.available = scenario.platform.gpu.memory_bytes;
-  return m;
+  // The largest local batch: a strong-scaling remainder goes to the first ranks.
+  return memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0))), scenario.platform.gpu.memory_bytes);
 }
 
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
