@@ -51,7 +51,9 @@ Kernel memory(double bytes, double efficiency = 1, double blocks = 0) {
   return g;
 }
 
-bool half(Precision p) { return bytes_per_element(p) == 2; }
+bool half(Precision p) {
+  return bytes_per_element(p) == 2;
+}
 
 const LayerCost* parent_of(const Workload& w, const LayerCost& layer) {
   return layer.parents.empty() ? nullptr : w.find_layer(layer.parents.front());
@@ -62,8 +64,8 @@ const LayerCost* parent_of(const Workload& w, const LayerCost& layer) {
 bool fp32_input(const Workload& w, const LayerCost& layer) {
   const LayerCost* p = parent_of(w, layer);
   if (p == nullptr) return false;
-  return p->op_class == OpClass::normalization || p->op_class == OpClass::embedding || p->type == "add" || p->type == "dropout" ||
-         p->type == "transformer";
+  return p->op_class == OpClass::normalization || p->op_class == OpClass::embedding || p->type == "add" ||
+         p->type == "dropout" || p->type == "transformer";
 }
 
 struct ConvShape {
@@ -97,7 +99,9 @@ double tensor_core_k(const ConvShape& s, Precision p) {
 
 // A 1×1 convolution in NCHW is a GEMM over each sample's [C, H·W] matrix as it lies; larger
 // windows run NHWC kernels between layout transposes.
-bool transposed(const ConvShape& s, Precision p) { return p != Precision::fp32 && s.window > 1; }
+bool transposed(const ConvShape& s, Precision p) {
+  return p != Precision::fp32 && s.window > 1;
+}
 
 LayerKernels conv_forward(const Workload& w, const LayerCost& l, double b, Precision p) {
   LayerKernels out;
@@ -174,7 +178,8 @@ LayerKernels linear_backward(const Workload&, const LayerCost& l, double b, Prec
   out.host_ops = 1;
   if (input_gradient) out.kernels.push_back(gemm(rows, k, n, (rows * k + rows * n) * e + weights * e));
   if (l.flops_bwd_weight > 0) out.kernels.push_back(gemm(n, k, rows, (rows * k + rows * n) * e + weights * kF32));
-  if (static_cast<double>(l.params) > weights) out.kernels.push_back(memory(rows * n * e, kReductionEfficiency));  // bias gradient
+  if (static_cast<double>(l.params) > weights)
+    out.kernels.push_back(memory(rows * n * e, kReductionEfficiency));  // bias gradient
   if (half(p)) {
     out.kernels.push_back(memory(weights * (kF32 + e)));
     ++out.host_ops;
@@ -207,7 +212,8 @@ BlockShape block_shape(const LayerCost& l) {
 // (Hugging Face's "eager" attention, and what the given measurements show): batched GEMMs
 // QKᵀ and PV over b·heads matrices with every T×T pass in memory: scale, mask, softmax (fp32
 // under autocast), dropout with its mask, the cast back for the second GEMM.
-void attention_core(LayerKernels& out, double b, double t, double d, double heads, Precision p, bool backward, bool fused) {
+void attention_core(LayerKernels& out, double b, double t, double d, double heads, Precision p, bool backward,
+                    bool fused) {
   const double e = bytes_per_element(p);
   const double x = b * t * d;
   if (fused) {
@@ -228,8 +234,8 @@ void attention_core(LayerKernels& out, double b, double t, double d, double head
     out.kernels.push_back(gemm(t, t, dh, 2 * x * e + scores * e, count));
     out.kernels.push_back(memory(2 * scores * e));                 // scale
     out.kernels.push_back(memory(2 * scores * e));                 // mask
-    out.kernels.push_back(memory(scores * (e + f)));              // softmax
-    out.kernels.push_back(memory(scores * (2 * f + 1)));          // dropout and its mask
+    out.kernels.push_back(memory(scores * (e + f)));               // softmax
+    out.kernels.push_back(memory(scores * (2 * f + 1)));           // dropout and its mask
     if (half(p)) out.kernels.push_back(memory(scores * (f + e)));  // cast for the context GEMM
     out.kernels.push_back(gemm(t, dh, t, 2 * x * e + scores * e, count));
     out.host_ops += 6 + (half(p) ? 1 : 0);
@@ -254,17 +260,17 @@ LayerKernels block_forward(const LayerCost& l, double b, Precision p, bool fused
   const double rows = b * s.t, x = rows * s.d, h = rows * s.f;
   auto lin = [&](double n, double k) { out.kernels.push_back(gemm(rows, n, k, rows * (n + k) * e + n * k * e)); };
   out.kernels.push_back(memory(x * (kF32 + kF32), kReductionEfficiency));  // layer norm 1
-  lin(3 * s.d, s.d);                                                        // Q, K, V
+  lin(3 * s.d, s.d);                                                       // Q, K, V
   attention_core(out, b, s.t, s.d, s.heads, p, false, fused);
-  out.kernels.push_back(memory(2 * x * e));  // heads back to [T, D] (contiguous copy)
-  lin(s.d, s.d);                             // output projection
-  out.kernels.push_back(memory(x * (2 * e + 1)));  // dropout (mask of bytes)
-  out.kernels.push_back(memory(x * (e + 2 * kF32)));  // residual add
+  out.kernels.push_back(memory(2 * x * e));                                // heads back to [T, D] (contiguous copy)
+  lin(s.d, s.d);                                                           // output projection
+  out.kernels.push_back(memory(x * (2 * e + 1)));                          // dropout (mask of bytes)
+  out.kernels.push_back(memory(x * (e + 2 * kF32)));                       // residual add
   out.kernels.push_back(memory(x * (kF32 + kF32), kReductionEfficiency));  // layer norm 2
-  lin(s.f, s.d);                                                            // feed-forward in
+  lin(s.f, s.d);                                                           // feed-forward in
   // gelu_new under autocast computes in fp32 (pow is on autocast's fp32 list; the rest promotes).
   out.kernels.push_back(memory(s.python_gelu ? 18 * h * kF32 : 2 * h * e));  // GELU
-  lin(s.d, s.f);                                                            // feed-forward out
+  lin(s.d, s.f);                                                             // feed-forward out
   out.kernels.push_back(memory(x * (2 * e + 1)));
   out.kernels.push_back(memory(x * (e + 2 * kF32)));
   // Modules and operators besides attention's core: 2 norms, 6 linears (Q, K, V, output, two
@@ -286,16 +292,16 @@ LayerKernels block_backward(const LayerCost& l, double b, Precision p, bool fuse
   const BlockShape s = block_shape(l);
   const double rows = b * s.t, x = rows * s.d, h = rows * s.f;
   auto lin = [&](double n, double k) {
-    out.kernels.push_back(gemm(rows, k, n, rows * (n + k) * e + n * k * e));          // input gradient
-    out.kernels.push_back(gemm(n, k, rows, rows * (n + k) * e + n * k * kF32));       // weight gradient
-    out.kernels.push_back(memory(rows * n * e, kReductionEfficiency));               // bias gradient
+    out.kernels.push_back(gemm(rows, k, n, rows * (n + k) * e + n * k * e));     // input gradient
+    out.kernels.push_back(gemm(n, k, rows, rows * (n + k) * e + n * k * kF32));  // weight gradient
+    out.kernels.push_back(memory(rows * n * e, kReductionEfficiency));           // bias gradient
   };
-  out.kernels.push_back(memory(x * (e + 2 * kF32)));                       // dropout 3 + residual gradient add
+  out.kernels.push_back(memory(x * (e + 2 * kF32)));  // dropout 3 + residual gradient add
   lin(s.d, s.f);
   out.kernels.push_back(memory(s.python_gelu ? 25 * h * kF32 : 3 * h * e));  // GELU backward
   lin(s.f, s.d);
-  out.kernels.push_back(memory(x * 5 * kF32, kReductionEfficiency));      // layer norm 2 backward
-  out.kernels.push_back(memory(x * (e + 2 * kF32)));                       // dropout 2 + residual gradient add
+  out.kernels.push_back(memory(x * 5 * kF32, kReductionEfficiency));  // layer norm 2 backward
+  out.kernels.push_back(memory(x * (e + 2 * kF32)));                  // dropout 2 + residual gradient add
   lin(s.d, s.d);
   out.kernels.push_back(memory(2 * x * e));
   attention_core(out, b, s.t, s.d, s.heads, p, true, fused);
@@ -325,11 +331,14 @@ LayerKernels attention_kernels(const LayerCost& l, double b, Precision p, bool b
   return out;
 }
 
-double elementwise_bytes(double elements, double passes, double element) { return elements * passes * element; }
+double elementwise_bytes(double elements, double passes, double element) {
+  return elements * passes * element;
+}
 
 }  // namespace
 
-LayerKernels forward_kernels(const Workload& w, const LayerCost& l, double b, Precision p, const KernelOptions& options) {
+LayerKernels forward_kernels(const Workload& w, const LayerCost& l, double b, Precision p,
+                             const KernelOptions& options) {
   const double e = bytes_per_element(p);
   const double in = b * l.input_elements, o = b * l.output_elements;
   LayerKernels out;
@@ -356,7 +365,10 @@ LayerKernels forward_kernels(const Workload& w, const LayerCost& l, double b, Pr
       out.host_ops = batch_norm ? 2 : 1;  // + the num_batches_tracked increment
       return out;
     }
-    case OpClass::embedding: out.kernels.push_back(memory(2 * o * kF32)); out.host_ops = 1; return out;
+    case OpClass::embedding:
+      out.kernels.push_back(memory(2 * o * kF32));
+      out.host_ops = 1;
+      return out;
     case OpClass::loss:
       out.kernels.push_back(memory(in * ((half(p) ? e + kF32 : 0) + 3 * kF32)));
       out.host_ops = 3;
@@ -429,16 +441,14 @@ LayerKernels backward_kernels(const Workload& w, const LayerCost& l, double b, P
     case OpClass::pooling:
       if (!input_gradient) return out;
       if (l.type == "maxpool2d") {
-        out.kernels.push_back(memory(in * e));                                      // zero-fill
+        out.kernels.push_back(memory(in * e));                                         // zero-fill
         out.kernels.push_back(memory(o * (e + kIndex) + in * e, kScatterEfficiency));  // scatter
       } else {
         out.kernels.push_back(memory((in + o) * e));
       }
       out.host_ops = 1;
       return out;
-    case OpClass::reshape:
-      out.host_ops = l.type == "concat" ? 1 : kView;
-      return out;
+    case OpClass::reshape: out.host_ops = l.type == "concat" ? 1 : kView; return out;
     case OpClass::elementwise:
       if (!input_gradient) return out;
       if (l.type == "dropout") {

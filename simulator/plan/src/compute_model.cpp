@@ -10,13 +10,13 @@ using workloads::OpClass;
 
 void ComputeModelOptions::validate(const JsonNode& where) const {
   const std::pair<const char*, double> fractions[] = {{"conv_efficiency", conv_efficiency},
-                                                     {"matmul_efficiency", matmul_efficiency},
-                                                     {"attention_efficiency", attention_efficiency},
-                                                     {"other_efficiency", other_efficiency},
-                                                     {"memory_efficiency", memory_efficiency},
-                                                     {"tensor_core_efficiency", tensor_core_efficiency},
-                                                     {"half_tensor_core_efficiency", half_tensor_core_efficiency},
-                                                     {"cuda_core_efficiency", cuda_core_efficiency}};
+                                                      {"matmul_efficiency", matmul_efficiency},
+                                                      {"attention_efficiency", attention_efficiency},
+                                                      {"other_efficiency", other_efficiency},
+                                                      {"memory_efficiency", memory_efficiency},
+                                                      {"tensor_core_efficiency", tensor_core_efficiency},
+                                                      {"half_tensor_core_efficiency", half_tensor_core_efficiency},
+                                                      {"cuda_core_efficiency", cuda_core_efficiency}};
   for (const auto& [name, value] : fractions)
     if (!(value > 0 && value <= 1)) throw where.error(std::string(name) + " must be in (0, 1], got " + std::to_string(value));
   if (!(launch_overhead_s >= 0)) throw where.error("launch_overhead_s must be ≥ 0");
@@ -25,8 +25,8 @@ void ComputeModelOptions::validate(const JsonNode& where) const {
 
 ComputeModelOptions ComputeModelOptions::read(const JsonNode& node) {
   node.allow_only({"conv_efficiency", "matmul_efficiency", "attention_efficiency", "other_efficiency",
-                   "memory_efficiency", "tensor_core_efficiency", "half_tensor_core_efficiency", "cuda_core_efficiency", "launch_overhead_us", "host_op_us",
-                   "graph_capture", "fused_attention"});
+                   "memory_efficiency", "tensor_core_efficiency", "half_tensor_core_efficiency", "cuda_core_efficiency",
+                   "launch_overhead_us", "host_op_us", "graph_capture", "fused_attention"});
   ComputeModelOptions o;
   auto fraction = [&](const char* key, double& target) {
     if (auto v = node.find(key)) target = v->number_in(1e-6, 1.0);
@@ -109,9 +109,12 @@ double gemm_utilisation(const workloads::Kernel& g, int sms, bool tensor) {
 }
 
 // Tensor cores serve a precision whose peak exceeds the CUDA cores' fp32 rate.
-bool on_tensor_cores(const platforms::GpuSpec& gpu, Precision p) { return p != Precision::fp32 && gpu.peak_flops(p) > gpu.fp32_flops * 1.01; }
+bool on_tensor_cores(const platforms::GpuSpec& gpu, Precision p) {
+  return p != Precision::fp32 && gpu.peak_flops(p) > gpu.fp32_flops * 1.01;
+}
 
-double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, Precision precision, const ComputeModelOptions& o) {
+double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, Precision precision,
+                     const ComputeModelOptions& o) {
   const Precision arithmetic = k.fp32_only ? Precision::fp32 : precision;
   const double stream_Bps = gpu.memory_bandwidth_Bps * o.memory_efficiency;
   const double memory_s = k.bytes / stream_Bps;
@@ -120,10 +123,11 @@ double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, 
       const bool tensor = on_tensor_cores(gpu, arithmetic);
       double flops = k.flops;
       if (k.winograd && !tensor) flops /= kWinogradSpeedup;
-      const double engine = gpu.peak_flops(arithmetic) *
-                            (tensor ? (bytes_per_element(arithmetic) == 2 ? o.half_tensor_core_efficiency : o.tensor_core_efficiency) *
-                                          (k.backward ? kBackwardGemmRelative : 1.0)
-                                    : o.cuda_core_efficiency);
+      const double engine =
+          gpu.peak_flops(arithmetic) *
+          (tensor ? (bytes_per_element(arithmetic) == 2 ? o.half_tensor_core_efficiency : o.tensor_core_efficiency) *
+                        (k.backward ? kBackwardGemmRelative : 1.0)
+                  : o.cuda_core_efficiency);
       const double util = std::max(1e-3, gemm_utilisation(k, gpu.sm_count, tensor));
       return std::max(flops / (engine * util), memory_s) + o.launch_overhead_s;
     }

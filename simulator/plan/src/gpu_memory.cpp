@@ -24,13 +24,18 @@ constexpr double kAllocatorSlack = 0.05;
 constexpr double kBenchmarkWorkspaceOutputs = 4.5;
 
 bool saves_input(const LayerCost& l) {
-  static const std::set<std::string, std::less<>> types{"conv2d", "linear", "batchnorm", "layernorm", "gelu", "silu", "leaky_relu",
-                                                         "maxpool2d", "matmul", "transformer", "attention"};
+  static const std::set<std::string, std::less<>> types{"conv2d", "linear",      "batchnorm",  "layernorm",
+                                                        "gelu",   "silu",        "leaky_relu", "maxpool2d",
+                                                        "matmul", "transformer", "attention"};
   return types.count(l.type) > 0;
 }
-bool saves_output(const LayerCost& l) { return l.type == "relu" || l.type == "softmax" || l.type == "sigmoid" || l.type == "tanh"; }
+bool saves_output(const LayerCost& l) {
+  return l.type == "relu" || l.type == "softmax" || l.type == "sigmoid" || l.type == "tanh";
+}
 // Layers whose output shares its input's storage: views, and ReLU (torchvision's inplace=True).
-bool aliases_input(const LayerCost& l) { return l.type == "flatten" || l.type == "reshape" || l.type == "slice" || l.type == "relu"; }
+bool aliases_input(const LayerCost& l) {
+  return l.type == "flatten" || l.type == "reshape" || l.type == "slice" || l.type == "relu";
+}
 bool gemm_like(const LayerCost& l) {
   return l.type == "conv2d" || l.type == "linear" || l.type == "matmul" || l.type == "attention";
 }
@@ -41,7 +46,8 @@ double output_element(const LayerCost& l, const std::map<std::string, double>& e
   if (bytes_per_element(p) != 2) return kF32;
   if (l.op_class == OpClass::data) return kF32;
   if (gemm_like(l)) return 2;
-  if (l.type == "layernorm" || l.type == "softmax" || l.type == "loss" || l.op_class == OpClass::embedding || l.type == "transformer")
+  if (l.type == "layernorm" || l.type == "softmax" || l.type == "loss" || l.op_class == OpClass::embedding ||
+      l.type == "transformer")
     return kF32;
   double e = 0;
   for (const auto& parent : l.parents) e = std::max(e, element.at(parent));
@@ -72,8 +78,12 @@ double block_saved(const LayerCost& l, Precision p, bool fused) {
 double MemoryEstimate::peak_allocated() const {
   return weights + optimizer_state + std::max(activations + working, gradients + optimizer_temporaries);
 }
-double MemoryEstimate::peak_reserved() const { return peak_allocated() + allocator_slack + workspace; }
-double MemoryEstimate::on_device() const { return peak_reserved() + cuda_context; }
+double MemoryEstimate::peak_reserved() const {
+  return peak_allocated() + allocator_slack + workspace;
+}
+double MemoryEstimate::on_device() const {
+  return peak_reserved() + cuda_context;
+}
 
 MemoryEstimate estimate_gpu_memory(const workloads::Workload& workload, const workloads::IterationOptions& options) {
   const Precision p = options.precision;
@@ -100,7 +110,7 @@ MemoryEstimate estimate_gpu_memory(const workloads::Workload& workload, const wo
   double extra = 0;                             // per sample: masks, indices, casts, block internals
   double largest = 0, largest_conv = 0;         // per sample: the largest storage, convolution output
   double gemm_weights = 0;
-  double loss_inputs = 0;                       // per sample: elements of the largest loss input
+  double loss_inputs = 0;  // per sample: elements of the largest loss input
   for (const LayerCost& l : workload.layers) {
     element[l.name] = output_element(l, element, p);
     if (aliases_input(l) && !l.parents.empty()) {
@@ -120,11 +130,11 @@ MemoryEstimate estimate_gpu_memory(const workloads::Workload& workload, const wo
           kept.insert(storage.at(parent));
       }
     if (saves_output(l)) kept.insert(storage[l.name]);
-    if (l.type == "dropout") extra += l.output_elements;            // the mask, a byte per element
-    if (l.type == "maxpool2d") extra += l.output_elements * 8;      // int64 argmax indices
+    if (l.type == "dropout") extra += l.output_elements;        // the mask, a byte per element
+    if (l.type == "maxpool2d") extra += l.output_elements * 8;  // int64 argmax indices
     if (l.type == "loss") {
       loss_inputs = std::max(loss_inputs, l.input_elements);
-      extra += l.input_elements * kF32;                            // fp32 log-probabilities
+      extra += l.input_elements * kF32;                                    // fp32 log-probabilities
       if (!l.parents.empty()) kept.insert(storage.at(l.parents.front()));  // the logits, returned to the caller
     }
     if (l.type == "transformer") extra += block_saved(l, p, options.kernels.fused_attention);
@@ -157,8 +167,8 @@ MemoryUsage memory_usage(const MemoryEstimate& e, double device_bytes) {
   return m;
 }
 
-std::int64_t largest_fitting_batch(const workloads::Workload& workload, workloads::IterationOptions options, double device_bytes,
-                                   std::int64_t limit) {
+std::int64_t largest_fitting_batch(const workloads::Workload& workload, workloads::IterationOptions options,
+                                   double device_bytes, std::int64_t limit) {
   auto fits = [&](std::int64_t batch) {
     options.batch = static_cast<double>(batch);
     return estimate_gpu_memory(workload, options).on_device() <= device_bytes * kUsableMemoryFraction;

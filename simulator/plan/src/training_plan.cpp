@@ -297,7 +297,8 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
 
 MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
   // The largest local batch: a strong-scaling remainder goes to the first ranks.
-  return memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0))), scenario.platform.gpu.memory_bytes);
+  return memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0))),
+                      scenario.platform.gpu.memory_bytes);
 }
 
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {

@@ -3,9 +3,9 @@
 // PyTorch's peak reserved memory. The figures are printed and held to the accuracy targets.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
-#include <array>
 #include <cstdlib>
 #include <map>
 
@@ -47,7 +47,8 @@ std::vector<Row> rows() {
 
 Json scenario(const Row& r, std::optional<double> samples_per_s = std::nullopt) {
   Json s{{"name", "single gpu"},
-         {"workload", Json{{"model", r.model}, {"batch_per_gpu", r.batch}, {"precision", r.precision}, {"optimizer", r.optimizer}}},
+         {"workload",
+          Json{{"model", r.model}, {"batch_per_gpu", r.batch}, {"precision", r.precision}, {"optimizer", r.optimizer}}},
          {"platform", Json{{"preset", "dgx-h100"}, {"gpu", r.gpu}, {"nodes", 1}, {"gpus_per_node", 1}}},
          {"strategy", Json{{"kind", "ring_allreduce"}}}};
   if (samples_per_s) s["calibration"] = Json{{"single_gpu_samples_per_s", *samples_per_s}};
@@ -69,8 +70,9 @@ TEST(SingleGpuAccuracy, UncalibratedIterationTimeOnTheH100Rows) {
     const double predicted = plan_of(scenario(r)).single_gpu_iteration_s;
     if (std::getenv("TRAINSIM_LAYERS")) {
       const Scenario s = read_scenario(scenario(r), "x.json");
-      const auto times = iteration_times(workloads::expand_iteration(load_scenario_workload(s), s.iteration_options(r.batch)),
-                                         s.platform.gpu, s.compute);
+      const auto times =
+          iteration_times(workloads::expand_iteration(load_scenario_workload(s), s.iteration_options(r.batch)),
+                          s.platform.gpu, s.compute);
       const auto graph = workloads::expand_iteration(load_scenario_workload(s), s.iteration_options(r.batch));
       double by_kind[3] = {0, 0, 0};
       auto add = [&](const workloads::ComputeTask& t) {
@@ -84,12 +86,12 @@ TEST(SingleGpuAccuracy, UncalibratedIterationTimeOnTheH100Rows) {
       for (const auto& t : graph.backward) add(t);
       add(graph.update);
       std::printf("  gemm %.4f attention %.4f memory %.4f\n", by_kind[0], by_kind[1], by_kind[2]);
-      std::printf("  gpu %.4f host %.4f fwd %.4f bwd %.4f update %.4f\n", times.gpu_s, times.host_s, times.forward_total_s(),
-                  times.backward_total_s(), times.update_s);
+      std::printf("  gpu %.4f host %.4f fwd %.4f bwd %.4f update %.4f\n", times.gpu_s, times.host_s,
+                  times.forward_total_s(), times.backward_total_s(), times.update_s);
     }
     const double error = (predicted - r.iteration_s) / r.iteration_s;
-    std::printf("%-14s %-5s %4d  measured %8.4f s  predicted %8.4f s  %+6.1f %%\n", r.model.c_str(), r.precision.c_str(), r.batch,
-                r.iteration_s, predicted, 100 * error);
+    std::printf("%-14s %-5s %4d  measured %8.4f s  predicted %8.4f s  %+6.1f %%\n", r.model.c_str(),
+                r.precision.c_str(), r.batch, r.iteration_s, predicted, 100 * error);
     sum_abs += std::abs(error);
     by_precision[r.precision].first += error;
     by_precision[r.precision].second += 1;
@@ -106,7 +108,8 @@ TEST(SingleGpuAccuracy, UncalibratedIterationTimeOnTheH100Rows) {
 
 // Per-layer times of ResNet-50 and VGG-16 (tf32, batch 64) against the measured leaf modules.
 TEST(SingleGpuAccuracy, LayerTimesByType) {
-  const CsvTable t = CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/h100_layer_times_2026.csv");
+  const CsvTable t =
+      CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/h100_layer_times_2026.csv");
   const auto& gpu = platforms::gpu_by_name("H100-SXM");
   for (const std::string model : {"resnet50", "vgg16"}) {
     const auto w = workloads::load_workload(model);
@@ -131,11 +134,12 @@ TEST(SingleGpuAccuracy, LayerTimesByType) {
       a[3] += bwd[layer];
       if (std::getenv("TRAINSIM_LAYERS"))
         std::printf("%s %-24s fwd %8.1f us model %8.1f   bwd %8.1f us model %8.1f\n", model.c_str(), layer.c_str(),
-                    1e6 * t.number(i, t.column("forward_s")), 1e6 * fwd[layer], 1e6 * t.number(i, t.column("backward_s")), 1e6 * bwd[layer]);
+                    1e6 * t.number(i, t.column("forward_s")), 1e6 * fwd[layer],
+                    1e6 * t.number(i, t.column("backward_s")), 1e6 * bwd[layer]);
     }
     for (const auto& [type, a] : by_type)
-      std::printf("%-9s %-18s forward %7.2f ms (model %7.2f)  backward %7.2f ms (model %7.2f)\n", model.c_str(), type.c_str(), 1e3 * a[0],
-                  1e3 * a[1], 1e3 * a[2], 1e3 * a[3]);
+      std::printf("%-9s %-18s forward %7.2f ms (model %7.2f)  backward %7.2f ms (model %7.2f)\n", model.c_str(),
+                  type.c_str(), 1e3 * a[0], 1e3 * a[1], 1e3 * a[2], 1e3 * a[3]);
   }
 }
 
@@ -148,7 +152,8 @@ TEST(SingleGpuAccuracy, MemoryAgainstPeakReserved) {
     const auto m = estimate_gpu_memory(load_scenario_workload(s), s.iteration_options(r.batch));
     const double error = (m.peak_reserved() - r.peak_reserved_bytes) / r.peak_reserved_bytes;
     std::printf("%-14s %-5s %4d  reserved %6.2f GB  predicted %6.2f GB (allocated %6.2f)  %+6.1f %%\n", r.model.c_str(),
-                r.precision.c_str(), r.batch, r.peak_reserved_bytes / 1e9, m.peak_reserved() / 1e9, m.peak_allocated() / 1e9, 100 * error);
+                r.precision.c_str(), r.batch, r.peak_reserved_bytes / 1e9, m.peak_reserved() / 1e9,
+                m.peak_allocated() / 1e9, 100 * error);
     sum_abs += std::abs(error);
   }
   const double mape = sum_abs / static_cast<double>(all.size());
@@ -191,6 +196,7 @@ TEST(SingleGpuAccuracy, CalibratedOnOnePrecisionAndBatch) {
     std::printf("%-14s calibrated on each of its %zu rows in turn\n", model.c_str(), group.size());
   }
   const double mean = sum / choices;
-  std::printf("calibrated MAPE %.1f %% (mean over calibration choices), worst choice %.1f %%\n", 100 * mean, 100 * worst);
+  std::printf("calibrated MAPE %.1f %% (mean over calibration choices), worst choice %.1f %%\n", 100 * mean,
+              100 * worst);
   EXPECT_LE(mean, 0.14);
 }

@@ -33,7 +33,7 @@ struct ComputeTask {
   /// The kernels as the framework launches them, with their shapes (kernels.hpp); the compute
   /// model times these. Empty for a task built by hand: then flops and bytes are timed.
   std::vector<Kernel> launches;
-  double host_ops = 0;        ///< operators the framework dispatches for this task (kernels.hpp's units)
+  double host_ops = 0;  ///< operators the framework dispatches for this task (kernels.hpp's units)
 };
 
 /// A group of gradients reduced together (PyTorch DDP bucket, Horovod fusion buffer).
@@ -54,7 +54,7 @@ struct IterationOptions {
   double bucket_bytes = 25.0 * kMiB;   ///< bucket capacity; 0 = one bucket per layer with parameters
   double first_bucket_bytes = 0;       ///< capacity of the first bucket (PyTorch DDP: 1 MiB); 0 = bucket_bytes
   Optimizer optimizer = Optimizer::momentum;
-  KernelOptions kernels;               ///< how the framework's kernels are chosen (fused attention)
+  KernelOptions kernels;  ///< how the framework's kernels are chosen (fused attention)
 };
 
 /// The expansion of one workload for one GPU.

@@ -45,9 +45,9 @@ struct Kernel {
   /// Thread blocks a memory kernel can use (0 = enough to fill every SM): cuDNN's NCHW
   /// batch-norm parallelises over channels.
   double parallel_blocks = 0;
-  bool fp32_only = false;      ///< runs in fp32 CUDA-core arithmetic whatever the precision
-  bool winograd = false;       ///< fp32 3×3 stride-1 convolution eligible for Winograd transforms
-  bool backward = false;       ///< a backward GEMM (data or weight gradient)
+  bool fp32_only = false;  ///< runs in fp32 CUDA-core arithmetic whatever the precision
+  bool winograd = false;   ///< fp32 3×3 stride-1 convolution eligible for Winograd transforms
+  bool backward = false;   ///< a backward GEMM (data or weight gradient)
 };
 
 /// What one phase of one layer costs the framework and the GPU.

@@ -44,11 +44,11 @@ struct ComputeModelOptions {
   /// cuDNN's NCHW convolutions and batched GEMMs mostly are not (Ampere-style mma.sync reaches
   /// about two thirds of it: FlashAttention-3, Shah et al. 2024).
   double half_tensor_core_efficiency = 0.6;
-  double cuda_core_efficiency = 0.8;     ///< a large fp32 GEMM on CUDA cores (SGEMM)
-  double launch_overhead_s = 3e-6;       ///< per kernel: the gap between dependent kernels on the GPU
-  double host_op_s = 40e-6;              ///< per operator the eager framework dispatches (Python, dispatcher, launch)
-  bool graph_capture = false;            ///< CUDA graphs / torch.compile: no per-operator host cost
-  bool fused_attention = true;           ///< attention as scaled_dot_product_attention's fused kernels (false: eager)
+  double cuda_core_efficiency = 0.8;  ///< a large fp32 GEMM on CUDA cores (SGEMM)
+  double launch_overhead_s = 3e-6;    ///< per kernel: the gap between dependent kernels on the GPU
+  double host_op_s = 40e-6;           ///< per operator the eager framework dispatches (Python, dispatcher, launch)
+  bool graph_capture = false;         ///< CUDA graphs / torch.compile: no per-operator host cost
+  bool fused_attention = true;        ///< attention as scaled_dot_product_attention's fused kernels (false: eager)
 
   /// Throws InputError (at `where`) when a value is out of range.
   void validate(const JsonNode& where) const;

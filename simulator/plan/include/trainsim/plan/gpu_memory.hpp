@@ -25,15 +25,15 @@ namespace trainsim::plan {
 
 /// What one GPU holds at the peak of an iteration, bytes.
 struct MemoryEstimate {
-  double weights = 0;          ///< fp32 parameters (autocast keeps fp32 weights)
-  double gradients = 0;        ///< fp32 gradients
-  double optimizer_state = 0;  ///< momentum buffers, Adam moments
-  double activations = 0;      ///< saved for the backward, with autocast's cached weight copies
-  double working = 0;          ///< the backward's largest transient tensors at its start
+  double weights = 0;                ///< fp32 parameters (autocast keeps fp32 weights)
+  double gradients = 0;              ///< fp32 gradients
+  double optimizer_state = 0;        ///< momentum buffers, Adam moments
+  double activations = 0;            ///< saved for the backward, with autocast's cached weight copies
+  double working = 0;                ///< the backward's largest transient tensors at its start
   double optimizer_temporaries = 0;  ///< the foreach step's intermediate lists
-  double allocator_slack = 0;  ///< caching allocator: rounding to 2 MiB blocks and blocks cached but free
-  double workspace = 0;        ///< cuDNN algorithm search (cudnn.benchmark) workspaces kept reserved
-  double cuda_context = 0;     ///< CUDA context and library handles, outside the allocator
+  double allocator_slack = 0;        ///< caching allocator: rounding to 2 MiB blocks and blocks cached but free
+  double workspace = 0;              ///< cuDNN algorithm search (cudnn.benchmark) workspaces kept reserved
+  double cuda_context = 0;           ///< CUDA context and library handles, outside the allocator
 
   double peak_allocated() const;  ///< what torch.cuda.max_memory_allocated reports
   double peak_reserved() const;   ///< what torch.cuda.max_memory_reserved reports
@@ -54,7 +54,7 @@ MemoryUsage memory_usage(const MemoryEstimate& estimate, double device_bytes);
 
 /// The largest batch per GPU (≥ 1) whose memory fits in `device_bytes`, or 0 when not even one
 /// sample fits; at most `limit`.
-std::int64_t largest_fitting_batch(const workloads::Workload& workload, workloads::IterationOptions options, double device_bytes,
-                                   std::int64_t limit = 1 << 20);
+std::int64_t largest_fitting_batch(const workloads::Workload& workload, workloads::IterationOptions options,
+                                   double device_bytes, std::int64_t limit = 1 << 20);
 
 }  // namespace trainsim::plan
