@@ -450,7 +450,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   {
     const JsonNode m = node.at("memory_per_gpu_bytes");
     m.require_object();
-    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"});
+    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available", "largest_batch_per_gpu"});
     plan.memory.weights = m.at("weights").non_negative_number();
     plan.memory.gradients = m.at("gradients").non_negative_number();
     plan.memory.optimizer_state = m.at("optimizer_state").non_negative_number();
@@ -458,6 +458,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.memory.framework = m.at("framework").non_negative_number();
     plan.memory.total = m.at("total").non_negative_number();
     plan.memory.available = m.at("available").non_negative_number();
+    if (auto v = m.find("largest_batch_per_gpu")) plan.memory.largest_batch_per_gpu = v->int_at_least(0);
   }
   {
     const JsonNode v = node.at("variables");

@@ -42,9 +42,11 @@ BoundKind read_bound_kind(const JsonNode& node) {
 }  // namespace
 
 Json MemoryUsage::to_json() const {
-  return Json{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
-              {"activations", activations}, {"framework", framework}, {"total", total},
-              {"available", available}};
+  Json j{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
+         {"activations", activations}, {"framework", framework}, {"total", total},
+         {"available", available}};
+  if (largest_batch_per_gpu >= 0) j["largest_batch_per_gpu"] = largest_batch_per_gpu;
+  return j;
 }
 
 Json ModelVariables::to_json() const {
@@ -253,6 +255,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   r.memory.optimizer_state = optional_number(m, "optimizer_state", 0);
   r.memory.activations = optional_number(m, "activations", 0);
   r.memory.framework = optional_number(m, "framework", 0);
+  if (auto v = m.find("largest_batch_per_gpu")) r.memory.largest_batch_per_gpu = v->int_at_least(0);
   // Older lines carry fits_in_memory without the GPU's memory: keep their verdict.
   r.memory.available = m.find("available") ? m.at("available").as_number() : (node.at("fits_in_memory").as_bool() ? r.memory.total : 0);
   if (node.at("fits_in_memory").as_bool() != r.memory.fits())

@@ -297,8 +297,11 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
 
 MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
   // The largest local batch: a strong-scaling remainder goes to the first ranks.
-  return memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0))),
-                      scenario.platform.gpu.memory_bytes);
+  MemoryUsage m = memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0))),
+                               scenario.platform.gpu.memory_bytes);
+  m.largest_batch_per_gpu =
+      largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes);
+  return m;
 }
 
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
@@ -333,7 +336,13 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
-  if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
+  if (scenario.single_gpu_samples_per_s) {
+    // Calibrated where it was measured (calibration.gpu), applied to the platform's GPU.
+    const double measured_model_s = scenario.calibration_gpu
+                                        ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
+                                        : single_model_s;
+    kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
+  }
   plan.calibration_factor = kappa;
   plan.gpu_sm_count = scenario.platform.gpu.sm_count;
   plan.single_gpu_iteration_s = kappa * single_model_s;
