@@ -20,6 +20,8 @@ function(trainsim_add_library name alias)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   add_library(${alias} ALIAS ${name})
+  # -fPIC: the Python module (simulator/python), a shared object, links these libraries too.
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE trainsim::flags ${ARG_PRIVATE_DEPS})
 endfunction()

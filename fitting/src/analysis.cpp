@@ -42,13 +42,138 @@ double FitReport::share(std::size_t point, std::size_t term) const {
   return p.term_values.at(term) / p.predicted;
 }
 
-FitReport run_fit(const CsvTable& table, const FitRequest& request) {
+namespace {
+
+// run_fit in its steps: the request's checks, the rows read, the fit, then what is reported of it.
+
+void check_request(const FitRequest& request) {
   request.options.validate();
   if (request.expression && request.model)
     throw InputError("command line", "", "give either --expression or --model, not both");
   if (!request.expression && !request.model)
     throw InputError("command line", "", "give an expression (--expression EXPR) or a built-in model (--model NAME)");
+}
 
+std::optional<Expression> parse_holdout(const FitRequest& request) {
+  if (!request.holdout) return std::nullopt;
+  Expression holdout = Expression::parse(*request.holdout, "--holdout");
+  if (!holdout.constants().empty())
+    throw InputError(
+        "--holdout", "",
+        "the rule uses " + holdout.constants().front() + ", a fitted constant; it may only use CSV columns");
+  return holdout;
+}
+
+// Neither the expression nor the baseline's features may use the fitted column.
+void check_not_fitted_column(const Expression& expression, const std::vector<std::string>& features,
+                             const std::string& y) {
+  for (const auto& name : expression.variables())
+    if (name == y)
+      throw InputError(expression.source(), "", "the expression uses '" + name +
+                                                    "', the fitted column (--y), as a variable; it cannot use what it predicts");
+  for (const auto& name : features)
+    if (name == y)
+      throw InputError("--features", "", "'" + name + "' is the fitted column (--y); it cannot be a feature");
+}
+
+// Checks each group's columns with a message that says who needs them, then reads them all.
+Dataset read_rows(const CsvTable& table, const FitRequest& request, const Expression& expression,
+                  const std::optional<Expression>& holdout, const std::vector<std::string>& features) {
+  require_columns(table, {request.y_column}, "--y");
+  require_columns(table, expression.variables(), "the expression");
+  if (holdout) require_columns(table, holdout->variables(), "--holdout");
+  if (request.baseline) require_columns(table, features, "--features");
+  std::set<std::string> wanted(expression.variables().begin(), expression.variables().end());
+  if (holdout) wanted.insert(holdout->variables().begin(), holdout->variables().end());
+  if (request.baseline) wanted.insert(features.begin(), features.end());
+  if (table.find_column("gpus")) wanted.insert("gpus");
+  return Dataset::from_csv(table, {wanted.begin(), wanted.end()}, request.y_column);
+}
+
+// The rows fitted and those the holdout rule holds out (none without a rule).
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_rows(const Dataset& all,
+                                                                         const std::optional<Expression>& holdout,
+                                                                         const FitRequest& request,
+                                                                         const std::string& source) {
+  std::vector<std::size_t> fit_rows, held_rows;
+  if (!holdout) {
+    for (std::size_t r = 0; r < all.size(); ++r) fit_rows.push_back(r);
+    return {fit_rows, held_rows};
+  }
+  ExpressionEvaluator rule(*holdout, all);
+  for (std::size_t r = 0; r < all.size(); ++r) (rule.value(r) != 0 ? held_rows : fit_rows).push_back(r);
+  if (fit_rows.empty())
+    throw InputError("--holdout", "",
+                     "'" + *request.holdout + "' holds out every row of " + source + "; nothing is left to fit");
+  return {fit_rows, held_rows};
+}
+
+// Every row, fitted or held out, with its terms.
+std::vector<PointReport> point_reports(const Expression& expression, const Dataset& all,
+                                       const std::vector<double>& constants,
+                                       const std::vector<std::size_t>& held_rows) {
+  const auto gpus_index = all.find_variable("gpus");
+  std::vector<char> is_held(all.size(), 0);
+  for (std::size_t r : held_rows) is_held[r] = 1;
+  ExpressionEvaluator evaluator(expression, all);
+  evaluator.set_constants(constants);
+  std::vector<PointReport> points;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    PointReport point;
+    point.line = all.line(r);
+    point.held_out = is_held[r] != 0;
+    if (gpus_index) point.gpus = all.value(r, *gpus_index);
+    point.y = all.y(r);
+    point.predicted = evaluator.value(r);
+    point.term_values.resize(evaluator.term_count());
+    evaluator.term_values(r, point.term_values);
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+// The fit's (and the baseline's) errors on the held-out rows.
+HoldoutReport holdout_report(const FitReport& report, const Dataset& all, const std::string& rule,
+                             const std::vector<std::size_t>& held_rows) {
+  HoldoutReport h;
+  h.rule = rule;
+  h.rows = held_rows.size();
+  if (held_rows.empty()) return h;
+  std::vector<double> observed, predicted, baseline_predicted;
+  for (std::size_t r : held_rows) {
+    observed.push_back(all.y(r));
+    predicted.push_back(report.points[r].predicted);
+    if (report.baseline && report.baseline->fitted) baseline_predicted.push_back(report.baseline->predict(all, r));
+  }
+  h.errors = error_metrics(observed, predicted);
+  if (!baseline_predicted.empty()) h.baseline_errors = error_metrics(observed, baseline_predicted);
+  return h;
+}
+
+// The term with the largest mean share of the prediction at the largest GPU count.
+std::optional<DominantTerm> dominant_term(const FitReport& report) {
+  double max_gpus = -std::numeric_limits<double>::infinity();
+  for (const auto& p : report.points) max_gpus = std::max(max_gpus, *p.gpus);
+  std::vector<double> mean_share(report.terms.size(), 0.0);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < report.points.size(); ++i) {
+    if (*report.points[i].gpus != max_gpus) continue;
+    ++count;
+    for (std::size_t t = 0; t < report.terms.size(); ++t) mean_share[t] += report.share(i, t);
+  }
+  DominantTerm dominant{max_gpus, 0, -std::numeric_limits<double>::infinity()};
+  for (std::size_t t = 0; t < mean_share.size(); ++t) {
+    const double s = mean_share[t] / static_cast<double>(count);
+    if (s > dominant.share) dominant = {max_gpus, t, s};
+  }
+  if (std::isfinite(dominant.share)) return dominant;
+  return std::nullopt;
+}
+
+}  // namespace
+
+FitReport run_fit(const CsvTable& table, const FitRequest& request) {
+  check_request(request);
   FitReport report;
   report.data_source = table.source();
   report.y_name = request.y_column;
@@ -63,111 +188,27 @@ FitReport run_fit(const CsvTable& table, const FitRequest& request) {
   if (expression.constants().empty())
     throw InputError(expression.source(), "", "the expression has no constants to fit; name them c0, c1, …");
 
-  std::optional<Expression> holdout;
-  if (request.holdout) {
-    holdout = Expression::parse(*request.holdout, "--holdout");
-    if (!holdout->constants().empty())
-      throw InputError("--holdout", "", "the rule uses " + holdout->constants().front() +
-                                            ", a fitted constant; it may only use CSV columns");
-  }
+  const std::optional<Expression> holdout = parse_holdout(request);
   const std::vector<std::string> features = request.features.empty() ? expression.variables() : request.features;
-  for (const auto& name : expression.variables())
-    if (name == request.y_column)
-      throw InputError(expression.source(), "", "the expression uses '" + name +
-                                                    "', the fitted column (--y), as a variable; it cannot use what it predicts");
-  for (const auto& name : features)
-    if (name == request.y_column)
-      throw InputError("--features", "", "'" + name + "' is the fitted column (--y); it cannot be a feature");
-
-  // Check each group's columns with a message that says who needs them, then read them all.
-  require_columns(table, {request.y_column}, "--y");
-  require_columns(table, expression.variables(), "the expression");
-  if (holdout) require_columns(table, holdout->variables(), "--holdout");
-  if (request.baseline) require_columns(table, features, "--features");
-  std::set<std::string> wanted(expression.variables().begin(), expression.variables().end());
-  if (holdout) wanted.insert(holdout->variables().begin(), holdout->variables().end());
-  if (request.baseline) wanted.insert(features.begin(), features.end());
-  if (table.find_column("gpus")) wanted.insert("gpus");
-  const Dataset all = Dataset::from_csv(table, {wanted.begin(), wanted.end()}, request.y_column);
-
-  std::vector<std::size_t> fit_rows, held_rows;
-  if (holdout) {
-    ExpressionEvaluator rule(*holdout, all);
-    for (std::size_t r = 0; r < all.size(); ++r) (rule.value(r) != 0 ? held_rows : fit_rows).push_back(r);
-    if (fit_rows.empty())
-      throw InputError("--holdout", "", "'" + *request.holdout + "' holds out every row of " + table.source() +
-                                            "; nothing is left to fit");
-  } else {
-    for (std::size_t r = 0; r < all.size(); ++r) fit_rows.push_back(r);
-  }
+  check_not_fitted_column(expression, features, request.y_column);
+  const Dataset all = read_rows(table, request, expression, holdout, features);
+  const auto [fit_rows, held_rows] = split_rows(all, holdout, request, table.source());
   const Dataset fit_data = all.subset(fit_rows);
 
   BoundsMap bounds = model ? model->default_bounds(fit_data) : BoundsMap{};
   for (const auto& text : request.bounds) parse_bounds_into(text, bounds);
   report.bounds = resolve_bounds(expression, bounds);
-
   report.fit = fit_expression(expression, fit_data, report.bounds, request.options);
+  if (!report.fit.summary.usable()) return report;
 
-  // Every row, fitted or held out, with its terms.
-  const auto gpus_index = all.find_variable("gpus");
-  std::vector<char> is_held(all.size(), 0);
-  for (std::size_t r : held_rows) is_held[r] = 1;
-  if (report.fit.summary.usable()) {
-    ExpressionEvaluator evaluator(expression, all);
-    evaluator.set_constants(report.fit.constants);
-    for (std::size_t r = 0; r < all.size(); ++r) {
-      PointReport point;
-      point.line = all.line(r);
-      point.held_out = is_held[r] != 0;
-      if (gpus_index) point.gpus = all.value(r, *gpus_index);
-      point.y = all.y(r);
-      point.predicted = evaluator.value(r);
-      point.term_values.resize(evaluator.term_count());
-      evaluator.term_values(r, point.term_values);
-      report.points.push_back(std::move(point));
-    }
-  }
-
-  if (request.baseline && report.fit.summary.usable()) {
+  report.points = point_reports(expression, all, report.fit.constants, held_rows);
+  if (request.baseline) {
     RegressionOptions regression;
     regression.seed = request.options.seed;
     report.baseline = fit_regression_baseline(fit_data, features, regression);
   }
-
-  if (holdout && report.fit.summary.usable()) {
-    HoldoutReport h;
-    h.rule = *request.holdout;
-    h.rows = held_rows.size();
-    if (!held_rows.empty()) {
-      std::vector<double> observed, predicted, baseline_predicted;
-      for (std::size_t r : held_rows) {
-        observed.push_back(all.y(r));
-        predicted.push_back(report.points[r].predicted);
-        if (report.baseline && report.baseline->fitted) baseline_predicted.push_back(report.baseline->predict(all, r));
-      }
-      h.errors = error_metrics(observed, predicted);
-      if (!baseline_predicted.empty()) h.baseline_errors = error_metrics(observed, baseline_predicted);
-    }
-    report.holdout = h;
-  }
-
-  if (gpus_index && !report.points.empty()) {
-    double max_gpus = -std::numeric_limits<double>::infinity();
-    for (const auto& p : report.points) max_gpus = std::max(max_gpus, *p.gpus);
-    std::vector<double> mean_share(report.terms.size(), 0.0);
-    std::size_t count = 0;
-    for (std::size_t i = 0; i < report.points.size(); ++i) {
-      if (*report.points[i].gpus != max_gpus) continue;
-      ++count;
-      for (std::size_t t = 0; t < report.terms.size(); ++t) mean_share[t] += report.share(i, t);
-    }
-    DominantTerm dominant{max_gpus, 0, -std::numeric_limits<double>::infinity()};
-    for (std::size_t t = 0; t < mean_share.size(); ++t) {
-      const double s = mean_share[t] / static_cast<double>(count);
-      if (s > dominant.share) dominant = {max_gpus, t, s};
-    }
-    if (std::isfinite(dominant.share)) report.dominant = dominant;
-  }
+  if (holdout) report.holdout = holdout_report(report, all, *request.holdout, held_rows);
+  if (all.find_variable("gpus") && !report.points.empty()) report.dominant = dominant_term(report);
   return report;
 }
 

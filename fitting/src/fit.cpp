@@ -12,6 +12,7 @@
 #include "de_module.hpp"
 #include "objective.hpp"
 #include "random.hpp"
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::fitting {
@@ -69,25 +70,26 @@ double quantile(std::vector<double> values, double q) {
 
 }  // namespace
 
+namespace {
+constexpr EnumNames<Regularization, 3> kRegularizations{
+    {{{Regularization::none, "none"}, {Regularization::l1, "l1"}, {Regularization::l2, "l2"}}}};
+constexpr EnumNames<DeAlgorithm, 2> kDeAlgorithms{{{{DeAlgorithm::de, "de"}, {DeAlgorithm::sade, "sade"}}}};
+constexpr EnumNames<TerminationReason, 4> kTerminationReasons{{{{TerminationReason::not_run, "not_run"},
+                                                                {TerminationReason::converged, "converged"},
+                                                                {TerminationReason::no_convergence, "no_convergence"},
+                                                                {TerminationReason::failure, "failure"}}}};
+}  // namespace
+
 std::string to_string(Regularization r) {
-  switch (r) {
-    case Regularization::none: return "none";
-    case Regularization::l1: return "l1";
-    case Regularization::l2: return "l2";
-  }
-  return "?";
+  return std::string(kRegularizations.name(r));
 }
 
-std::string to_string(DeAlgorithm a) { return a == DeAlgorithm::de ? "de" : "sade"; }
+std::string to_string(DeAlgorithm a) {
+  return std::string(kDeAlgorithms.name(a));
+}
 
 std::string to_string(TerminationReason reason) {
-  switch (reason) {
-    case TerminationReason::not_run: return "not_run";
-    case TerminationReason::converged: return "converged";
-    case TerminationReason::no_convergence: return "no_convergence";
-    case TerminationReason::failure: return "failure";
-  }
-  return "?";
+  return std::string(kTerminationReasons.name(reason));
 }
 
 void FitOptions::validate() const {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::fitting {
@@ -12,13 +13,14 @@ PaleoScheme paleo_scheme_for(std::string_view strategy_kind) {
   return PaleoScheme::butterfly;
 }
 
+namespace {
+// Paleo's own names (Qi et al., ICLR 2017, section 3.3).
+constexpr EnumNames<PaleoScheme, 3> kPaleoSchemes{
+    {{{PaleoScheme::one_to_all, "one-to-all"}, {PaleoScheme::tree, "tree"}, {PaleoScheme::butterfly, "butterfly"}}}};
+}  // namespace
+
 std::string_view to_string(PaleoScheme scheme) {
-  switch (scheme) {
-    case PaleoScheme::one_to_all: return "one-to-all";
-    case PaleoScheme::tree: return "tree";
-    case PaleoScheme::butterfly: return "butterfly";
-  }
-  return "?";
+  return kPaleoSchemes.name(scheme);
 }
 
 double paleo_iteration_time_s(PaleoScheme scheme, double single_gpu_time_s, double gradient_bytes, int gpus,

@@ -7,19 +7,22 @@
 #include <limits>
 #include <optional>
 
+#include "trainsim/core/enum_names.hpp"
+
 namespace trainsim::platforms {
 
+namespace {
+constexpr EnumNames<LinkClass, 7> kLinkClasses{{{{LinkClass::nvlink, "nvlink"},
+                                                 {LinkClass::nvswitch, "nvswitch"},
+                                                 {LinkClass::pcie, "pcie"},
+                                                 {LinkClass::memory, "memory"},
+                                                 {LinkClass::nic, "nic"},
+                                                 {LinkClass::fabric, "fabric"},
+                                                 {LinkClass::unknown, "unknown"}}}};
+}  // namespace
+
 std::string_view to_string(LinkClass c) {
-  switch (c) {
-    case LinkClass::nvlink: return "nvlink";
-    case LinkClass::nvswitch: return "nvswitch";
-    case LinkClass::pcie: return "pcie";
-    case LinkClass::memory: return "memory";
-    case LinkClass::nic: return "nic";
-    case LinkClass::fabric: return "fabric";
-    case LinkClass::unknown: return "unknown";
-  }
-  return "unknown";
+  return kLinkClasses.name(c);
 }
 
 LinkClass link_class_from_id(std::string_view id) {

@@ -10,39 +10,39 @@
 
 #include "presets.hpp"
 #include "simgrid_xml_check.hpp"
-#include "trainsim/platforms/cpu_catalog.hpp"
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/platforms/cpu_catalog.hpp"
 
 namespace trainsim::platforms {
 
+namespace {
+// One name table per enum of the platform format, in the order error messages list the names. A
+// string model names ideal or tcp; "factors" is the object form's name (to_string only).
+constexpr EnumNames<NetworkModel, 2> kStringModels{{{{NetworkModel::ideal, "ideal"}, {NetworkModel::tcp, "tcp"}}}};
+constexpr EnumNames<NetworkModel, 3> kNetworkModels{
+    {{{NetworkModel::ideal, "ideal"}, {NetworkModel::tcp, "tcp"}, {NetworkModel::factors, "factors"}}}};
+constexpr EnumNames<IntraNodeKind, 3> kIntraNodeKinds{
+    {{{IntraNodeKind::pcie, "pcie"}, {IntraNodeKind::nvlink, "nvlink"}, {IntraNodeKind::nvswitch, "nvswitch"}}}};
+constexpr EnumNames<TopologyKind, 4> kTopologies{{{{TopologyKind::single_switch, "switch"},
+                                                   {TopologyKind::fat_tree, "fat_tree"},
+                                                   {TopologyKind::torus, "torus"},
+                                                   {TopologyKind::dragonfly, "dragonfly"}}}};
+constexpr EnumNames<bool, 2> kNicAttach{{{{false, "host"}, {true, "gpu"}}}};
+}  // namespace
+
 std::string to_string(NetworkModel m) {
-  switch (m) {
-    case NetworkModel::ideal: return "ideal";
-    case NetworkModel::tcp: return "tcp";
-    case NetworkModel::factors: return "factors";
-  }
-  return "ideal";
+  return std::string(kNetworkModels.name(m));
 }
 
 std::string to_string(IntraNodeKind k) {
-  switch (k) {
-    case IntraNodeKind::pcie: return "pcie";
-    case IntraNodeKind::nvlink: return "nvlink";
-    case IntraNodeKind::nvswitch: return "nvswitch";
-  }
-  return "pcie";
+  return std::string(kIntraNodeKinds.name(k));
 }
 
 std::string to_string(TopologyKind k) {
-  switch (k) {
-    case TopologyKind::single_switch: return "switch";
-    case TopologyKind::fat_tree: return "fat_tree";
-    case TopologyKind::torus: return "torus";
-    case TopologyKind::dragonfly: return "dragonfly";
-  }
-  return "switch";
+  return std::string(kTopologies.name(k));
 }
 
 namespace {
@@ -164,10 +164,7 @@ std::string too_many_gpus(std::int64_t nodes, std::int64_t gpus_per_node) {
 }
 
 NetworkModel read_model(const JsonNode& node, NetworkFactors& factors) {
-  if (node.is_string()) {
-    const std::string m = node.one_of({"ideal", "tcp"});
-    return m == "tcp" ? NetworkModel::tcp : NetworkModel::ideal;
-  }
+  if (node.is_string()) return kStringModels.read(node);
   if (!node.is_object())
     throw node.error("expected \"ideal\", \"tcp\" or an object of factors, got " + describe_json(node.raw()));
   node.allow_only({"latency_factor", "bandwidth_factor", "tcp_gamma_bytes", "crosstraffic"});
@@ -198,8 +195,7 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
   node.allow_only({"kind", "bandwidth_GBps", "latency_us", "efficiency", "pcie_bandwidth_GBps", "pcie_switches"});
   IntraNodeSpec& in = spec.intra_node;
   const JsonNode kind = node.at("kind");
-  const std::string k = kind.one_of({"pcie", "nvlink", "nvswitch"});
-  in.kind = k == "nvlink" ? IntraNodeKind::nvlink : k == "nvswitch" ? IntraNodeKind::nvswitch : IntraNodeKind::pcie;
+  in.kind = kIntraNodeKinds.read(kind);
   const JsonNode bandwidth = node.at("bandwidth_GBps");
   in.bandwidth_Bps = bandwidth_in_range(bandwidth, kGBps, "GB/s");
   in.latency_s = latency_in_range(node.at("latency_us"));
@@ -294,23 +290,30 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   }
 }
 
+// `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
+// a hop up to 10 ms, a proxy step up to 1 ms.
+void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
+  node.require_object();
+  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from"});
+  if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
+  if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
+  if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
+}
+
 void read_network(const JsonNode& node, PlatformSpec& spec) {
   node.require_object();
   node.allow_only({"topology", "bandwidth_Gbps", "latency_us", "nics_per_node", "nic_attach", "sharp", "model",
-                   "fat_tree", "torus", "dragonfly"});
+                   "fat_tree", "torus", "dragonfly", "nccl"});
   NetworkSpec& net = spec.network;
-  const std::string topo = node.at("topology").one_of({"switch", "fat_tree", "torus", "dragonfly"});
-  net.topology = topo == "fat_tree"    ? TopologyKind::fat_tree
-                 : topo == "torus"     ? TopologyKind::torus
-                 : topo == "dragonfly" ? TopologyKind::dragonfly
-                                       : TopologyKind::single_switch;
+  net.topology = kTopologies.read(node.at("topology"));
   const JsonNode bandwidth = node.at("bandwidth_Gbps");
   net.bandwidth_Bps = bandwidth_in_range(bandwidth, gbps_to_bytes_per_s(1), "Gbit/s");
   net.latency_s = latency_in_range(node.at("latency_us"));
   if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
-  if (auto a = node.find("nic_attach")) net.nics_on_gpus = a->one_of({"host", "gpu"}) == "gpu";
+  if (auto a = node.find("nic_attach")) net.nics_on_gpus = kNicAttach.read(*a);
   if (auto s = node.find("sharp")) net.sharp = s->as_bool();
   if (auto m = node.find("model")) net.model = read_model(*m, net.factors);
+  if (auto c = node.find("nccl")) read_nccl_net(*c, net.nccl);
   read_topology_shape(node, spec);
 }
 
@@ -405,6 +408,23 @@ PlatformSpec xml_platform(const std::filesystem::path& path, const std::optional
   spec.nodes = 0;  // taken from the XML's hosts when the platform is built
   return spec;
 }
+
+}  // namespace
+
+int simgrid_xml_nodes(const PlatformSpec& spec) {
+  TRAINSIM_CHECK(spec.simgrid_xml.has_value(), "simgrid_xml_nodes needs a SimGrid XML platform");
+  const std::string& file = *spec.simgrid_xml;
+  const std::uint64_t hosts = detail::check_simgrid_xml(file);
+  // The same refusals, in the same words, as building the platform (simgrid_builder.cpp load_xml).
+  if (hosts == 0) throw InputError(file, "", "the platform defines no host");
+  if (hosts % static_cast<std::uint64_t>(spec.gpus_per_node) != 0)
+    throw InputError(file, "",
+                     "has " + std::to_string(hosts) + " hosts, not a multiple of gpus_per_node " +
+                         std::to_string(spec.gpus_per_node));
+  return static_cast<int>(hosts / static_cast<std::uint64_t>(spec.gpus_per_node));
+}
+
+namespace {
 
 /// What a JSON platform may say beside a SimGrid XML file (`xml_platform`), applied to `spec`.
 void apply_xml_overrides(PlatformSpec& spec, const JsonNode& o) {
@@ -791,8 +811,14 @@ Json to_json(const PlatformSpec& spec) {
   net["bandwidth_Gbps"] = clean(n.bandwidth_Bps * 8.0 / 1e9);
   net["latency_us"] = clean(n.latency_s * 1e6);
   net["nics_per_node"] = n.nics_per_node;
-  net["nic_attach"] = n.nics_on_gpus ? "gpu" : "host";
+  net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
+  if (n.nccl.given()) {
+    Json nccl{{"hop_latency_us", clean(n.nccl.hop_latency_s * 1e6)},
+              {"proxy_step_us", clean(n.nccl.proxy_step_s * 1e6)}};
+    if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
+    net["nccl"] = nccl;
+  }
   if (n.model == NetworkModel::factors) {
     net["model"] = Json{{"latency_factor", n.factors.latency_factor},
                         {"bandwidth_factor", n.factors.bandwidth_factor},

@@ -398,4 +398,27 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   return out;
 }
 
+BuiltPlatform build_cpu_node(sg4::Engine& engine, const CpuPlatformSpec& spec, int shared_pool_cores) {
+  (void)engine;  // the zone becomes the engine's root, as build_platform's do
+  configure_max_min_network();
+  BuiltPlatform out;
+  auto* zone = sg4::create_full_zone("cpu-node");
+  sg4::Host* cpu = zone->create_host("cpu", kCpuCoreSpeed);
+  cpu->set_core_count(spec.physical_cores());
+  sg4::Host* dram = zone->create_host("dram", kCpuCoreSpeed);
+  sg4::Link* link = zone->create_link("memory", spec.memory_bandwidth_Bps())->set_latency(0);
+  zone->add_route(dram->get_netpoint(), cpu->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
+  sg4::Host* pool = nullptr;
+  if (shared_pool_cores > 0) {
+    pool = zone->create_host("intra-op pool", kCpuCoreSpeed);
+    pool->set_core_count(shared_pool_cores);
+  }
+  zone->seal();
+  out.cpus.push_back(cpu);
+  if (pool) out.cpus.push_back(pool);
+  out.dram = dram;
+  out.links.emplace(link, LinkInfo{"node 0 memory ↔ cores", "node 0 memory ↔ cores", LinkClass::memory, 0, -1});
+  return out;
+}
+
 }  // namespace trainsim::platforms

@@ -25,7 +25,8 @@ class XmlScanner {
 public:
   XmlScanner(std::string text, std::string source) : text_(std::move(text)), source_(std::move(source)) {}
 
-  void check() {
+  /// Checks the file; returns the hosts SimGrid will build from it (count_hosts).
+  std::uint64_t check() {
     std::vector<std::pair<std::string, std::size_t>> open;  // element name, line
     std::vector<Zone> zones;
     std::string root;
@@ -81,6 +82,7 @@ public:
     if (!generates_links_)
       for (const auto& [id, line] : link_refs_)
         if (!links_.count(id) && !split_duplex_half(id)) refuse(line, "<link_ctn id=\"" + id + "\"> names no <link> of this file");
+    return host_count_;
   }
 
 private:
@@ -384,8 +386,8 @@ private:
 
 }  // namespace
 
-void check_simgrid_xml(const std::filesystem::path& path) {
-  XmlScanner(read_input_text(path, "SimGrid XML platform file"), path.string()).check();
+std::uint64_t check_simgrid_xml(const std::filesystem::path& path) {
+  return XmlScanner(read_input_text(path, "SimGrid XML platform file"), path.string()).check();
 }
 
 }  // namespace trainsim::platforms::detail

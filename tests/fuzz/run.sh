@@ -3,7 +3,7 @@
 # default build-fuzz) and runs each in turn for SECONDS seconds (default 60) from its seed corpus
 # tests/data/fuzz/<reader>. Needs clang and libFuzzer (Debian 12: clang, libclang-rt-14-dev).
 #
-#   tests/fuzz/run.sh [SECONDS [READER...]]     readers: scenario platform layer_graph paleo csv
+#   tests/fuzz/run.sh [SECONDS [READER...]]     readers: scenario platform layer_graph paleo onnx csv
 #
 # Inputs the fuzzer finds interesting go to <build>/fuzz-corpus/<reader>, never into the seeds.
 # An input that crashes a reader is written to <build>/fuzz-findings/; the script runs every
@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 readers=("$@")
-[ ${#readers[@]} -gt 0 ] || readers=(scenario platform layer_graph paleo csv)
+[ ${#readers[@]} -gt 0 ] || readers=(scenario platform layer_graph paleo onnx csv)
 build=${TRAINSIM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTRAINSIM_FUZZ=ON >/dev/null

@@ -2,29 +2,33 @@
 
 #include <algorithm>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::workloads {
 
+namespace {
+constexpr EnumNames<TaskPhase, 3> kTaskPhases{
+    {{{TaskPhase::forward, "forward"}, {TaskPhase::backward, "backward"}, {TaskPhase::update, "update"}}}};
+constexpr EnumNames<Optimizer, 3> kOptimizers{
+    {{{Optimizer::sgd, "sgd"}, {Optimizer::momentum, "momentum"}, {Optimizer::adam, "adam"}}}};
+}  // namespace
+
 std::string_view to_string(TaskPhase phase) {
-  switch (phase) {
-    case TaskPhase::forward: return "forward";
-    case TaskPhase::backward: return "backward";
-    case TaskPhase::update: return "update";
-  }
-  return "forward";
+  return kTaskPhases.name(phase);
 }
 
 std::string_view to_string(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::momentum: return "momentum";
-    case Optimizer::adam: return "adam";
-  }
-  return "sgd";
+  return kOptimizers.name(optimizer);
 }
 
-std::vector<std::string> optimizer_names() { return {"sgd", "momentum", "adam"}; }
+std::vector<std::string> optimizer_names() {
+  return kOptimizers.names();
+}
+
+std::optional<Optimizer> parse_optimizer(std::string_view name) {
+  return kOptimizers.parse(name);
+}
 
 namespace {
 

@@ -335,6 +335,20 @@ double elementwise_bytes(double elements, double passes, double element) {
   return elements * passes * element;
 }
 
+// A GEMM of a layer that is not a typed `linear`, `attention` or `transformer` (a layer-graph
+// `matmul`, an ONNX MatMul or Gemm, batched or not): [rows × K]·[K × N], N the output's last
+// dimension, K from the forward FLOPs (2·K per output element), leading dimensions folded into
+// the rows; `flops` over GEMMs of that shape (the backward's two products are two of them).
+Kernel plain_gemm(const LayerCost& l, double b, double flops, double bytes) {
+  const double n = l.output_shape.empty() ? 1 : std::max(1.0, static_cast<double>(l.output_shape.back()));
+  const double rows = b * l.output_elements / n;
+  const double k = l.output_elements > 0 ? std::max(1.0, l.flops_fwd / (2 * l.output_elements)) : 1;
+  Kernel g = gemm(rows, n, k, bytes);
+  if (g.flops > 0) g.count = std::max(1.0, flops / g.flops);
+  g.flops = flops;
+  return g;
+}
+
 }  // namespace
 
 LayerKernels forward_kernels(const Workload& w, const LayerCost& l, double b, Precision p,
@@ -347,14 +361,14 @@ LayerKernels forward_kernels(const Workload& w, const LayerCost& l, double b, Pr
     case OpClass::conv: return conv_forward(w, l, b, p);
     case OpClass::attention:
       if (l.type == "transformer") return block_forward(l, b, p, options.fused_attention);
-      return attention_kernels(l, b, p, false, options.fused_attention);
+      if (l.type == "attention") return attention_kernels(l, b, p, false, options.fused_attention);
+      // An ONNX MatMul of two activations (attention's QKᵀ or PV, node by node): a batched GEMM.
+      out.kernels.push_back(plain_gemm(l, b, l.flops_fwd * b, (in + o) * e));
+      out.host_ops = 1;
+      return out;
     case OpClass::matmul:
       if (l.type == "linear") return linear_forward(w, l, b, p);
-      out.kernels.push_back(gemm(1, 1, 1, (in + o) * e));
-      out.kernels.back().flops = l.flops_fwd * b;
-      out.kernels.back().m = std::sqrt(l.flops_fwd * b / 2);  // a square stand-in for a user matmul
-      out.kernels.back().n = out.kernels.back().m;
-      out.kernels.back().k = 1;
+      out.kernels.push_back(plain_gemm(l, b, l.flops_fwd * b, (in + o) * e + static_cast<double>(l.params) * e));
       out.host_ops = 1;
       return out;
     case OpClass::normalization: {
@@ -411,14 +425,14 @@ LayerKernels backward_kernels(const Workload& w, const LayerCost& l, double b, P
     case OpClass::conv: return conv_backward(w, l, b, p, input_gradient);
     case OpClass::attention:
       if (l.type == "transformer") return block_backward(l, b, p, options.fused_attention);
-      return attention_kernels(l, b, p, true, options.fused_attention);
+      if (l.type == "attention") return attention_kernels(l, b, p, true, options.fused_attention);
+      out.kernels.push_back(plain_gemm(l, b, l.flops_bwd() * b, 2 * (in + o) * e));
+      out.host_ops = 1;
+      return out;
     case OpClass::matmul:
       if (l.type == "linear") return linear_backward(w, l, b, p, input_gradient);
-      out.kernels.push_back(gemm(1, 1, 1, 2 * (in + o) * e));
-      out.kernels.back().flops = l.flops_bwd() * b;
-      out.kernels.back().m = std::sqrt(l.flops_bwd() * b / 4);
-      out.kernels.back().n = out.kernels.back().m;
-      out.kernels.back().k = 1;
+      out.kernels.push_back(
+          plain_gemm(l, b, l.flops_bwd() * b, 2 * (in + o) * e + static_cast<double>(l.params) * kF32));
       out.host_ops = 1;
       return out;
     case OpClass::normalization: {

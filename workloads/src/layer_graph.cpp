@@ -4,24 +4,27 @@
 #include <cmath>
 
 #include "graph_build.hpp"
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/suggest.hpp"
+#include "trainsim/workloads/onnx_import.hpp"
 
 namespace trainsim::workloads {
 
+namespace {
+constexpr EnumNames<OpClass, 10> kOpClasses{{{{OpClass::data, "data"},
+                                              {OpClass::conv, "conv"},
+                                              {OpClass::matmul, "matmul"},
+                                              {OpClass::attention, "attention"},
+                                              {OpClass::elementwise, "elementwise"},
+                                              {OpClass::normalization, "normalization"},
+                                              {OpClass::pooling, "pooling"},
+                                              {OpClass::embedding, "embedding"},
+                                              {OpClass::reshape, "reshape"},
+                                              {OpClass::loss, "loss"}}}};
+}  // namespace
+
 std::string_view to_string(OpClass op_class) {
-  switch (op_class) {
-    case OpClass::data: return "data";
-    case OpClass::conv: return "conv";
-    case OpClass::matmul: return "matmul";
-    case OpClass::attention: return "attention";
-    case OpClass::elementwise: return "elementwise";
-    case OpClass::normalization: return "normalization";
-    case OpClass::pooling: return "pooling";
-    case OpClass::embedding: return "embedding";
-    case OpClass::reshape: return "reshape";
-    case OpClass::loss: return "loss";
-  }
-  return "unknown";
+  return kOpClasses.name(op_class);
 }
 
 double LayerCost::activation_bytes(Precision p) const { return output_elements * bytes_per_element(p); }
@@ -111,6 +114,7 @@ Workload load_workload_file(const std::filesystem::path& path) {
 }
 
 Workload load_workload(const std::string& model_or_file) {
+  if (is_onnx_path(model_or_file)) return load_onnx_workload(model_or_file, OnnxBindings{});
   const bool looks_like_path = model_or_file.find('/') != std::string::npos ||
                                (model_or_file.size() > 5 && model_or_file.ends_with(".json"));
   if (!looks_like_path) {
@@ -133,6 +137,12 @@ Workload load_workload(const std::string& model_or_file) {
 
 Workload load_workload(const std::string& model_or_file, const InputSize& input) {
   if (!input.any()) return load_workload(model_or_file);
+  if (is_onnx_path(model_or_file)) {
+    OnnxBindings bindings;
+    bindings.sequence_length = input.sequence_length;
+    bindings.image_size = input.image_size;
+    return load_onnx_workload(model_or_file, bindings);
+  }
   Json document;
   std::string label;
   std::string name;

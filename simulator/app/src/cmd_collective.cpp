@@ -169,18 +169,9 @@ int run_collective(const CollectiveCliOptions& o) {
   const std::vector<double> sizes = parse_sizes(o.bytes);
   const platforms::PlatformSpec spec = resolve_platform(o);
   engine::CollectiveRequest request;
-  request.op = o.op == "reduce_scatter" ? plan::CollectiveOp::reduce_scatter
-               : o.op == "all_gather"   ? plan::CollectiveOp::all_gather
-               : o.op == "broadcast"    ? plan::CollectiveOp::broadcast
-                                        : plan::CollectiveOp::allreduce;
-  request.algorithm = o.algorithm == "hierarchical"       ? plan::Algorithm::hierarchical
-                      : o.algorithm == "halving_doubling" ? plan::Algorithm::halving_doubling
-                      : o.algorithm == "tree"             ? plan::Algorithm::tree
-                      : o.algorithm == "nvls"             ? plan::Algorithm::nvls
-                      : o.algorithm == "nvls_tree"        ? plan::Algorithm::nvls_tree
-                      : o.algorithm == "collnet_direct"   ? plan::Algorithm::collnet_direct
-                      : o.algorithm == "collnet_chain"    ? plan::Algorithm::collnet_chain
-                                                          : plan::Algorithm::ring;
+  // CLI11 has checked both names (`auto` is not an algorithm: the tuner picks one, ring until then).
+  request.op = plan::parse_collective_op(o.op).value_or(plan::CollectiveOp::allreduce);
+  request.algorithm = plan::parse_algorithm(o.algorithm).value_or(plan::Algorithm::ring);
   // NCCL's way (nccl_tuner.hpp): `auto` lets the tuner pick the algorithm; NCCL's own algorithms
   // that run on heads (nvls, nvls_tree, collnet_*) or a protocol model the protocols; a textbook
   // algorithm without --protocol runs as before, protocol-less.
@@ -188,8 +179,7 @@ int run_collective(const CollectiveCliOptions& o) {
   const bool on_heads = plan::runs_on_heads(request.algorithm);
   request.nccl = request.tune_algorithm || on_heads || !o.protocol.empty();
   if (!o.protocol.empty() && o.protocol != "auto")
-    request.protocol = o.protocol == "LL" ? plan::Protocol::ll : o.protocol == "LL128" ? plan::Protocol::ll128
-                                                                                     : plan::Protocol::simple;
+    request.protocol = plan::parse_protocol(o.protocol).value_or(plan::Protocol::simple);
   if (request.op != plan::CollectiveOp::allreduce && (on_heads || !o.protocol.empty()))
     throw InputError("command line", on_heads ? "--algorithm" : "--protocol",
                      "NVLS, CollNet and protocols are modelled for allreduce only, not " + o.op);
@@ -199,10 +189,10 @@ int run_collective(const CollectiveCliOptions& o) {
   if (hd_order) request.options.hd_order = *hd_order;
   request.gpus = o.gpus;
   // Refused before the platform is built: a step-level run past the limit would run for hours.
-  // A SimGrid XML platform's hosts are counted once SimGrid has read the file (bounded by the
-  // platform limit before): without --gpus, the engine refuses then, before anything runs.
-  if (request.options.representation == plan::Representation::step && (!spec.simgrid_xml || o.gpus > 0)) {
-    const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : spec.total_gpus());
+  // A SimGrid XML platform's GPUs are its hosts, counted from the file.
+  if (request.options.representation == plan::Representation::step) {
+    const int all = spec.simgrid_xml ? platforms::simgrid_xml_nodes(spec) * spec.gpus_per_node : spec.total_gpus();
+    const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : all);
     if (!why.empty()) throw InputError("command line", "--representation", why);
   }
   std::vector<engine::CollectiveTiming> timings;
@@ -282,7 +272,7 @@ void add_collective(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("collective", "Time one collective on a platform, like nccl-tests");
   cmd->add_option("--platform", o->platform, "preset name, platform JSON or SimGrid XML file")->required();
   cmd->add_option("--op", o->op, "allreduce, reduce_scatter, all_gather or broadcast")
-      ->check(CLI::IsMember({"allreduce", "reduce_scatter", "all_gather", "broadcast"}));
+      ->check(CLI::IsMember(plan::collective_op_names()));
   cmd->add_option("--algorithm", o->algorithm,
                   "all-reduce algorithm: auto (NCCL's tuner picks per size), ring, tree, nvls, nvls_tree, "
                   "collnet_direct, collnet_chain (SHARP), hierarchical, halving_doubling")

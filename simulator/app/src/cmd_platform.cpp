@@ -12,6 +12,7 @@
 #include "trainsim/engine/platform_census.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
+#include "trainsim/platforms/this_cpu.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -19,7 +20,27 @@ namespace {
 struct PlatformInfoOptions {
   std::string platform;
   std::string json_output;
+  bool this_cpu = false;
 };
+
+/// `platform info --this-cpu`: this machine's CPU as a CPU object (platform.cpu), on stdout or in
+/// --json FILE; what had to be assumed goes to stderr, one note a line.
+int this_cpu_info(const PlatformInfoOptions& o) {
+  if (!o.platform.empty())
+    throw InputError("--this-cpu", "", "describes this machine: give no platform with it (got " + o.platform + ")");
+  if (!o.json_output.empty()) check_output_file(o.json_output);
+  const platforms::DetectedCpu detected = platforms::detect_this_cpu("/");
+  const std::string text = platforms::cpu_object_json(detected.platform).dump(2) + "\n";
+  if (!o.json_output.empty())
+    write_output(o.json_output, text);
+  else
+    std::cout << text;
+  for (const auto& note : detected.assumptions) std::cerr << "trainsim: note: " << note << "\n";
+  std::cerr << "trainsim: note: use it as a scenario's \"platform\": {\"device\": \"cpu\", \"cpu\": <this object>} "
+               "(simulator/README.md, "
+               "\"Describing your own CPU\")\n";
+  return 0;
+}
 
 int platform_list() {
   std::string out = fmt::format("{:<18} {:>6}  {:>9}  {}\n", "preset", "GPUs", "$/GPU-h", "description (source)");
@@ -57,6 +78,7 @@ int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOpti
     j["peak_flops"] = peak;
     j["memory_bandwidth_Bps"] = p.memory_bandwidth_Bps();
     j["cpu_source"] = cpu.source;
+    j["cpu_object"] = platforms::cpu_object_json(p);
     write_output(o.json_output, j.dump(2) + "\n");
     return 0;
   }
@@ -70,6 +92,7 @@ int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOpti
                          : std::string());
   out += fmt::format("memory     {} ({} channels per socket at {} MT/s)\n", format_rate_GBps(p.memory_bandwidth_Bps()),
                      cpu.memory_channels, cpu.memory_MTps);
+  out += fmt::format("L2         {} per core\n", format_bytes(cpu.l2_bytes));
   out += fmt::format("source     {}\n", cpu.source);
   out += "use        a scenario's \"platform\": {\"preset\": \"" + preset.name + "\"} (one node; simulator/README.md, CPU training)\n";
   std::cout << out;
@@ -77,6 +100,8 @@ int cpu_platform_info(const platforms::CpuPreset& preset, const PlatformInfoOpti
 }
 
 int platform_info(const PlatformInfoOptions& o) {
+  if (o.this_cpu) return this_cpu_info(o);
+  if (o.platform.empty()) throw InputError("PLATFORM", "", "give a preset name, a platform file, or --this-cpu");
   check_outputs_apart({{"the platform file", o.platform}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   if (const platforms::CpuPreset* cpu = platforms::cpu_preset_or_null(o.platform)) return cpu_platform_info(*cpu, o);
@@ -128,6 +153,12 @@ int platform_info(const PlatformInfoOptions& o) {
                        spec.network.bandwidth_Bps * 8 / 1e9, spec.network.nics_on_gpus ? "GPUs' PCIe switches" : "host",
                        spec.network.latency_s * 1e6);
     if (spec.network.sharp) out += "SHARP      the switches reduce in the network; NCCL's CollNet and NVLS across nodes are on\n";
+    if (spec.network.nccl.given())
+      out += fmt::format("NCCL net   +{:.3g} us per network hop, {:.3g} us per proxy step{}\n",
+                         spec.network.nccl.hop_latency_s * 1e6, spec.network.nccl.proxy_step_s * 1e6,
+                         spec.network.nccl.calibrated_from.empty()
+                             ? ""
+                             : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }
@@ -145,7 +176,9 @@ void add_platform(CLI::App& app, Action& action) {
   list->callback([&action] { action = [] { return platform_list(); }; });
   auto options = std::make_shared<PlatformInfoOptions>();
   CLI::App* info = platform->add_subcommand("info", "Describe a preset or platform file: hosts, links, bisection bandwidth");
-  info->add_option("platform", options->platform, "preset name, platform JSON or SimGrid XML file")->required();
+  info->add_option("platform", options->platform, "preset name, platform JSON or SimGrid XML file");
+  info->add_flag("--this-cpu", options->this_cpu,
+                 "print this machine's CPU as a CPU object (platform.cpu) from /proc/cpuinfo and sysfs");
   info->add_option("--json", options->json_output, "write the description as JSON to FILE (- = stdout)");
   info->callback([&action, options] { action = [options] { return platform_info(*options); }; });
 }

@@ -7,6 +7,9 @@
 //   tf1-mkl     TensorFlow 1.x performance guide with MKL: inter = sockets, intra = physical cores
 //   intel-2019  Intel's 2019 best practices: inter = 2, intra = physical cores
 //   pytorch     PyTorch eager: ops one at a time on torch.get_num_threads() = physical cores
+//   ort-*       ONNX Runtime: sequential, or parallel with inter_op_num_threads = physical cores
+// per `threading.framework`: PyTorch's grid has one pool; TensorFlow's and ONNX Runtime's pools share
+// one intra-op pool, where the guideline (pools × threads = cores) does not apply, and says so.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -53,13 +56,37 @@ struct Named {
   int threads;
 };
 
-// The settings people start from, on `platform`, for a graph of average width `width`.
-std::vector<Named> named_settings(const platforms::CpuPlatformSpec& platform, double width) {
+// The settings people start from, on `platform`, for a graph of average width `width`, under
+// `framework`. The guideline comes first.
+std::vector<Named> named_settings(const platforms::CpuPlatformSpec& platform, double width, plan::Framework framework) {
   const int physical = platform.physical_cores();
   const int logical = platform.logical_cores();
   const int guideline_pools = std::clamp(static_cast<int>(std::lround(width)), 1, physical);
+  const Named guideline{"guideline", "Wang et al.: pools ≈ graph width, threads = cores / pools", guideline_pools,
+                        std::max(1, physical / guideline_pools)};
+  switch (framework) {
+    case plan::Framework::pytorch:
+      // Eager runs one op at a time: the guideline's pools do not exist, it is one pool of every core.
+      return {{"guideline", "Wang et al. for an eager framework: one pool (ops run one at a time), threads = cores", 1,
+               physical},
+              {"pytorch", "PyTorch default: torch.get_num_threads() = physical cores", 1, physical}};
+    case plan::Framework::onnxruntime:
+      return {{guideline.name,
+               "Wang et al.: pools ≈ graph width, threads = cores / pools -- does not apply: ONNX Runtime's pools "
+               "share one intra-op pool",
+               guideline.pools, guideline.threads},
+              {"ort-sequential", "ONNX Runtime default: sequential mode, intra_op_num_threads = physical cores", 1,
+               physical},
+              {"ort-parallel", "ONNX Runtime parallel mode with its defaults: inter = intra = physical cores", physical,
+               physical}};
+    case plan::Framework::tensorflow:
+    case plan::Framework::generic: break;
+  }
+  Named g = guideline;
+  if (framework == plan::Framework::tensorflow)
+    g.description += " -- does not apply: TensorFlow's pools share one Eigen intra-op pool";
   return {
-      {"guideline", "Wang et al.: pools ≈ graph width, threads = cores / pools", guideline_pools, std::max(1, physical / guideline_pools)},
+      g,
       {"tf1-default", "TensorFlow 1.x unset: inter = intra = logical cores", logical, logical},
       {"tf1-mkl", "TensorFlow 1.x guide with MKL: inter = sockets, intra = cores", platform.sockets, physical},
       {"intel-2019", "Intel 2019 best practices: inter = 2, intra = cores", 2, physical},
@@ -68,8 +95,9 @@ std::vector<Named> named_settings(const platforms::CpuPlatformSpec& platform, do
 }
 
 // The grid: pools and threads from a list of usual counts, using between a quarter of the cores
-// and every hardware thread; and one thread alone, the reference of every speedup.
-std::vector<Setting> grid(const platforms::CpuPlatformSpec& platform) {
+// and every hardware thread; and one thread alone, the reference of every speedup. PyTorch eager
+// has one pool; with a shared intra-op pool the threads are the pool's, whatever the pools.
+std::vector<Setting> grid(const platforms::CpuPlatformSpec& platform, plan::Framework framework) {
   const int physical = platform.physical_cores();
   const int logical = platform.logical_cores();
   std::vector<int> counts{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384};
@@ -79,14 +107,19 @@ std::vector<Setting> grid(const platforms::CpuPlatformSpec& platform) {
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   std::vector<Setting> out{{"", 1, 1}};
+  const bool shared = framework == plan::Framework::tensorflow || framework == plan::Framework::onnxruntime;
   for (int p : counts)
-    for (int t : counts)
-      if (p * t <= logical && 4 * p * t >= physical) out.push_back({"", p, t});
+    for (int t : counts) {
+      if (framework == plan::Framework::pytorch && p > 1) continue;
+      const int started = shared ? t : p * t;
+      if (started <= logical && 4 * started >= physical && p <= logical) out.push_back({"", p, t});
+    }
   return out;
 }
 
 struct ModelReport {
   std::string model;
+  plan::Framework framework = plan::Framework::generic;
   double width = 1;
   std::map<Setting, plan::IterationResult> results;  // by (pools, threads)
   std::vector<Named> named;
@@ -110,8 +143,9 @@ ModelReport recommend(const Json& document, const std::string& source, const std
   report.model = workload.name;
   const auto [heavy, depth] = plan::heavy_width(workload);
   report.width = depth > 0 ? static_cast<double>(heavy) / depth : 1.0;
-  report.named = named_settings(*base.cpu, report.width);
-  std::vector<Setting> settings = grid(*base.cpu);
+  report.framework = base.threading.framework;
+  report.named = named_settings(*base.cpu, report.width, report.framework);
+  std::vector<Setting> settings = grid(*base.cpu, report.framework);
   for (const auto& n : report.named) settings.push_back({n.name, n.pools, n.threads});
   std::sort(settings.begin(), settings.end());
   settings.erase(std::unique(settings.begin(), settings.end(), [](const Setting& a, const Setting& b) { return !(a < b) && !(b < a); }),
@@ -122,6 +156,8 @@ ModelReport recommend(const Json& document, const std::string& source, const std
     Json doc = base_doc;
     doc["threading"]["inter_op_pools"] = s.pools;
     doc["threading"]["intra_op_threads"] = s.threads;
+    if (report.framework == plan::Framework::onnxruntime)
+      doc["threading"]["execution_mode"] = s.pools > 1 ? "parallel" : "sequential";
     SweepPoint p;
     p.index = points.size();
     p.point = Json{{"threading.inter_op_pools", s.pools}, {"threading.intra_op_threads", s.threads}};
@@ -157,12 +193,14 @@ std::string describe(const ModelReport& m) {
   std::ostringstream out;
   const double one_thread = result_of(m, 1, 1).iteration_time_s;
   const double best = result_of(m, m.best.pools, m.best.threads).iteration_time_s;
-  out << fmt::format("{} (graph width {:.2f}): one thread {}\n", m.model, m.width, format_seconds(one_thread));
-  out << fmt::format("  {:<12} {:>6} x {:<6} {:>12} {:>10}  {:>14}\n", "setting", "pools", "threads", "iteration", "speedup", "best is faster");
+  out << fmt::format("{} (graph width {:.2f}, {}): one thread {}\n", m.model, m.width, plan::to_string(m.framework),
+                     format_seconds(one_thread));
+  out << fmt::format("  {:<14} {:>6} x {:<6} {:>12} {:>10}  {:>14}\n", "setting", "pools", "threads", "iteration",
+                     "speedup", "best is faster");
   auto row = [&](const std::string& name, int pools, int threads, const std::string& note) {
     const double t = result_of(m, pools, threads).iteration_time_s;
-    out << fmt::format("  {:<12} {:>6} x {:<6} {:>12} {:>9.2f}x  {:>13.2f}x  {}\n", name, pools, threads, format_seconds(t), one_thread / t,
-                       t / best, note);
+    out << fmt::format("  {:<14} {:>6} x {:<6} {:>12} {:>9.2f}x  {:>13.2f}x  {}\n", name, pools, threads,
+                       format_seconds(t), one_thread / t, t / best, note);
   };
   row("best", m.best.pools, m.best.threads, "");
   for (const auto& n : m.named) row(n.name, n.pools, n.threads, n.description);
@@ -181,8 +219,13 @@ Json to_json(const ModelReport& m) {
   for (const auto& n : m.named) named.push_back(setting(n.name, n.pools, n.threads));
   Json grid_json = Json::array();
   for (const auto& [s, r] : m.results) grid_json.push_back(setting("", s.pools, s.threads));
-  return Json{{"model", m.model}, {"average_width", m.width}, {"one_thread_s", one_thread},
-              {"best", setting("best", m.best.pools, m.best.threads)}, {"settings", named}, {"grid", grid_json}};
+  return Json{{"model", m.model},
+              {"framework", std::string(plan::to_string(m.framework))},
+              {"average_width", m.width},
+              {"one_thread_s", one_thread},
+              {"best", setting("best", m.best.pools, m.best.threads)},
+              {"settings", named},
+              {"grid", grid_json}};
 }
 
 // --models as typed: every comma-separated item a zoo model ("" or ",," names none and is an error,
@@ -269,7 +312,8 @@ void add_recommend_threads(CLI::App& app, Action& action) {
         if (reports.size() > 1) {
           std::cout << fmt::format("geometric mean over {} models: gain of the best setting | of the guideline, over\n", reports.size());
           for (const auto& n : reports.front().named)
-            std::cout << fmt::format("  {:<12} {:.2f}x | {:.2f}x\n", n.name, std::exp(log_gain[n.name]), std::exp(log_guideline_gain[n.name]));
+            std::cout << fmt::format("  {:<14} {:.2f}x | {:.2f}x\n", n.name, std::exp(log_gain[n.name]),
+                                     std::exp(log_guideline_gain[n.name]));
           std::cout << "  (Wang et al., TACO 2021: their guideline beats Intel's and TensorFlow's recommended settings by 1.30x and 1.38x)\n";
         }
       }

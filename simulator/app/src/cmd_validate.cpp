@@ -7,13 +7,13 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "validate.hpp"
+#include "trainsim/study/validate.hpp"
 
 namespace trainsim::app {
 namespace {
 
 void add_validate(CLI::App& app, Action& action) {
-  auto options = std::make_shared<ValidateOptions>();
+  auto options = std::make_shared<study::ValidateOptions>();
   options->jobs = 0;  // all cores unless --jobs
   auto* cmd = app.add_subcommand(
       "validate", "Calibrate on each group's one-GPU measurement, simulate every measured point, report the errors and "
@@ -33,10 +33,10 @@ void add_validate(CLI::App& app, Action& action) {
       "Exit status: 0 done; 1 some simulations failed or the run was interrupted; 2 bad input.");
   cmd->callback([options, &action] {
     action = [options] {
-      ValidateOptions o = *options;
+      study::ValidateOptions o = *options;
       if (o.jobs <= 0) o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       o.progress = ::isatty(STDERR_FILENO) != 0;
-      const ValidateSummary s = run_validate(o, std::cout);
+      const study::ValidateSummary s = study::run_validate(o, std::cout);
       return s.failed > 0 || s.interrupted ? 1 : 0;
     };
   });

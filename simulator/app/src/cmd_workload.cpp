@@ -1,8 +1,9 @@
 // `trainsim workload list | info | export`: the model zoo and the per-layer costs of a model or a
 // layer-graph / Paleo file.
-#include <iostream>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
+#include "trainsim/workloads/onnx_import.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -22,6 +24,9 @@ struct WorkloadInfoOptions {
   std::int64_t batch = 1;
   std::string precision = "fp32";
   std::string json_output;  // empty: the human table on stdout
+  std::int64_t sequence_length = 0;  // 0: the model's own
+  std::int64_t image_size = 0;       // 0: the model's own
+  std::vector<std::string> dims;     // ONNX: NAME=N per named dynamic dimension
 };
 
 // Left-aligned text columns, right-aligned numbers, widths from the content.
@@ -79,12 +84,40 @@ int run_list(const std::string& json_output) {
   return 0;
 }
 
+workloads::OnnxBindings onnx_bindings(const WorkloadInfoOptions& o, const workloads::InputSize& input) {
+  workloads::OnnxBindings b;
+  b.batch = o.batch;
+  b.sequence_length = input.sequence_length;
+  b.image_size = input.image_size;
+  for (const std::string& d : o.dims) {
+    const auto eq = d.find('=');
+    std::int64_t value = 0;
+    const std::string number = eq == std::string::npos ? "" : d.substr(eq + 1);
+    const bool digits = !number.empty() && number.size() <= 7 &&
+                        std::all_of(number.begin(), number.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    if (digits) value = std::stoll(number);
+    if (eq == 0 || !digits || value < 1 || value > 1'000'000)
+      throw InputError("--dim", "", "expected NAME=N with N in [1, 1000000], got '" + d + "'");
+    b.dims[d.substr(0, eq)] = value;
+  }
+  return b;
+}
+
 int run_info(const WorkloadInfoOptions& o) {
   check_outputs_apart({{"the model file", o.model}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   const auto precision = parse_precision(o.precision);
   if (!precision) throw InputError("--precision", "", "unknown precision '" + o.precision + "'; expected fp32, tf32, fp16 or bf16");
-  const workloads::Workload w = workloads::load_workload(o.model);
+  workloads::InputSize input;
+  if (o.sequence_length > 0) input.sequence_length = o.sequence_length;
+  if (o.image_size > 0) input.image_size = o.image_size;
+  if (!o.dims.empty() && !workloads::is_onnx_path(o.model))
+    throw InputError("--dim", "",
+                     "binds the named dynamic dimensions of an ONNX model (.onnx); '" + o.model + "' is not one");
+  // An ONNX model's dynamic batch is bound to --batch (its costs are per sample either way).
+  const workloads::Workload w = workloads::is_onnx_path(o.model)
+                                    ? workloads::load_onnx_workload(o.model, onnx_bindings(o, input))
+                                    : workloads::load_workload(o.model, input);
   if (!o.json_output.empty()) {
     write_output(o.json_output, workloads::workload_report(w, o.batch, *precision).dump(2) + "\n");
     return 0;
@@ -121,9 +154,20 @@ void add_workload(CLI::App& app, Action& action) {
 
   auto info_opts = std::make_shared<WorkloadInfoOptions>();
   CLI::App* info = workload->add_subcommand("info", "Per-layer and total parameters, FLOPs and activation bytes of a model");
-  info->add_option("model", info_opts->model, "Zoo model name (see 'workload list') or a layer-graph / Paleo JSON file")->required();
+  info->add_option("model", info_opts->model,
+                   "Zoo model name (see 'workload list'), a layer-graph / Paleo JSON file or an ONNX model (.onnx)")
+      ->required();
   info->add_option("--batch", info_opts->batch, "Samples per mini-batch: FLOPs and activations are for the whole batch")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  info->add_option(
+          "--sequence-length", info_opts->sequence_length,
+          "Tokens per sequence: resizes a zoo model or layer-graph file, binds an ONNX model's dynamic sequence axis")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+  info->add_option(
+          "--image-size", info_opts->image_size,
+          "Image height and width: resizes a zoo model or layer-graph file, binds an ONNX model's dynamic image axes")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+  info->add_option("--dim", info_opts->dims, "ONNX model: the value of a named dynamic dimension, NAME=N (repeatable)");
   info->add_option("--precision", info_opts->precision, "Tensor precision for bytes: fp32, tf32, fp16 or bf16")
       ->check(CLI::IsMember(precision_names()));
   info->add_option("--json", info_opts->json_output, "Write the report as JSON to FILE ('-' = stdout, then nothing else goes there)");

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,7 +25,6 @@
 #include <fmt/format.h>
 
 #include "sweep_mpi.hpp"
-#include "sweep_report.hpp"
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/input_file.hpp"
@@ -33,482 +32,19 @@
 #include "trainsim/engine/training.hpp"
 
 namespace trainsim::app {
-
-namespace {
-
-volatile sig_atomic_t g_stop_requested = 0;
-extern "C" void request_stop(int) { g_stop_requested = 1; }
-
-// Installs SIGINT/SIGTERM handlers for the life of the object; the previous ones come back after.
-class StopSignals {
-public:
-  StopSignals() {
-    g_stop_requested = 0;
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
-private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
-std::string format_duration(double seconds) {
-  const long s = static_cast<long>(seconds + 0.5);
-  return s >= 3600 ? fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60) : fmt::format("{}:{:02}", s / 60, s % 60);
-}
-
-class ProgressBar {
-public:
-  ProgressBar(bool enabled, std::size_t total) : enabled_(enabled), total_(total), start_(std::chrono::steady_clock::now()) {}
-  void update(std::size_t done, std::size_t failed) {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const int width = 30;
-    const int filled = total_ == 0 ? width : static_cast<int>(width * done / total_);
-    const std::string eta = done == 0 ? "--:--" : format_duration(elapsed / done * (total_ - done));
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu points%s, elapsed %s, ETA %s ", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), done, total_, failed ? fmt::format(" ({} failed)", failed).c_str() : "",
-                 format_duration(elapsed).c_str(), eta.c_str());
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (enabled_) std::fprintf(stderr, "\n");
-  }
-
-private:
-  bool enabled_;
-  std::size_t total_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-void write_all(int fd, const std::string& text) {
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw RunError("cannot write results: " + std::string(std::strerror(errno)));
-    written += static_cast<std::size_t>(n);
-  }
-}
-
-Json error_line(const SweepPoint& point, const std::string& name, const std::string& message) {
-  plan::ResultRecord record;
-  record.index = point.index;
-  record.scenario_key = point.key;
-  record.name = name;
-  record.point = point.point;
-  record.error = message;
-  return record.to_json();
-}
-
-// FNV-1a, 64 bits: a stable fingerprint of a scenario document (std::hash is not stable across
-// implementations, and results.jsonl outlives the binary that wrote it).
-std::string fingerprint(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return fmt::format("{:016x}", h);
-}
-
-struct Child {
-  pid_t pid = -1;
-  int fd = -1;
-  std::size_t point = 0;
-  std::string output;
-};
-
-pid_t wait_for(pid_t pid, int* status) {
-  pid_t r;
-  do {
-    r = ::waitpid(pid, status, 0);
-  } while (r < 0 && errno == EINTR);  // our SIGINT/SIGTERM handlers do not restart system calls
-  return r;
-}
-
-// Children still running when the parent leaves early (an exception, a stop) are terminated and
-// reaped: none simulates on after trainsim has exited.
-class ChildGuard {
-public:
-  explicit ChildGuard(std::vector<Child>& children) : children_(children) {}
-  ~ChildGuard() {
-    for (auto& c : children_) ::kill(c.pid, SIGTERM);
-    for (auto& c : children_) {
-      wait_for(c.pid, nullptr);
-      ::close(c.fd);
-    }
-    children_.clear();
-  }
-  ChildGuard(const ChildGuard&) = delete;
-  ChildGuard& operator=(const ChildGuard&) = delete;
-
-private:
-  std::vector<Child>& children_;
-};
-
-bool is_error_line(const std::string& line) {
-  try {
-    return Json::parse(line).contains("error");
-  } catch (const std::exception&) {
-    return true;
-  }
-}
-
-}  // namespace
-
-namespace {
-
-std::vector<std::pair<std::string, std::vector<Json>>> distinct_axes(const plan::Scenario& base, std::vector<std::string>* warnings) {
-  // An axis longer than the point limit is refused before anything is de-duplicated or copied:
-  // the 32 MiB input limit allows millions of values on one axis.
-  for (const auto& [path, values] : base.sweep)
-    if (values.size() > kMaxSweepPoints)
-      throw InputError(base.source, json_pointer_append("/sweep", path),
-                       fmt::format("{} values exceed the limit of {} points per sweep (one axis alone); split the sweep into several "
-                                   "scenarios (simulator/README.md, Troubleshooting and limits)",
-                                   values.size(), kMaxSweepPoints));
-  std::vector<std::pair<std::string, std::vector<Json>>> axes;
-  for (const auto& [path, values] : base.sweep) {
-    std::vector<Json> distinct;
-    std::vector<std::string> repeated;
-    std::unordered_set<std::string> seen, seen_repeated;  // hashed: linear in the axis length
-    for (const Json& v : values) {
-      std::string text = v.dump();
-      if (seen.insert(text).second)
-        distinct.push_back(v);
-      else if (seen_repeated.insert(text).second)
-        repeated.push_back(std::move(text));
-    }
-    if (!repeated.empty() && warnings) {
-      std::string list;
-      for (const auto& r : repeated) list += (list.empty() ? "" : ", ") + r;
-      warnings->push_back(fmt::format("{}: {}: value{} {} given more than once; each distinct point is simulated once ({} of {} values)",
-                                      base.source, json_pointer_append("/sweep", path), repeated.size() == 1 ? "" : "s", list,
-                                      distinct.size(), values.size()));
-    }
-    axes.emplace_back(path, std::move(distinct));
-  }
-  return axes;
-}
-
-}  // namespace
-
-namespace {
-
-// The number of distinct points of `axes`; an InputError at /sweep when it exceeds the limit,
-// computed without allocating anything (10^12 points cost no more to refuse than 10).
-std::size_t checked_point_count(const plan::Scenario& base, const std::vector<std::pair<std::string, std::vector<Json>>>& axes) {
-  std::size_t total = 1;
-  long double exact = 1;
-  std::string sizes;
-  for (const auto& [path, values] : axes) {
-    exact *= static_cast<long double>(values.size());
-    total = values.empty() || total == 0 ? 0 : (total > kMaxSweepPoints / values.size() ? kMaxSweepPoints + 1 : total * values.size());
-    sizes += (sizes.empty() ? "" : " × ") + std::to_string(values.size());
-  }
-  if (total > kMaxSweepPoints)
-    throw InputError(base.source, "/sweep",
-                     fmt::format("{:.0f} points ({} values) exceed the limit of {} points per sweep: every point is checked and held in "
-                                 "memory (about {} kB each) before the first one runs, and each is simulated in its own process; split "
-                                 "the sweep into several scenarios (simulator/README.md, Troubleshooting and limits)",
-                                 exact, sizes, kMaxSweepPoints, kSweepPointKiB));
-  return total;
-}
-
-}  // namespace
-
-std::size_t count_sweep_points(const plan::Scenario& base) { return checked_point_count(base, distinct_axes(base, nullptr)); }
-
-std::vector<SweepPoint> expand_sweep(const plan::Scenario& base, std::vector<std::string>* warnings) {
-  // Duplicate values of an axis would only repeat points: each distinct value once, in file order.
-  const auto axes = distinct_axes(base, warnings);
-  // The size is known before anything is allocated: a sweep over the limit is refused here.
-  const std::size_t total = checked_point_count(base, axes);
-  std::vector<SweepPoint> points;
-  points.reserve(total);
-  std::set<std::string> checked_workloads;
-  // Each point's document is the scenario without its sweep (which describes the space, not the
-  // point): a copy of the whole sweep in every point made memory grow with points × axis length
-  // (20,000 × 2 points went past 22 GB). Only a strategy.kind axis stays, since the strategy's
-  // fields are checked against every kind the sweep may give it (plan/scenario.cpp).
-  Json slim = *base.document;
-  if (auto sweep = slim.find("sweep"); sweep != slim.end()) {
-    Json kept = Json::object();
-    if (sweep->is_object() && sweep->contains("strategy.kind")) kept["strategy.kind"] = (*sweep)["strategy.kind"];
-    if (kept.empty())
-      slim.erase("sweep");
-    else
-      *sweep = std::move(kept);
-  }
-  for (std::size_t i = 0; i < total; ++i) {
-    SweepPoint p;
-    p.index = i;
-    p.point = Json::object();
-    Json document = slim;
-    std::vector<std::size_t> choice(axes.size());
-    std::size_t rest = i;
-    for (std::size_t a = axes.size(); a-- > 0;) {
-      choice[a] = rest % axes[a].second.size();
-      rest /= axes[a].second.size();
-    }
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      const auto& [path, values] = axes[a];
-      const Json& value = values[choice[a]];
-      p.point[path] = value;
-      const std::string where = json_pointer_append("/sweep", path);
-      try {
-        plan::set_path(document, path, value, base.source);
-      } catch (const InputError& e) {
-        throw InputError(base.source, where, e.detail());
-      }
-    }
-    // Validate the point as a scenario now, and its workload once per distinct model or file, so a
-    // bad axis fails (exit 2) before anything runs.
-    auto blame = [&](const InputError& e) {
-      std::string culprit;
-      for (const auto& [path, value] : p.point.items()) {
-        // The error's pointer lies under the axis path ("platform.nodse" → /platform/nodse): blame that axis.
-        std::string pointer = "/" + path;
-        std::replace(pointer.begin(), pointer.end(), '.', '/');
-        if (e.location().rfind(pointer, 0) == 0 || pointer.rfind(e.location() + "/", 0) == 0) culprit = path;
-      }
-      if (culprit.empty() || e.source() != base.source) throw e;
-      throw InputError(base.source, json_pointer_append("/sweep", culprit),
-                       "value " + p.point[culprit].dump() + ": " + e.location() + ": " + e.detail());
-    };
-    try {
-      p.scenario = plan::read_scenario(std::move(document), base.source);
-      if (checked_workloads.insert(p.scenario.workload.model_or_file).second) plan::load_scenario_workload(p.scenario);
-    } catch (const InputError& e) {
-      blame(e);
-    }
-    // The point's scenario without the sweep (which describes the space, not the point).
-    if (p.scenario.document->contains("sweep")) {
-      Json identity = *p.scenario.document;
-      identity.erase("sweep");
-      p.key = fingerprint(identity.dump());
-      p.scenario.document = std::make_shared<const Json>(std::move(identity));
-      p.scenario.sweep.clear();
-    } else {
-      p.key = fingerprint(p.scenario.document->dump());
-    }
-    points.push_back(std::move(p));
-  }
-  return points;
-}
-
-std::string simulate_point_line(const SweepPoint& point) {
-  const std::string& name = point.scenario.name;
-  try {
-    plan::ResultRecord record;
-    record.index = point.index;
-    record.scenario_key = point.key;
-    record.name = name;
-    record.point = point.point;
-    record.result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
-    return record.to_json().dump();
-  } catch (const std::exception& e) {
-    return error_line(point, name, e.what()).dump();
-  }
-}
-
-SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const SweepOptions& options,
-                                const std::vector<std::size_t>& todo, const std::function<void(const std::string&)>& on_line,
-                                const std::function<void()>& on_tick) {
-  StopSignals signals;
-  SweepSummary summary;
-  std::vector<Child> children;
-  ChildGuard guard(children);
-  std::size_t next = 0;
-  ProgressBar progress(options.progress, todo.size());
-  progress.update(0, 0);
-
-  auto launch = [&](std::size_t index) {
-    int channel[2];
-    if (::pipe(channel) != 0) throw RunError("cannot create a pipe for a sweep point");
-    std::fflush(nullptr);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(channel[0]);
-      ::close(channel[1]);
-      throw RunError("cannot fork a child for a sweep point");
-    }
-    if (pid == 0) {
-      // Nothing may unwind from here into the parent's code: the child ends in _exit, always.
-      int status = 0;
-      try {
-        ::signal(SIGINT, SIG_IGN);  // the parent decides; it terminates us with SIGTERM
-        ::signal(SIGTERM, SIG_DFL);
-        // A parent killed outright (SIGKILL, OOM) cannot terminate us: the kernel does, and a
-        // parent already gone before prctl took effect is caught by the reparenting check.
-        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (::getppid() != parent) ::_exit(3);
-        ::close(channel[0]);
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
-        write_all(channel[1], simulate_point_line(points[index]));
-      } catch (...) {
-        status = 3;
-      }
-      ::_exit(status);
-    }
-    ::close(channel[1]);
-    children.push_back(Child{pid, channel[0], index, {}});
-  };
-
-  while ((next < todo.size() && !g_stop_requested) || !children.empty()) {
-    while (!g_stop_requested && children.size() < static_cast<std::size_t>(options.jobs) && next < todo.size()) launch(todo[next++]);
-    if (on_tick) on_tick();
-    if (children.empty()) break;
-    std::vector<pollfd> fds;
-    for (const auto& c : children) fds.push_back(pollfd{c.fd, POLLIN, 0});
-    const int ready = ::poll(fds.data(), fds.size(), 250);
-    if (g_stop_requested) {
-      summary.interrupted = true;
-      break;  // the guard terminates and reaps the children
-    }
-    if (ready <= 0) {
-      progress.update(summary.simulated + summary.failed, summary.failed);
-      continue;
-    }
-    for (std::size_t i = fds.size(); i-- > 0;) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Child& c = children[i];
-      char buffer[65536];
-      const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
-      if (n > 0) {
-        c.output.append(buffer, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      ::close(c.fd);
-      int status = 0;
-      wait_for(c.pid, &status);
-      std::string line = c.output;
-      if (line.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || !Json::accept(line)) {
-        const std::string how = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                                    : fmt::format("exited with status {}", WEXITSTATUS(status));
-        line = error_line(points[c.point], "", "simulation child " + how).dump();
-      }
-      if (is_error_line(line))
-        ++summary.failed;
-      else
-        ++summary.simulated;
-      on_line(line);
-      children.erase(children.begin() + static_cast<std::ptrdiff_t>(i));
-      progress.update(summary.simulated + summary.failed, summary.failed);
-    }
-  }
-  progress.finish();
-  return summary;
-}
-
-namespace {
-
-// results.jsonl and sweep.json must be regular files: a FIFO or a device named so would block the
-// read (or never end); refused before anything opens it.
-void require_regular_file(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw InputError(path, "", "is not a regular file; a sweep's output directory holds results.jsonl and sweep.json as plain files. "
-                               "Nothing was changed: give another --out");
-}
-
-}  // namespace
-
-std::vector<Json> read_results(const std::string& path, std::vector<std::size_t>* line_numbers) {
-  std::vector<Json> out;
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec)) && !std::filesystem::exists(path, ec)) return out;
-  require_regular_file(path);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > kMaxResultsBytes)
-    throw InputError(path, "", fmt::format("is {} MiB, more than the {} MiB a sweep's results file can reach ({} points); is this the "
-                                           "right directory? Nothing was changed",
-                                           st.st_size >> 20, kMaxResultsBytes >> 20, kMaxSweepPoints));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
-  // Nothing is cut off the file here: run_sweep decides what to keep once it knows the directory
-  // holds this sweep. An unterminated last line that parses is a line; one that does not is a
-  // write interrupted mid-line, left out (and dropped from the file only if the sweep goes on).
-  std::string line;
-  std::size_t line_number = 0, bytes = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    bytes += line.size() + 1;
-    if (bytes > kMaxResultsBytes + 1) throw InputError(path, "", fmt::format("grew past {} MiB while being read", kMaxResultsBytes >> 20));
-    const bool terminated = !in.eof();
-    if (line.empty()) continue;
-    try {
-      Json j = Json::parse(line);
-      if (!j.is_object() || !j.contains("index")) throw std::runtime_error("not a result object");
-      out.push_back(std::move(j));
-      if (line_numbers) line_numbers->push_back(line_number);
-    } catch (const std::exception&) {
-      if (!terminated && !Json::accept(line)) break;  // a writer died mid-line
-      throw InputError(path, "line " + std::to_string(line_number), "expected one result object per line");
-    }
-  }
-  return out;
-}
-
-std::vector<plan::ResultRecord> current_results(const std::vector<SweepPoint>& points, const std::vector<Json>& results,
-                                               const std::string& source, const std::vector<std::size_t>* line_numbers) {
-  std::map<std::string, std::size_t> index_of;
-  for (const auto& p : points) index_of.emplace(p.key, p.index);
-  std::vector<plan::ResultRecord> out;
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const Json& r = results[i];
-    const auto key = r.find("scenario_key");
-    if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) continue;
-    if (!seen.insert(key->get<std::string>()).second) continue;  // a point recorded twice: keep the first
-    const std::string where = line_numbers && i < line_numbers->size() ? "line " + std::to_string((*line_numbers)[i])
-                                                                       : "result " + std::to_string(i + 1);
-    try {
-      plan::ResultRecord record = plan::ResultRecord::from_json(json_root(std::make_shared<const Json>(r), source));
-      record.index = index_of.at(record.scenario_key);
-      out.push_back(std::move(record));
-    } catch (const InputError& e) {
-      throw InputError(source, where, "a result line without the fields of a result or an error (" + e.location() + ": " + e.detail() + ")");
-    }
-  }
-  std::stable_sort(out.begin(), out.end(), [](const plan::ResultRecord& a, const plan::ResultRecord& b) { return a.index < b.index; });
-  return out;
-}
-
-void write_sweep_outputs(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results, const std::string& out_dir) {
-  std::vector<std::string> axes;
-  for (const auto& [path, values] : base.sweep) axes.push_back(path);
-  std::string csv = plan::result_csv_header(axes) + "\n";
-  for (const auto& r : results) csv += plan::result_csv_row(r, axes) + "\n";
-  write_file_atomically(std::filesystem::path(out_dir) / "results.csv", csv);
-  write_file_atomically(std::filesystem::path(out_dir) / "report.html", sweep_report_html(base, results));
-}
-
 namespace {
 
 // One sweep at a time per output directory: an exclusive flock on DIR/.trainsim-sweep.lock, held
 // until the sweep ends (the kernel drops it when the process dies, however it dies). The file
 // holds the holder's pid for the message; it is never removed (removing a lock file races).
 class DirectoryLock {
-public:
+ public:
   explicit DirectoryLock(const std::string& out_dir) {
     const std::string path = (std::filesystem::path(out_dir) / ".trainsim-sweep.lock").string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError(out_dir, "", "cannot create the lock file .trainsim-sweep.lock: " + std::string(std::strerror(errno)));
+    if (fd_ < 0)
+      throw InputError(out_dir, "",
+                       "cannot create the lock file .trainsim-sweep.lock: " + std::string(std::strerror(errno)));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       char buffer[32] = {};
@@ -517,8 +53,9 @@ public:
       std::string pid = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string("unknown");
       pid.erase(pid.find_last_not_of(" \n") + 1);
       if (error == EWOULDBLOCK)
-        throw InputError(out_dir, "", "is in use by another trainsim sweep (pid " + pid +
-                                          "); wait for it to finish, or give another --out");
+        throw InputError(
+            out_dir, "",
+            "is in use by another trainsim sweep (pid " + pid + "); wait for it to finish, or give another --out");
       throw InputError(out_dir, "", "cannot lock the output directory: " + std::string(std::strerror(error)));
     }
     const std::string pid = std::to_string(::getpid()) + "\n";
@@ -530,7 +67,7 @@ public:
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
 
-private:
+ private:
   int fd_ = -1;
 };
 
@@ -538,13 +75,14 @@ private:
 // name, and its identity, the fingerprint of the canonical scenario document with its sweep space
 // (after --set): the same file with another --set or another axis value is another sweep.
 Json sweep_identity(const plan::Scenario& base) {
-  return Json{{"scenario_file", base.source}, {"name", base.name}, {"identity", fingerprint(base.document->dump())}};
+  return Json{
+      {"scenario_file", base.source}, {"name", base.name}, {"identity", study::fingerprint(base.document->dump())}};
 }
 
 std::optional<Json> read_identity(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  require_regular_file(path);  // a FIFO would block the read
+  study::require_regular_file(path);  // a FIFO would block the read
   try {
     Json j = Json::parse(read_input_text(path, "sweep.json"));
     if (j.is_object() && j.contains("identity")) return j;
@@ -559,31 +97,35 @@ std::string describe_values(const Json& point) {
   return out;
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
 
 // Writing results into a directory that was removed or replaced under us loses them all: the
 // results.jsonl we append to must still be the one DIR holds, and DIR must stay writable.
 class DirectoryWatch {
-public:
+ public:
   DirectoryWatch(std::string out_dir, std::string results_path, int fd)
       : out_dir_(std::move(out_dir)), results_path_(std::move(results_path)), fd_(fd) {}
   void watch(std::string results_path) { results_path_ = std::move(results_path); }
   void check(std::size_t finished, std::size_t total) const {
     if (fd_ < 0) return;  // an MPI rank other than 0 writes nothing
-    struct stat ours {}, there {};
-    const bool same = ::fstat(fd_, &ours) == 0 && ::stat(results_path_.c_str(), &there) == 0 && ours.st_dev == there.st_dev &&
-                      ours.st_ino == there.st_ino;
+    struct stat ours {
+    }, there{};
+    const bool same = ::fstat(fd_, &ours) == 0 && ::stat(results_path_.c_str(), &there) == 0 &&
+                      ours.st_dev == there.st_dev && ours.st_ino == there.st_ino;
     std::string why;
     if (!same)
       why = "its results.jsonl was removed or replaced (was the directory deleted?)";
     else if (::access(out_dir_.c_str(), W_OK | X_OK) != 0)
       why = "it is no longer writable: " + std::string(std::strerror(errno));
     if (!why.empty())
-      throw RunError(fmt::format("output directory {}: {}; stopped after {} of {} points (nothing more can be saved there)", out_dir_,
-                                 why, finished, total));
+      throw RunError(
+          fmt::format("output directory {}: {}; stopped after {} of {} points (nothing more can be saved there)",
+                      out_dir_, why, finished, total));
   }
 
-private:
+ private:
   std::string out_dir_;
   std::string results_path_;
   int fd_;
@@ -591,25 +133,94 @@ private:
 
 }  // namespace
 
+// Runs `step` on the coordinator; with other ranks waiting for it, an error ends them all (exit
+// status 2 for bad input, 1 otherwise) rather than leaving them hanging.
+template <class F>
+void or_abort_ranks(const MpiContext& mpi, F&& step) {
+  try {
+    step();
+  } catch (const std::exception& e) {
+    if (mpi.size() > 1) {
+      std::fprintf(stderr, "trainsim: error: %s\n", e.what());
+      mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
+    }
+    throw;
+  }
+}
+
+// The output directory, created if missing and locked: a second sweep into it is told at once.
+std::string locked_output_directory(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec || !std::filesystem::is_directory(out_dir))
+    throw InputError(out_dir, "", "cannot create the output directory");
+  return out_dir;
+}
+
+// What the coordinator decides before the first point runs: the points still to simulate, and
+// whether new lines go to .results.jsonl.new until the first lands (a plain sweep over this same
+// sweep's results).
+struct Prepared {
+  std::vector<std::size_t> todo;
+  bool deferred = false;
+};
+
+Prepared prepare_results(const plan::Scenario& base, const SweepOptions& options, const std::vector<SweepPoint>& points,
+                         const std::string& results_path, const std::string& identity_path) {
+  Prepared out;
+  const Json identity = sweep_identity(base);
+  const std::optional<Json> recorded = read_identity(identity_path);
+  std::vector<std::size_t> line_numbers;
+  const std::vector<Json> existing = read_results(results_path, &line_numbers);
+  // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
+  // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
+  // results). --resume keeps every line that is a point of this sweep, so it goes on only where
+  // that is every line: this sweep's own, or a smaller sweep's of the same scenario (an axis
+  // grown). A directory without sweep.json (written before it existed) is judged by its lines.
+  std::map<std::string, std::size_t> index_of;
+  for (const auto& p : points) index_of.emplace(p.key, p.index);
+  std::size_t foreign = 0;
+  for (const Json& r : existing) {
+    const auto key = r.find("scenario_key");
+    if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) ++foreign;
+  }
+  const bool same = recorded ? recorded->at("identity") == identity.at("identity") : foreign == 0;
+  if (!existing.empty() && !same && (!options.resume || foreign > 0)) {
+    const std::string whose = recorded ? fmt::format("scenario '{}' from {}", recorded->value("name", std::string("?")),
+                                                     recorded->value("scenario_file", std::string("?")))
+                                       : std::string("another scenario");
+    const std::string why = options.resume
+                                ? fmt::format("; {} of them {} not points of this sweep and --resume would discard {}",
+                                              foreign, foreign == 1 ? "is" : "are", foreign == 1 ? "it" : "them")
+                                : std::string("; a new sweep would replace them");
+    throw InputError(
+        options.out_dir, "",
+        fmt::format("holds {} result{} of another sweep ({}), not of {} with this sweep space{}. Nothing was changed: "
+                    "give another --out, or remove the directory to start over",
+                    existing.size(), existing.size() == 1 ? "" : "s", whose, base.source, why));
+  }
+  std::set<std::string> done;
+  std::string kept;
+  if (options.resume) {
+    // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
+    for (const plan::ResultRecord& r : current_results(points, existing, results_path, &line_numbers)) {
+      done.insert(r.scenario_key);
+      kept += r.to_json().dump() + "\n";
+    }
+  }
+  write_file_atomically(identity_path, identity.dump(2) + "\n");
+  out.deferred = !options.resume && !existing.empty();
+  if (!out.deferred) write_file_atomically(results_path, kept);
+  for (const auto& p : points)
+    if (!done.count(p.key)) out.todo.push_back(p.index);
+  return out;
+}
+
 SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) {
   MpiContext mpi;
   // The directory is locked first: a second sweep into it is told at once, before it checks its points.
   std::optional<DirectoryLock> lock;
-  if (mpi.is_coordinator()) {
-    try {
-      std::error_code ec;
-      std::filesystem::create_directories(options.out_dir, ec);
-      if (ec || !std::filesystem::is_directory(options.out_dir))
-        throw InputError(options.out_dir, "", "cannot create the output directory");
-      lock.emplace(options.out_dir);
-    } catch (const std::exception& e) {
-      if (mpi.size() > 1) {
-        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
-        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
-      }
-      throw;
-    }
-  }
+  if (mpi.is_coordinator()) or_abort_ranks(mpi, [&] { lock.emplace(locked_output_directory(options.out_dir)); });
   std::vector<std::string> warnings;
   const std::vector<SweepPoint> points = expand_sweep(base, mpi.is_coordinator() ? &warnings : nullptr);
   for (const auto& w : warnings) std::fprintf(stderr, "trainsim: warning: %s\n", w.c_str());
@@ -624,78 +235,35 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   const std::string fresh_path = (std::filesystem::path(options.out_dir) / ".results.jsonl.new").string();
   bool deferred = false;
   summary.points = mpi.is_coordinator() ? points.size() : 0;  // other ranks report nothing
-  if (mpi.is_coordinator()) {
-    try {
-      const Json identity = sweep_identity(base);
-      const std::optional<Json> recorded = read_identity(identity_path);
-      std::vector<std::size_t> line_numbers;
-      const std::vector<Json> existing = read_results(results_path, &line_numbers);
-      // No result is ever discarded by mistake. A plain sweep starts over only in an empty directory
-      // or one holding this same sweep (same scenario, same sweep space: it recomputes the same
-      // results). --resume keeps every line that is a point of this sweep, so it goes on only where
-      // that is every line: this sweep's own, or a smaller sweep's of the same scenario (an axis
-      // grown). A directory without sweep.json (written before it existed) is judged by its lines.
-      std::map<std::string, std::size_t> index_of;
-      for (const auto& p : points) index_of.emplace(p.key, p.index);
-      std::size_t foreign = 0;
-      for (const Json& r : existing) {
-        const auto key = r.find("scenario_key");
-        if (key == r.end() || !key->is_string() || !index_of.count(key->get<std::string>())) ++foreign;
-      }
-      const bool same = recorded ? recorded->at("identity") == identity.at("identity") : foreign == 0;
-      if (!existing.empty() && !same && (!options.resume || foreign > 0)) {
-        const std::string whose = recorded ? fmt::format("scenario '{}' from {}", recorded->value("name", std::string("?")),
-                                                         recorded->value("scenario_file", std::string("?")))
-                                           : std::string("another scenario");
-        const std::string why = options.resume ? fmt::format("; {} of them {} not points of this sweep and --resume would discard {}", foreign,
-                                                             foreign == 1 ? "is" : "are", foreign == 1 ? "it" : "them")
-                                               : std::string("; a new sweep would replace them");
-        throw InputError(options.out_dir, "",
-                         fmt::format("holds {} result{} of another sweep ({}), not of {} with this sweep space{}. Nothing was changed: "
-                                     "give another --out, or remove the directory to start over",
-                                     existing.size(), existing.size() == 1 ? "" : "s", whose, base.source, why));
-      }
-      std::set<std::string> done;
-      std::string kept;
-      if (options.resume) {
-        // Keep the lines of this scenario's points (renumbered): a shrunk sweep space drops the others.
-        for (const plan::ResultRecord& r : current_results(points, existing, results_path, &line_numbers)) {
-          done.insert(r.scenario_key);
-          kept += r.to_json().dump() + "\n";
-        }
-      }
-      write_file_atomically(identity_path, identity.dump(2) + "\n");
-      deferred = !options.resume && !existing.empty();
-      if (!deferred) write_file_atomically(results_path, kept);
-      for (const auto& p : points)
-        if (!done.count(p.key)) todo.push_back(p.index);
+  if (mpi.is_coordinator())
+    or_abort_ranks(mpi, [&] {
+      const Prepared prepared = prepare_results(base, options, points, results_path, identity_path);
+      todo = prepared.todo;
+      deferred = prepared.deferred;
       summary.skipped = points.size() - todo.size();
-      std::fprintf(stderr, "trainsim: %zu point%s to simulate%s, %d at a time\n", todo.size(), todo.size() == 1 ? "" : "s",
-                   summary.skipped ? fmt::format(" ({} already done)", summary.skipped).c_str() : "", options.jobs * std::max(1, mpi.size()));
-    } catch (const std::exception& e) {
-      // The other ranks wait for the indices: end them all rather than leave them hanging.
-      if (mpi.size() > 1) {
-        std::fprintf(stderr, "trainsim: error: %s\n", e.what());
-        mpi.abort(dynamic_cast<const InputError*>(&e) ? 2 : 1);
-      }
-      throw;
-    }
-  }
+      std::fprintf(stderr, "trainsim: %zu point%s to simulate%s, %d at a time\n", todo.size(),
+                   todo.size() == 1 ? "" : "s",
+                   summary.skipped ? fmt::format(" ({} already done)", summary.skipped).c_str() : "",
+                   options.jobs * std::max(1, mpi.size()));
+    });
   todo = mpi.broadcast_indices(todo);
 
   if (deferred) {
     // Only a regular file (a leftover of a stopped sweep) is removed; anything else there is refused.
     struct stat st {};
     if (::lstat(fresh_path.c_str(), &st) == 0) {
-      if (!S_ISREG(st.st_mode)) throw RunError(fresh_path + " exists and is not a regular file; remove it or give another --out");
+      if (!S_ISREG(st.st_mode))
+        throw RunError(fresh_path + " exists and is not a regular file; remove it or give another --out");
       ::unlink(fresh_path.c_str());
     }
   }
   const std::string& write_path = deferred ? fresh_path : results_path;
-  const int fd = mpi.is_coordinator()
-                     ? ::open(write_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (deferred ? O_EXCL : 0), 0644)
-                     : -1;
-  if (mpi.is_coordinator() && fd < 0) throw RunError("cannot open " + write_path + " for appending: " + std::strerror(errno));
+  const int fd =
+      mpi.is_coordinator()
+          ? ::open(write_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (deferred ? O_EXCL : 0), 0644)
+          : -1;
+  if (mpi.is_coordinator() && fd < 0)
+    throw RunError("cannot open " + write_path + " for appending: " + std::strerror(errno));
   DirectoryWatch watch(options.out_dir, write_path, fd);
   auto drop_fresh = [&] {
     if (deferred) ::unlink(fresh_path.c_str());  // no new point landed: the old results stay as they were
@@ -706,7 +274,7 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   // leaves at most one partial last line, which read_results leaves out and the next sweep drops.
   auto append = [&](const std::string& line) {
     watch.check(finished, todo.size());
-    write_all(fd, line + "\n");
+    study::write_all(fd, line + "\n");
     if (deferred) {
       if (::rename(fresh_path.c_str(), results_path.c_str()) != 0)
         throw RunError("cannot rename " + fresh_path + " to " + results_path + ": " + std::strerror(errno));
@@ -719,7 +287,8 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
     if (j.is_object() && j.contains("error") && failures_shown++ < kFailuresShown) {
       const std::size_t index = j.value("index", std::size_t{0});
       const Json point = j.contains("point") ? j["point"] : Json::object();
-      std::fprintf(stderr, "trainsim: point %zu (%s) failed: %s\n", index, point.empty() ? "the scenario" : describe_values(point).c_str(),
+      std::fprintf(stderr, "trainsim: point %zu (%s) failed: %s\n", index,
+                   point.empty() ? "the scenario" : describe_values(point).c_str(),
                    first_line(j.value("error", std::string())).c_str());
     }
   };
@@ -749,15 +318,15 @@ SweepSummary run_sweep(const plan::Scenario& base, const SweepOptions& options) 
   if (fd >= 0) ::close(fd);
   drop_fresh();
   if (failures_shown > kFailuresShown)
-    std::fprintf(stderr, "trainsim: ... and %zu more failed points (their errors are in %s)\n", failures_shown - kFailuresShown,
-                 results_path.c_str());
+    std::fprintf(stderr, "trainsim: ... and %zu more failed points (their errors are in %s)\n",
+                 failures_shown - kFailuresShown, results_path.c_str());
   summary.simulated = ran.simulated;
   summary.failed = ran.failed;
   summary.interrupted = ran.interrupted;
   if (mpi.is_coordinator()) {
     std::vector<std::size_t> line_numbers;
     const std::vector<Json> lines = read_results(results_path, &line_numbers);
-    write_sweep_outputs(base, current_results(points, lines, results_path, &line_numbers), options.out_dir);
+    study::write_sweep_outputs(base, current_results(points, lines, results_path, &line_numbers), options.out_dir);
   }
   return summary;
 }

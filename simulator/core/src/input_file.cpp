@@ -13,7 +13,7 @@ namespace {
 std::string mib(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 }  // namespace
 
-std::string read_input_text(const std::filesystem::path& path, std::string_view what) {
+std::string read_input_text(const std::filesystem::path& path, std::string_view what, std::size_t limit) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path.string(), "", "is a directory; expected a " + std::string(what));
@@ -23,8 +23,8 @@ std::string read_input_text(const std::filesystem::path& path, std::string_view 
   if (!file) throw InputError(path.string(), "", std::string("cannot open file: ") + std::strerror(errno));
   std::string text;
   char buffer[1 << 16];
-  while (text.size() <= kMaxInputBytes) {
-    const std::size_t want = std::min(sizeof buffer, kMaxInputBytes + 1 - text.size());
+  while (text.size() <= limit) {
+    const std::size_t want = std::min(sizeof buffer, limit + 1 - text.size());
     const std::size_t got = std::fread(buffer, 1, want, file.get());
     text.append(buffer, got);
     if (got < want) {
@@ -32,9 +32,9 @@ std::string read_input_text(const std::filesystem::path& path, std::string_view 
       break;
     }
   }
-  if (text.size() > kMaxInputBytes)
+  if (text.size() > limit)
     throw InputError(path.string(), "",
-                     "larger than " + mib(kMaxInputBytes) + ", the largest input trainsim reads (a " + std::string(what) +
+                     "larger than " + mib(limit) + ", the largest input trainsim reads (a " + std::string(what) +
                          " is far smaller; is this the right file?)");
   return text;
 }

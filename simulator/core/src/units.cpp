@@ -5,25 +5,26 @@
 #include <cmath>
 #include <cstdio>
 
+#include "trainsim/core/enum_names.hpp"
+
 namespace trainsim {
 
+namespace {
+constexpr EnumNames<Precision, 4> kPrecisions{
+    {{{Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}}}};
+}  // namespace
+
 std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-  }
-  return "fp32";
+  return kPrecisions.name(p);
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
-    if (to_string(p) == text) return p;
-  return std::nullopt;
+  return kPrecisions.parse(text);
 }
 
-std::vector<std::string> precision_names() { return {"fp32", "tf32", "fp16", "bf16"}; }
+std::vector<std::string> precision_names() {
+  return kPrecisions.names();
+}
 
 int bytes_per_element(Precision p) { return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2; }
 

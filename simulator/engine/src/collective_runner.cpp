@@ -317,107 +317,150 @@ namespace {
 /// Lockstep trees: every edge's message simulated twice, once with only its level's edges
 /// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
 /// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
-/// the rest slept.
-void run_tree_lockstep(Simulation& sim, const std::vector<sg4::Host*>& hosts, const plan::TreeSchedule& schedule,
-                       const CollectiveOptions& options, CollectiveStats& stats) {
-  const double begin = sg4::Engine::get_clock();
-  const auto n = std::size_t(schedule.participants()), trees = std::size_t(schedule.trees());
-  plan::TreeSchedule::EdgeDurations d;
-  for (auto* v : {&d.up_alone, &d.up_loaded, &d.down_alone, &d.down_loaded}) v->assign(n * trees, 0.0);
-  int levels = 0;
-  for (std::size_t t = 0; t < trees; ++t)
-    for (std::size_t p = 0; p < n; ++p) levels = std::max(levels, schedule.height(int(t), int(p)));
-  // One simulated step over the edges `in` selects; their durations go to `out`. Each tree's
-  // flows are started and waited by an actor of their own: SimGrid 3.32's bookkeeping of an
-  // actor's pending activities is linear in their number, so one actor for all is quadratic.
-  auto step = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
+/// the rest slept. Edges are tree t's edge between participant p and its parent, index t·n + p.
+class TreeLockstep {
+ public:
+  TreeLockstep(Simulation& sim, std::vector<sg4::Host*> hosts, const plan::TreeSchedule& schedule,
+               CollectiveStats& stats)
+      : sim_(sim),
+        hosts_(std::move(hosts)),
+        schedule_(schedule),
+        stats_(stats),
+        n_(std::size_t(schedule.participants())),
+        trees_(std::size_t(schedule.trees())) {
+    for (auto* v : {&d_.up_alone, &d_.up_loaded, &d_.down_alone, &d_.down_loaded}) v->assign(n_ * trees_, 0.0);
+    for (std::size_t t = 0; t < trees_; ++t)
+      for (std::size_t p = 0; p < n_; ++p) levels_ = std::max(levels_, schedule.height(int(t), int(p)));
+  }
+
+  void run(const CollectiveOptions& options) {
+    const double begin = sg4::Engine::get_clock();
+    if (sim_.spec().network.model == platforms::NetworkModel::ideal) {
+      // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
+      // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
+      // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
+      prepare_solver();
+      measure([this](bool up, const auto& in, std::vector<double>& out, bool account) { solve(up, in, out, account); },
+              true);
+    } else {
+      measure(
+          [this](bool up, const auto& in, std::vector<double>& out, bool account) { simulate(up, in, out, account); },
+          false);
+    }
+    const double end = begin + schedule_.completion_s(d_, options.step_overhead_s);
+    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
+  }
+
+ private:
+  /// The durations TreeSchedule::EdgeDurations holds, by `edges` (simulate or solve): each
+  /// direction with all its edges loaded, then level by level alone. `account_down_loaded`:
+  /// whether the loaded down phase accounts its bytes (the solved form accounts all m chunks of
+  /// both loaded phases; the simulated form the up phase's m chunks and the flows it simulates).
+  template <class Edges>
+  void measure(const Edges& edges, bool account_down_loaded) {
+    auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
+    edges(true, all, d_.up_loaded, true);
+    edges(false, all, d_.down_loaded, account_down_loaded);
+    for (int level = 0; level < levels_; ++level) {
+      edges(
+          true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule_.height(int(t), int(p)) == level; },
+          d_.up_alone, false);
+      edges(
+          false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule_.depth(int(t), int(q)) == level; },
+          d_.down_alone, false);
+    }
+  }
+
+  /// One simulated step over the edges `in` selects; their durations go to `out`. Each tree's
+  /// flows are started and waited by an actor of their own: SimGrid 3.32's bookkeeping of an
+  /// actor's pending activities is linear in their number, so one actor for all is quadratic.
+  template <class In>
+  void simulate(bool up, const In& in, std::vector<double>& out, bool account) {
     const double start = sg4::Engine::get_clock();
     std::vector<sg4::ActorPtr> actors;
-    for (std::size_t t = 0; t < trees; ++t) {
-      auto body = [&, t] {
-        std::vector<sg4::CommPtr> comms;
-        std::vector<std::size_t> edge;
-        for (std::size_t p = 0; p < n; ++p)
-          if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
-            sg4::Host* from = up ? hosts[p] : hosts[std::size_t(parent)];
-            sg4::Host* to = up ? hosts[std::size_t(parent)] : hosts[p];
-            comms.push_back(sim.start_flow(from, to, schedule.chunk_bytes()));
-            edge.push_back(t * n + p);
-            // Every edge carries all m chunks in each phase; the loaded step simulates one.
-            if (account && schedule.chunks() > 1)
-              sim.account_flow(from, to, (schedule.chunks() - 1) * schedule.chunk_bytes());
-          }
-        for (auto& c : comms) c->wait();
-        for (std::size_t e = 0; e < comms.size(); ++e) out[edge[e]] = comms[e]->get_finish_time() - start;
-        stats.flows += static_cast<long long>(comms.size());
-      };
-      actors.push_back(sg4::Actor::create("tree-step" + std::to_string(t), sg4::this_actor::get_host(), body));
-    }
+    for (std::size_t t = 0; t < trees_; ++t)
+      actors.push_back(sg4::Actor::create(
+          "tree-step" + std::to_string(t), sg4::this_actor::get_host(),
+          [this, t, up, &in, &out, account, start] { simulate_tree(t, up, in, out, account, start); }));
     for (auto& a : actors) a->join();
-  };
-  auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
-  // The durations TreeSchedule::EdgeDurations holds, by `run` (step or solve): each direction
-  // with all its edges loaded, then level by level alone. `account_down_loaded`: whether the
-  // loaded down phase accounts its bytes (the solved form accounts all m chunks of both loaded
-  // phases; the step form accounts the up phase's m chunks and the flows it simulates).
-  auto phases = [&](const auto& run, bool account_down_loaded) {
-    run(true, all, d.up_loaded, true);
-    run(false, all, d.down_loaded, account_down_loaded);
-    for (int level = 0; level < levels; ++level) {
-      run(true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule.height(int(t), int(p)) == level; },
-          d.up_alone, false);
-      run(false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule.depth(int(t), int(q)) == level; },
-          d.down_alone, false);
+  }
+  template <class In>
+  void simulate_tree(std::size_t t, bool up, const In& in, std::vector<double>& out, bool account, double start) {
+    std::vector<sg4::CommPtr> comms;
+    std::vector<std::size_t> edge;
+    for (std::size_t p = 0; p < n_; ++p) {
+      const int parent = schedule_.parent(int(t), int(p));
+      if (parent < 0 || !in(t, p, std::size_t(parent))) continue;
+      sg4::Host* from = up ? hosts_[p] : hosts_[std::size_t(parent)];
+      sg4::Host* to = up ? hosts_[std::size_t(parent)] : hosts_[p];
+      comms.push_back(sim_.start_flow(from, to, schedule_.chunk_bytes()));
+      edge.push_back(t * n_ + p);
+      // Every edge carries all m chunks in each phase; the loaded step simulates one.
+      if (account && schedule_.chunks() > 1)
+        sim_.account_flow(from, to, (schedule_.chunks() - 1) * schedule_.chunk_bytes());
     }
-  };
-  if (sim.spec().network.model == platforms::NetworkModel::ideal) {
-    // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
-    // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
-    // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
-    const double lf = sim.latency_factor(), chunk = schedule.chunk_bytes();
-    // Every edge's route up (child → parent) and down, as max-min problems built once; each step
-    // solves the subset it moves (same link order, so the same rates as solving each afresh).
-    std::vector<const RouteInfo*> routes(2 * n * trees, nullptr);  // [2·(t·n + p) + down]
-    for (std::size_t t = 0; t < trees; ++t)
-      for (std::size_t p = 0; p < n; ++p)
-        if (const int parent = schedule.parent(int(t), int(p)); parent >= 0) {
-          routes[2 * (t * n + p)] = &sim.route(hosts[p], hosts[std::size_t(parent)]);
-          routes[2 * (t * n + p) + 1] = &sim.route(hosts[std::size_t(parent)], hosts[p]);
+    for (auto& c : comms) c->wait();
+    for (std::size_t e = 0; e < comms.size(); ++e) out[edge[e]] = comms[e]->get_finish_time() - start;
+    stats_.flows += static_cast<long long>(comms.size());
+  }
+
+  /// Every edge's route up (child → parent) and down, as max-min problems built once; each step
+  /// solves the subset it moves (same link order, so the same rates as solving each afresh).
+  void prepare_solver() {
+    routes_.assign(2 * n_ * trees_, nullptr);  // [2·(t·n + p) + down]
+    for (std::size_t t = 0; t < trees_; ++t)
+      for (std::size_t p = 0; p < n_; ++p)
+        if (const int parent = schedule_.parent(int(t), int(p)); parent >= 0) {
+          routes_[2 * (t * n_ + p)] = &sim_.route(hosts_[p], hosts_[std::size_t(parent)]);
+          routes_[2 * (t * n_ + p) + 1] = &sim_.route(hosts_[std::size_t(parent)], hosts_[p]);
         }
     std::vector<const RouteInfo*> used;
-    std::vector<std::size_t> slot(routes.size(), 0);
-    for (std::size_t e = 0; e < routes.size(); ++e)
-      if (routes[e]) {
-        slot[e] = used.size();
-        used.push_back(routes[e]);
+    slot_.assign(routes_.size(), 0);
+    for (std::size_t e = 0; e < routes_.size(); ++e)
+      if (routes_[e]) {
+        slot_[e] = used.size();
+        used.push_back(routes_[e]);
       }
-    const RouteProblems problems = route_problems(used);
-    std::vector<const MaxMinFlow*> pointers;
-    auto solve = [&](bool up, const auto& in, std::vector<double>& out, bool account) {
-      pointers.clear();
-      std::vector<std::size_t> edge;
-      for (std::size_t t = 0; t < trees; ++t)
-        for (std::size_t p = 0; p < n; ++p)
-          if (const int parent = schedule.parent(int(t), int(p)); parent >= 0 && in(t, p, std::size_t(parent))) {
-            pointers.push_back(&problems.flows[slot[2 * (t * n + p) + (up ? 0 : 1)]]);
-            edge.push_back(t * n + p);
-            if (account)  // all m chunks
-              sim.account_flow(up ? hosts[p] : hosts[std::size_t(parent)], up ? hosts[std::size_t(parent)] : hosts[p],
-                               schedule.chunks() * chunk);
-          }
-      // Only the links these flows use count, as when solving them on their own.
-      const std::vector<double> rates = max_min_rates(problems.capacity, pointers);
-      for (std::size_t e = 0; e < edge.size(); ++e)
-        out[edge[e]] = routes[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
-      stats.flows += static_cast<long long>(edge.size());
-    };
-    phases(solve, true);
-  } else {
-    phases(step, false);
+    problems_ = route_problems(used);
   }
-  const double end = begin + schedule.completion_s(d, options.step_overhead_s);
-  if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
-}
+
+  /// The durations of the edges `in` selects, computed on the max-min problems: route latency
+  /// (× the model's latency factor) + chunk / fair rate. `account`: all m chunks of each edge.
+  template <class In>
+  void solve(bool up, const In& in, std::vector<double>& out, bool account) {
+    const double lf = sim_.latency_factor(), chunk = schedule_.chunk_bytes();
+    pointers_.clear();
+    std::vector<std::size_t> edge;
+    for (std::size_t t = 0; t < trees_; ++t)
+      for (std::size_t p = 0; p < n_; ++p) {
+        const int parent = schedule_.parent(int(t), int(p));
+        if (parent < 0 || !in(t, p, std::size_t(parent))) continue;
+        pointers_.push_back(&problems_.flows[slot_[2 * (t * n_ + p) + (up ? 0 : 1)]]);
+        edge.push_back(t * n_ + p);
+        if (account)
+          sim_.account_flow(up ? hosts_[p] : hosts_[std::size_t(parent)], up ? hosts_[std::size_t(parent)] : hosts_[p],
+                            schedule_.chunks() * chunk);
+      }
+    // Only the links these flows use count, as when solving them on their own.
+    const std::vector<double> rates = max_min_rates(problems_.capacity, pointers_);
+    for (std::size_t e = 0; e < edge.size(); ++e)
+      out[edge[e]] = routes_[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
+    stats_.flows += static_cast<long long>(edge.size());
+  }
+
+  Simulation& sim_;
+  std::vector<sg4::Host*> hosts_;
+  const plan::TreeSchedule& schedule_;
+  CollectiveStats& stats_;
+  std::size_t n_, trees_;
+  int levels_ = 0;
+  plan::TreeSchedule::EdgeDurations d_;
+  // The solved form's max-min problems (prepare_solver).
+  std::vector<const RouteInfo*> routes_;
+  std::vector<std::size_t> slot_;
+  RouteProblems problems_;
+  std::vector<const MaxMinFlow*> pointers_;
+};
 
 }  // namespace
 
@@ -434,7 +477,7 @@ CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const C
     stats = run_schedule(sim, trees.ranks, schedule, options);
   } else {
     stats.used = Representation::lockstep;
-    run_tree_lockstep(sim, hosts_of(sim, trees.ranks), schedule, options, stats);
+    TreeLockstep(sim, hosts_of(sim, trees.ranks), schedule, stats).run(options);
   }
   stats.channels = trees.channels;
   return stats;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -11,7 +13,9 @@
 #include "collective_runner.hpp"
 #include "grouped_flows.hpp"
 #include "trainsim/core/error.hpp"
+#include "trainsim/plan/all_reduce_schedule.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
+#include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -71,44 +75,28 @@ CollectiveStats run_sharp(Simulation& sim, const plan::SharpPhases& phases, cons
 CollectiveStats all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, Algorithm algorithm,
                            const CollectiveOptions& options) {
   TRAINSIM_CHECK(bytes >= 0, "all_reduce bytes must be ≥ 0");
-  const int n = static_cast<int>(ranks.size());
   // Nothing to reduce: NCCL returns at once for a count of 0 without launching a kernel.
-  if (n < 2 || bytes == 0) return {};
-  const plan::RingLayout layout = plan::ring_layout(sim.spec());
+  if (ranks.size() < 2 || bytes == 0) return {};
+  // The plan decides the schedule (plan::all_reduce_schedule); this runs it.
+  const plan::AllReduceSchedule schedule = plan::all_reduce_schedule(algorithm, ranks, bytes, sim.spec(), options);
   if (options.launch_s > 0) sg4::this_actor::sleep_for(options.launch_s);
-  switch (algorithm) {
-    case Algorithm::nvls: {
-      if (!plan::spans_nodes(ranks, layout.gpus_per_node))
-        return run_rings(sim, plan::nvls_all_reduce(ranks, bytes, layout, options), options);
-      // Across nodes NVLS needs SHARP (CollNet): the heads' shares go through the switches.
-      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
-      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, true, layout.gpus_per_node, factor), options);
-    }
-    case Algorithm::nvls_tree: {
-      const double factor = plan::nvls_intra_factor(plan::nccl_topology(sim.spec(), n));
-      return run_nvls_tree(sim, plan::nvls_tree_all_reduce(ranks, bytes, layout, options, factor), options);
-    }
-    case Algorithm::collnet_direct:
-    case Algorithm::collnet_chain: {
-      const int heads = std::max(1, plan::nccl_topology(sim.spec(), n).collnet_heads);
-      return run_sharp(sim, plan::sharp_all_reduce(ranks, bytes, layout, options, false, heads), options);
-    }
-    case Algorithm::ring: return run_rings(sim, plan::ring_all_reduce(ranks, bytes, layout, options), options);
-    case Algorithm::hierarchical:
-      return run_hierarchical(sim, plan::hierarchical_all_reduce(ranks, bytes, layout, options), options);
-    case Algorithm::halving_doubling:
-      return run_halving_doubling(sim, ranks, plan::HalvingDoublingSchedule(n, bytes, options.hd_order), options);
-    case Algorithm::tree: {
-      // Across nodes as NCCL builds it: chains inside nodes, a double binary tree of nodes.
-      if (plan::nccl_tree_applies(ranks, layout))
-        return run_trees(sim, plan::nccl_tree_all_reduce(ranks, bytes, layout, options), options);
-      const std::vector<int> ordered = plan::ring_order(ranks, layout, options);
-      CollectiveStats stats = run_schedule(sim, ordered, plan::double_tree_all_reduce(n, bytes, options), options);
-      stats.channels = 2;  // the two trees
-      return stats;
-    }
-  }
-  return {};
+  return std::visit(
+      [&](const auto& s) -> CollectiveStats {
+        using Shape = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<Shape, plan::RingPhase>) return run_rings(sim, s.rings, options);
+        if constexpr (std::is_same_v<Shape, plan::HierarchicalPhases>) return run_hierarchical(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::SharpPhases>) return run_sharp(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::NvlsTreePhases>) return run_nvls_tree(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::RankedHalvingDoubling>)
+          return run_halving_doubling(sim, s.ranks, s.schedule, options);
+        if constexpr (std::is_same_v<Shape, plan::NcclTrees>) return run_trees(sim, s, options);
+        if constexpr (std::is_same_v<Shape, plan::RankedDoubleTree>) {
+          CollectiveStats stats = run_schedule(sim, s.ranks, s.schedule, options);
+          stats.channels = 2;  // the two trees
+          return stats;
+        }
+      },
+      schedule);
 }
 
 CollectiveStats reduce_scatter(Simulation& sim, const std::vector<int>& ranks, double bytes,
@@ -397,65 +385,29 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
 
 namespace {
 
-/// The tuner's pick for one size of an `nccl` request, and the options that charge its costs.
+/// The plan's NCCL decision for one size of an `nccl` request (plan::nccl_decide, the same
+/// function `simulate` plans its buckets with), and the options that charge its costs.
 struct TunedRun {
-  plan::NcclChoice choice;
+  plan::NcclDecision decision;
   CollectiveOptions options;
-  double wire_factor = 1;
 };
 
-TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes) {
-  // Channels asked for are the ring's and the tree's: NVLS, NVLS_TREE and CollNet run on their
-  // heads, so `auto` leaves them out and naming one of them with channels is an error.
-  if (request.options.channels > 0 && !request.tune_algorithm && plan::runs_on_heads(request.algorithm))
-    throw InputError("collective request", "channels",
-                     "sets the channels of NCCL's ring and tree; " + to_string(request.algorithm) +
-                         " runs on its heads (NCCL's NVLS and CollNet channels), so leave --channels out");
-  std::vector<plan::NcclChoice> candidates = plan::nccl_candidates(topo, bytes);
-  std::erase_if(candidates, [&](const plan::NcclChoice& c) {
-    return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
-           (request.protocol && c.protocol != *request.protocol) ||
-           (request.options.channels > 0 && plan::runs_on_heads(c.algorithm));
-  });
-  if (candidates.empty()) {
-    const bool nvls = !request.tune_algorithm && request.algorithm == Algorithm::nvls;
-    const bool nvls_tree = !request.tune_algorithm && request.algorithm == Algorithm::nvls_tree;
-    const bool collnet = !request.tune_algorithm &&
-                         (request.algorithm == Algorithm::collnet_direct || request.algorithm == Algorithm::collnet_chain);
-    throw InputError("collective request", (nvls || nvls_tree || collnet) && !request.protocol ? "algorithm" : "protocol",
-                     nvls ? "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "
-                            "or across whole such nodes whose switches run SHARP (\"sharp\": true)"
-                     : collnet
-                         ? "NCCL runs CollNet only with the Simple protocol, across two or more whole nodes of at most 8 "
-                           "GPUs whose switches run SHARP (\"network\": {\"sharp\": true}); Direct also needs NVSwitch"
-                     : nvls_tree
-                         ? "NCCL runs NVLS_TREE only with the Simple protocol, across two or more whole nodes of Hopper "
-                           "or later GPUs on NVSwitch whose heads have NICs of their own (trainsim: \"nic_attach\": \"gpu\")"
-                          : "NCCL does not run " + to_string(request.tune_algorithm ? Algorithm::ring : request.algorithm) +
-                                " with " + (request.protocol ? plan::to_string(*request.protocol) : std::string("any protocol")) +
-                                " here (LL128 needs NVLink and Volta or later)");
-  }
+TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, double bytes, int gpu_sm_count) {
+  plan::NcclRequest asked;
+  asked.tune_algorithm = request.tune_algorithm;
+  asked.algorithm = request.algorithm;
+  asked.protocol = request.protocol;
+  asked.channels = request.options.channels;
+  asked.gpu_sm_count = gpu_sm_count;
   TunedRun run;
-  run.choice = *std::min_element(candidates.begin(), candidates.end(),
-                                 [](const auto& a, const auto& b) { return a.predicted_s < b.predicted_s; });
-  const plan::ProtocolCosts costs = plan::protocol_costs(topo, run.choice, bytes);
+  run.decision = plan::nccl_decide(topo, bytes, asked);
   run.options = request.options;
-  run.options.launch_s = costs.launch_s;
-  run.options.step_overhead_s += costs.step_overhead_s;
-  run.wire_factor = costs.wire_factor;
+  run.options.launch_s = run.decision.costs.launch_s;
+  run.options.step_overhead_s += run.decision.costs.step_overhead_s;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
-  if (!plan::runs_on_heads(run.choice.algorithm) && run.options.channels == 0) run.options.channels = run.choice.channels;
+  run.options.channels = run.decision.channels;
   return run;
-}
-
-/// The communicator's channels --channels sets (0: NCCL's): a ring's channels, or a tree's across
-/// nodes, whose graph channels both trees use (2 × them).
-int asked_comm_channels(const CollectiveRequest& request, const TunedRun& run, const plan::NcclTopology& topo) {
-  const int asked = request.options.channels;
-  if (run.choice.algorithm == Algorithm::ring) return asked;
-  if (run.choice.algorithm == Algorithm::tree && topo.nodes > 1) return 2 * asked;
-  return 0;
 }
 
 }  // namespace
@@ -504,7 +456,7 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
   // Tuned before simulating: a request NCCL would not run is bad input, not a failure inside an actor.
   std::vector<TunedRun> tuned;
   if (nccl)
-    for (double bytes : sizes_bytes) tuned.push_back(tune(topo, request, bytes));
+    for (double bytes : sizes_bytes) tuned.push_back(tune(topo, request, bytes, spec.gpu.sm_count));
   std::vector<CollectiveTiming> timings;
   sg4::Actor::create("collective", sim.gpu(0), [&] {
     for (std::size_t i = 0; i < sizes_bytes.size(); ++i) {
@@ -513,15 +465,14 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
       CollectiveStats stats;
       if (nccl) {
         const TunedRun& run = tuned[i];
-        stats = all_reduce(sim, ranks, bytes * run.wire_factor, run.choice.algorithm, run.options);
+        const plan::NcclChoice& choice = run.decision.choice;
+        stats = all_reduce(sim, ranks, bytes * run.decision.costs.wire_factor, choice.algorithm, run.options);
         // NCCL's channel count, or the rings asked for (the engine runs a ring's channels as rings,
         // a tree across nodes as its channels of both trees, and NVLS as one flow per port).
-        const bool asked = (request.options.channels > 0 && run.choice.algorithm == Algorithm::ring) ||
-                           (run.choice.algorithm == Algorithm::tree && topo.nodes > 1);
-        timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : run.choice.channels,
-                           run.choice.algorithm,
-                           run.choice.protocol, run.choice.predicted_s,
-                           plan::nccl_kernel_sms(topo, run.choice, bytes, spec.gpu.sm_count, asked_comm_channels(request, run, topo))});
+        const bool asked = (request.options.channels > 0 && choice.algorithm == Algorithm::ring) ||
+                           (choice.algorithm == Algorithm::tree && topo.nodes > 1);
+        timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : choice.channels,
+                           choice.algorithm, choice.protocol, choice.predicted_s, run.decision.kernel_sms});
         continue;
       }
       switch (request.op) {

@@ -24,6 +24,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/engine/simulation.hpp"
 #include "trainsim/engine/trace.hpp"
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
@@ -35,8 +36,8 @@ namespace trainsim::engine {
 
 namespace {
 
-// Work is given to SimGrid in seconds of one core: a core runs 1e9 units per second.
-constexpr double kCoreSpeed = 1e9;
+// Work is given to SimGrid in seconds of one core: the builder's core runs this many units per second.
+constexpr double kCoreSpeed = platforms::kCpuCoreSpeed;
 
 // One running phase of an op (its serial part on one thread, or its parallel part on k threads),
 // as a SimGrid execution that its owner (the pool actor running the op) restarts with its remaining
@@ -46,6 +47,7 @@ constexpr double kCoreSpeed = 1e9;
 // whereas cancelling an exec nobody waits on is what its own examples do.
 struct Phase {
   sg4::ExecPtr exec;
+  sg4::Host* host = nullptr;  // where it runs: the node's cores, or the shared intra-op pool's
   sg4::CommPtr wake;      // the owner's pending receive on `mailbox`
   sg4::Mailbox* mailbox = nullptr;
   int threads = 1;        // software threads the phase runs on
@@ -56,9 +58,12 @@ struct Phase {
 };
 
 struct CpuRun {
+  explicit CpuRun(const plan::CpuPlan& p)
+      : plan(p), mutex(sg4::Mutex::create()), changed(sg4::ConditionVariable::create()) {}
   const plan::CpuPlan& plan;
   sg4::Host* cpu = nullptr;
   sg4::Host* dram = nullptr;
+  sg4::Host* pool = nullptr;  // the shared intra-op pool's cores (TensorFlow, ONNX Runtime), else nullptr
   sg4::MutexPtr mutex;
   sg4::ConditionVariablePtr changed;
   std::set<int> ready;               // op indices; the first in graph order goes first
@@ -68,6 +73,7 @@ struct CpuRun {
   std::vector<int> pool_of;
   std::size_t finished = 0;
   int runnable = 0;                  // software threads that want a core now, over every running op
+  bool shared = false;               // one intra-op pool shared by the inter-op pools (its threads counted once)
   std::map<int, Phase> phases;       // by op index: the phase each running op is in
   std::vector<sg4::Mailbox*> mailboxes;  // by op index: where its owner is woken (see repace)
 };
@@ -88,9 +94,9 @@ int pace_now(const CpuRun& run) {
 // A phase of `threads` threads at `pace` advances like ⌈threads/pace⌉ threads at full speed: the
 // cores its fast threads leave idle at the barrier are free for the other pools. One thread at
 // pace p runs at 1/p of a core (a bound; SimGrid 3.32 ignores bounds on multi-thread execs).
-sg4::ExecPtr start_exec(CpuRun& run, Phase& phase, double amount) {
+sg4::ExecPtr start_exec(Phase& phase, double amount) {
   const int lanes = std::max(1, (phase.threads + phase.pace - 1) / phase.pace);
-  auto exec = sg4::Exec::init()->set_flops_amount(amount / lanes)->set_thread_count(lanes)->set_host(run.cpu);
+  auto exec = sg4::Exec::init()->set_flops_amount(amount / lanes)->set_thread_count(lanes)->set_host(phase.host);
   if (phase.threads == 1 && phase.pace > 1) exec->set_bound(kCoreSpeed / phase.pace);
   exec->start();
   phase.amount = amount;
@@ -121,12 +127,13 @@ void repace(CpuRun& run) {
 // cancels its own exec if the pace is no longer the exec's and starts one with the work left at
 // the pace of now. When the exec ends first, a wake-up already on its way is received (it
 // completes at this instant), otherwise the pending receive is withdrawn.
-void run_phase(CpuRun& run, int op, int threads, double core_seconds) {
+void run_phase(CpuRun& run, int op, int threads, double core_seconds, sg4::Host* host) {
   Phase& phase = run.phases[op];
+  phase.host = host;
   phase.threads = threads;
   phase.pace = pace_now(run);
   phase.mailbox = run.mailboxes[static_cast<std::size_t>(op)];
-  phase.exec = start_exec(run, phase, core_seconds * kCoreSpeed);
+  phase.exec = start_exec(phase, core_seconds * kCoreSpeed);
   void* message = nullptr;
   while (true) {
     phase.wake = phase.mailbox->get_async<void>(&message);
@@ -139,7 +146,7 @@ void run_phase(CpuRun& run, int op, int threads, double core_seconds) {
     if (pace != phase.pace && ratio > 1e-12) {
       phase.pace = pace;  // before the simcalls, so that an actor running meanwhile sees it
       phase.exec->cancel();
-      phase.exec = start_exec(run, phase, ratio * phase.amount);
+      phase.exec = start_exec(phase, ratio * phase.amount);
     }
     // No pace change is lost: the exec runs at the pace of now, or a wake-up is on its way.
     TRAINSIM_CHECK(phase.woken || phase.pace == pace_now(run) || phase.exec->get_remaining_ratio() <= 1e-12,
@@ -172,11 +179,14 @@ void run_op(int index, CpuRun& run, Team& team) {
   const auto& platform = run.plan.platform;
   if (op.serial_s > 0) {
     // The pool's own thread does the serial part; when the team is live it is one of its threads.
-    if (!team.live) set_runnable(run, 1);
-    run_phase(run, index, 1, op.serial_s);
-    if (!team.live) set_runnable(run, -1);
+    // With a shared intra-op pool, the inter-op thread does it while the pool's threads wait
+    // (they are counted once, for the whole run).
+    const bool counted = !team.live && !run.shared;
+    if (counted) set_runnable(run, 1);
+    run_phase(run, index, 1, op.serial_s, run.cpu);
+    if (counted) set_runnable(run, -1);
   }
-  if (!team.live) {
+  if (!team.live && !run.shared) {
     set_runnable(run, run.plan.threads_per_pool);
     team.live = true;
   }
@@ -200,7 +210,7 @@ void run_op(int index, CpuRun& run, Team& team) {
   // time instead: it waits at least bytes / cap, while its flow competes for the shared link.
   const double memory_floor_s = bytes >= 1 ? bytes / op.bandwidth_cap_Bps : 0.0;
   const double start = sg4::Engine::get_clock();
-  if (op.parallel_s > 0) run_phase(run, index, op.threads, op.parallel_s);
+  if (op.parallel_s > 0) run_phase(run, index, op.threads, op.parallel_s, run.pool ? run.pool : run.cpu);
   if (time_slices > 0) sg4::this_actor::sleep_for(time_slices * run.plan.threading.context_switch_s);
   const double left = memory_floor_s - (sg4::Engine::get_clock() - start);
   if (left > 0) sg4::this_actor::sleep_for(left);
@@ -214,7 +224,7 @@ void pool_actor(CpuRun& run, int pool) {
   std::unique_lock lock(*run.mutex);
   while (run.finished < n) {
     if (run.ready.empty()) {
-      if (!team.live) {
+      if (!team.live || run.shared) {
         run.changed->wait(lock);
         continue;
       }
@@ -239,7 +249,7 @@ void pool_actor(CpuRun& run, int pool) {
       if (--run.waiting_for[static_cast<std::size_t>(next)] == 0) run.ready.insert(next);
     run.changed->notify_all();
   }
-  if (team.live) set_runnable(run, -run.plan.threads_per_pool);
+  if (team.live && !run.shared) set_runnable(run, -run.plan.threads_per_pool);
 }
 
 void write_cpu_trace(const plan::CpuPlan& plan, const CpuRun& run, const std::string& path) {
@@ -262,21 +272,20 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   const auto wall_start = std::chrono::steady_clock::now();
   if (options.on_cpu_plan) options.on_cpu_plan(plan);
 
-  static int argc = 1;
-  static char name[] = "trainsim";
-  static char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  // Memory flows take bytes / bandwidth, shared max-min, with no TCP factors (SimGrid 3.32's
-  // default LV08 would scale them as if they were network flows).
-  platforms::configure_max_min_network();
-  auto* zone = sg4::create_full_zone("cpu-node");
-  CpuRun run{plan, nullptr, nullptr, sg4::Mutex::create(), sg4::ConditionVariable::create(), {}, {}, {}, {}, {}, {}, 0, 0, {}, {}};
-  run.cpu = zone->create_host("cpu", kCoreSpeed);
-  run.cpu->set_core_count(plan.platform.physical_cores());
-  run.dram = zone->create_host("dram", kCoreSpeed);
-  auto* link = zone->create_link("memory", plan.platform.memory_bandwidth_Bps())->set_latency(0);
-  zone->add_route(run.dram->get_netpoint(), run.cpu->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(link)}, true);
-  zone->seal();
+  // The node as every simulation builds its platform (one engine per process, the builder's
+  // max-min network: memory flows take bytes / bandwidth, shared max-min, with no TCP factors).
+  // A shared intra-op pool (TensorFlow, ONNX Runtime) is a host of its own whose cores the ops
+  // running at once share; past the physical cores its threads pace every region (pace_now).
+  const bool shared = plan.threading.shared_intra_pool();
+  Simulation sim(plan.platform, shared ? std::min(plan.threads_per_pool, plan.platform.physical_cores()) : 0);
+  CpuRun run(plan);
+  run.cpu = sim.cpu_host();
+  run.dram = sim.memory_host();
+  run.pool = sim.shared_pool_host();
+  run.shared = shared;
+  // The shared pool's threads (and ONNX Runtime's spinning inter-op threads) want cores from the
+  // start: they spin between ops.
+  if (shared) run.runnable = plan.threading.spinning_threads(plan.threads_per_pool);
 
   const std::size_t n = plan.ops.size();
   run.waiting_for.assign(n, 0);
@@ -291,7 +300,7 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   }
   for (std::size_t i = 0; i < n; ++i) run.mailboxes.push_back(sg4::Mailbox::by_name("wake-" + std::to_string(i)));
   for (int p = 0; p < plan.pools; ++p) sg4::Actor::create("pool-" + std::to_string(p), run.cpu, [&run, p] { pool_actor(run, p); });
-  engine.run();
+  sim.run();
   TRAINSIM_CHECK(run.finished == n, "the CPU iteration ended with ops left (a dependency cycle in the plan)");
 
   IterationResult result;
@@ -322,7 +331,7 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
   report.logical_cores = plan.platform.logical_cores();
   report.inter_op_pools = plan.pools;
   report.intra_op_threads = plan.threads_per_pool;
-  report.mode = plan.threading.mode == plan::CpuMode::training ? "training" : "inference";
+  report.mode = plan::to_string(plan.threading.mode);
   report.average_width = plan.average_width();
   double core_seconds = 0, op_seconds = 0, thread_seconds = 0, bytes = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -347,22 +356,28 @@ IterationResult simulate_cpu_plan(const plan::CpuPlan& plan, const SimulateOptio
                                       100 * report.core_utilisation, report.physical_cores);
   result.cpu = std::move(report);
   // The node's memory, as GPU scenarios check theirs (a batch of 1e9 ran for 594 simulated hours
-  // without a word). The catalog has no DIMM sizes: assume one 64 GiB DIMM in every memory channel,
-  // about the most these servers are sold with, so the warning errs on the side of silence.
-  {
-    const double dram = plan.platform.sockets * double(plan.platform.cpu.memory_channels) * 64.0 * kGiB;
+  // without a word). A catalog CPU has no DIMM sizes: assume one 64 GiB DIMM in every memory
+  // channel, about the most these servers are sold with, so the warning errs on the side of
+  // silence; a CPU object gives `memory_GiB` (or nothing, and gets no check).
+  if (const double socket_memory = plan.platform.cpu.socket_memory_bytes(); socket_memory > 0) {
+    const double dram = plan.platform.sockets * socket_memory;
     const bool training = plan.threading.mode == plan::CpuMode::training;
     // Training keeps every activation for backward plus gradients; inference holds a layer's input
     // and output at a time (plan.activation_bytes_per_sample says which).
     const double needed = plan.weight_bytes * (training ? 2.0 : 1.0) + double(plan.batch) * plan.activation_bytes_per_sample;
+    const std::string assumed = plan.platform.cpu.memory_bytes > 0
+                                    ? std::string("as described")
+                                    : fmt::format("64 GiB in each of its {} memory channels",
+                                                  plan.platform.sockets * plan.platform.cpu.memory_channels);
     if (needed > dram)
       result.warnings.push_back(plan::Warning{
-          "memory", fmt::format("the configuration does not fit in the node's memory: needs about {} (weights{} and {} of activations for "
-                                "batch {}), {} {} has about {} (64 GiB in each of its {} memory channels)",
+          "memory", fmt::format("the configuration does not fit in the node's memory: needs about {} (weights{} and {} "
+                                "of activations for "
+                                "batch {}), {} {} has about {} ({})",
                                 format_bytes(needed), training ? ", gradients" : "",
-                                format_bytes(double(plan.batch) * plan.activation_bytes_per_sample),
-                                plan.batch, plan.platform.sockets == 1 ? "one" : std::to_string(plan.platform.sockets) + " ×",
-                                plan.platform.cpu.name, format_bytes(dram), plan.platform.sockets * plan.platform.cpu.memory_channels)});
+                                format_bytes(double(plan.batch) * plan.activation_bytes_per_sample), plan.batch,
+                                plan.platform.sockets == 1 ? "one" : std::to_string(plan.platform.sockets) + " ×",
+                                plan.platform.cpu.name, format_bytes(dram), assumed)});
   }
   if (!options.trace_path.empty()) write_cpu_trace(plan, run, options.trace_path);
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

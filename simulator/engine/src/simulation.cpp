@@ -15,15 +15,39 @@ namespace trainsim::engine {
 namespace {
 // SimGrid keeps one engine per process; a second one would silently share the first one's clock.
 bool engine_created = false;
-}  // namespace
 
-Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options) : spec_(spec) {
+// The process's one SimGrid engine (TRAINSIM_CHECK on a second).
+std::unique_ptr<sg4::Engine> create_engine() {
   TRAINSIM_CHECK(!engine_created, "only one Simulation per process (SimGrid's engine is process-global)");
   engine_created = true;
   static int argc = 1;
   static char name[] = "trainsim";
   static char* argv[] = {name, nullptr};
-  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  return std::make_unique<sg4::Engine>(&argc, argv);
+}
+}  // namespace
+
+Simulation::Simulation(const platforms::CpuPlatformSpec& cpu, int shared_pool_cores) : engine_(create_engine()) {
+  built_ = platforms::build_cpu_node(*engine_, cpu, shared_pool_cores);
+}
+
+sg4::Host* Simulation::shared_pool_host() const {
+  TRAINSIM_CHECK(built_.dram != nullptr, "shared_pool_host() of a Simulation that is not a CPU node");
+  return built_.cpus.size() > 1 ? built_.cpus[1] : nullptr;
+}
+
+sg4::Host* Simulation::cpu_host() const {
+  TRAINSIM_CHECK(built_.dram != nullptr, "cpu_host() of a Simulation that is not a CPU node");
+  return built_.cpus.front();
+}
+
+sg4::Host* Simulation::memory_host() const {
+  TRAINSIM_CHECK(built_.dram != nullptr, "memory_host() of a Simulation that is not a CPU node");
+  return built_.dram;
+}
+
+Simulation::Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options)
+    : spec_(spec), engine_(create_engine()) {
   platforms::configure_network_model(spec_);
   if (options.full_network_solve) sg4::Engine::set_config("network/optim:Full");
   platforms::BuildOptions build;

@@ -261,64 +261,52 @@ std::vector<LinkBytes> server_op_bytes(Run& run, const plan::CommOp& op) {
   return out;
 }
 
-// Parameter servers: each bucket's push and then its pull run in an actor of their own,
-// concurrently with the other buckets' (TensorFlow sends every variable's gradient as its own
-// RPC as soon as it is computed), so the servers receive at once and share their NICs and CPUs
-// max-min fairly; a server that owns more bytes finishes later.
-void server_communicator_actor(Run& run) {
-  const TrainingPlan& plan = run.plan;
-  ParameterServerOptions ps;
-  ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
-  std::optional<ServerSoftware> software;
-  if (plan.server_throughput_Bps > 0) {
-    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
-    ps.software = &*software;
-  }
-  // auto: coarse. It gives every flow its max-min rate, as SimGrid's full solve does (checked on
-  // every placement, colocated and dedicated servers, equal and unequal sizes per server); SimGrid
-  // 3.32's default lazy update departs from it when buckets send unequal sizes to three or more
-  // servers (simulator/README.md "Parameter-server representations"). Where the plan copies buckets between
-  // GPUs and host memory (per-worker aggregation on multi-GPU nodes), auto runs flow level up to
-  // plan::kAutoCoarseServerFlows flows per iteration (the golden results there are SimGrid's), and
-  // coarse above: the copies then go through the coarse executor too, so copies, pushes and pulls
-  // share their links at their max-min rates. `flow` runs one SimGrid flow per worker and server.
-  const bool coarse = plan::resolve_server_representation(plan) == plan::ServerRepresentation::coarse;
-  if (coarse) {
-    // Every route a push, pull or copy will take, so that links crossed by the same routes are
-    // solved as one constraint. Operations with the same kind, participants and servers take the
-    // same routes and are listed once (sharded pushes would otherwise list W × S pairs per variable).
-    std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
-    std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
-    std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
-    for (const plan::CommOp& op : plan.ops) {
-      if (op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) {
-        if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::vector<bool>{}).second) continue;
-        for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
-          sg4::Host* gpu = run.sim.gpu(r);
-          sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
-          const auto route = op.kind == CommKind::device_to_host ? std::make_pair(gpu, cpu) : std::make_pair(cpu, gpu);
-          if (seen.insert(route).second) routes.push_back(route);
-        }
-        continue;
+// Every route a push, pull or copy of the plan will take, so that the coarse executor solves links
+// crossed by the same routes as one constraint. Operations with the same kind, participants and
+// servers take the same routes and are listed once (sharded pushes would otherwise list W × S
+// pairs per variable).
+std::vector<std::pair<sg4::Host*, sg4::Host*>> server_routes(const Run& run) {
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
+  std::set<std::pair<sg4::Host*, sg4::Host*>> seen;
+  std::set<std::tuple<CommKind, int, int, plan::CommEndpoints, std::vector<bool>>> listed;
+  auto add = [&](sg4::Host* from, sg4::Host* to) {
+    if (seen.insert({from, to}).second) routes.emplace_back(from, to);
+  };
+  for (const plan::CommOp& op : run.plan.ops) {
+    if (op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) {
+      if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::vector<bool>{}).second) continue;
+      for (int r = op.first_rank; r < op.first_rank + op.ranks; ++r) {
+        sg4::Host* gpu = run.sim.gpu(r);
+        sg4::Host* cpu = run.sim.node_cpus().at(static_cast<std::size_t>(run.sim.node_of(r)));
+        if (op.kind == CommKind::device_to_host)
+          add(gpu, cpu);
+        else
+          add(cpu, gpu);
       }
-      if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
-      std::vector<bool> servers_used;
-      for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
-      if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::move(servers_used)).second) continue;
-      for (sg4::Host* w : worker_hosts(run, op))
-        for (std::size_t i = 0; i < run.servers.size(); ++i) {
-          const auto route = op.kind == CommKind::push ? std::make_pair(w, run.servers[i]) : std::make_pair(run.servers[i], w);
-          if (op.bytes_per_server.at(i) != 0 && w != run.servers[i] && seen.insert(route).second) routes.push_back(route);
-        }
+      continue;
     }
-    run.grouped = std::make_unique<GroupedFlows>(run.sim, routes);
-    ps.grouped = run.grouped.get();
+    if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
+    std::vector<bool> servers_used;
+    for (double b : op.bytes_per_server) servers_used.push_back(b != 0);
+    if (!listed.emplace(op.kind, op.first_rank, op.ranks, op.endpoints, std::move(servers_used)).second) continue;
+    for (sg4::Host* w : worker_hosts(run, op))
+      for (std::size_t i = 0; i < run.servers.size(); ++i) {
+        if (op.bytes_per_server.at(i) == 0 || w == run.servers[i]) continue;
+        if (op.kind == CommKind::push)
+          add(w, run.servers[i]);
+        else
+          add(run.servers[i], w);
+      }
   }
-  if (!plan.overlap)
-    for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
-  // A bucket's chain: its first operation (waiting for its trigger) and the ones after it.
+  return routes;
+}
+
+// Starts one actor per bucket chain (its first operation, waiting for its trigger, and the ones
+// after it) and returns them.
+std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOptions& ps,
+                                               const CollectiveOptions& options) {
+  const TrainingPlan& plan = run.plan;
   std::vector<sg4::ActorPtr> actors;
-  const CollectiveOptions options;
   for (std::size_t first = 0; first < plan.ops.size();) {
     std::size_t last = first + 1;
     while (last < plan.ops.size() && plan.ops[last].trigger == CommTrigger::previous_op) {
@@ -343,13 +331,16 @@ void server_communicator_actor(Run& run) {
     actors.push_back(sg4::Actor::create("bucket-" + std::to_string(head.bucket), run.sim.gpu(0), body));
     first = last;
   }
-  for (auto& a : actors) a->join();
-  if (run.grouped) run.grouped->account_bytes();
-  // The link analysis spreads an operation's bytes evenly over its span; operations that overlap
-  // share links, so overlapping ones are merged into one span carrying all their bytes.
+  return actors;
+}
+
+// The link analysis spreads an operation's bytes evenly over its span; operations that overlap
+// share links, so overlapping exposed ones are merged into one span carrying all their bytes
+// (attributed from their routes: Simulation::take_recent_bytes cannot tell concurrent chains apart).
+void record_exposed_server_traffic(Run& run) {
   run.sim.take_recent_bytes();  // attributed from the routes below instead
   std::vector<const plan::CommOp*> exposed;
-  for (const plan::CommOp& op : plan.ops)
+  for (const plan::CommOp& op : run.plan.ops)
     if (run.op_timings[static_cast<std::size_t>(op.id)].exposed) exposed.push_back(&op);
   auto timing_of = [&run](const plan::CommOp* op) -> const OpTiming& { return run.op_timings[static_cast<std::size_t>(op->id)]; };
   std::stable_sort(exposed.begin(), exposed.end(),
@@ -367,6 +358,36 @@ void server_communicator_actor(Run& run) {
     }
     run.exposed.ops.push_back(std::move(span));
   }
+}
+
+// Parameter servers: each bucket's push and then its pull run in an actor of their own,
+// concurrently with the other buckets' (TensorFlow sends every variable's gradient as its own
+// RPC as soon as it is computed), so the servers receive at once and share their NICs and CPUs
+// max-min fairly; a server that owns more bytes finishes later.
+void server_communicator_actor(Run& run) {
+  const TrainingPlan& plan = run.plan;
+  ParameterServerOptions ps;
+  ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
+  std::optional<ServerSoftware> software;
+  if (plan.server_throughput_Bps > 0) {
+    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
+    ps.software = &*software;
+  }
+  // The plan chose the representation (plan::resolve_server_representation, simulator/README.md
+  // "Parameter-server representations"): coarse groups flows into fluids at their max-min rates,
+  // copies included; flow level runs one SimGrid flow per worker and server.
+  TRAINSIM_CHECK(plan.server_representation != plan::ServerRepresentation::automatic,
+                 "the plan resolves its parameter servers' representation");
+  if (plan.server_representation == plan::ServerRepresentation::coarse) {
+    run.grouped = std::make_unique<GroupedFlows>(run.sim, server_routes(run));
+    ps.grouped = run.grouped.get();
+  }
+  if (!plan.overlap)
+    for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
+  const CollectiveOptions options;
+  for (auto& a : start_server_chains(run, ps, options)) a->join();
+  if (run.grouped) run.grouped->account_bytes();
+  record_exposed_server_traffic(run);
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
 
@@ -442,28 +463,6 @@ std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::ve
   return out;
 }
 
-// Time some bucket's communication was in progress: the length of the union of the buckets'
-// intervals. Intervals that only touch are summed apart, so that operations run one after
-// another (all-reduces) give exactly the sum of their durations.
-double communication_time(std::vector<BucketTiming> buckets) {
-  std::sort(buckets.begin(), buckets.end(), [](const BucketTiming& a, const BucketTiming& b) { return a.start_s < b.start_s; });
-  double total = 0;
-  bool open = false;
-  double begin = 0, end = 0;
-  for (const auto& t : buckets) {
-    if (open && t.start_s < end) {
-      end = std::max(end, t.end_s);
-      continue;
-    }
-    if (open) total += end - begin;
-    begin = t.start_s;
-    end = t.end_s;
-    open = true;
-  }
-  if (open) total += end - begin;
-  return total;
-}
-
 void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<BucketTiming>& buckets, const std::string& path) {
   TraceWriter trace;
   for (int node = 0; node < plan.nodes; ++node) trace.name_process(node, "node " + std::to_string(node));
@@ -534,81 +533,32 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
     sg4::Actor::create("communicator", sim.gpu(0), [&run] { communicator_actor(run); });
   sim.run();
 
-  IterationResult result;
-  result.name = plan.name;
-  result.gpus = plan.gpus;
-  result.nodes = plan.nodes;
-  result.global_batch = plan.global_batch;
-  result.iteration_time_s = *std::max_element(run.end_s.begin(), run.end_s.end());
-  result.samples_per_s = result.global_batch / result.iteration_time_s;
-  result.single_gpu_samples_per_s = plan.reference_batch / plan.single_gpu_iteration_s;
-  result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
-  double max_compute = 0, sum_compute = 0;
-  for (int r = 0; r < plan.gpus; ++r) {
-    const double c = plan.compute_s(r);
-    max_compute = std::max(max_compute, c);
-    sum_compute += c;
-  }
-  // Compute lost to collective kernels' SMs is its own part of the breakdown: exposed
-  // communication is what the iteration took beyond every GPU's compute and that loss.
-  double max_busy = 0;
-  for (int r = 0; r < plan.gpus; ++r) {
-    const double lost = run.kernel_slowdown_s[static_cast<std::size_t>(r)];
-    result.breakdown.comm_kernel_slowdown_s = std::max(result.breakdown.comm_kernel_slowdown_s, lost);
-    max_busy = std::max(max_busy, plan.compute_s(r) + lost);
-  }
-  result.breakdown.compute_s = max_compute;
-  result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_busy);
-  result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
-  result.buckets = bucket_timings(plan, run.op_timings);
-  result.breakdown.communication_s = communication_time(result.buckets);
-  const std::vector<double> server_bytes = plan.server_bytes();
-  for (const auto& server : plan.servers)
-    result.servers.push_back(plan::ServerLoad{server.id, std::string(plan::to_string(server.host)), server.node,
-                                              server_bytes[static_cast<std::size_t>(server.id)]});
-  result.variable_placement = plan.variable_placement;
-  result.memory = plan.memory;
-  result.strategy = plan.strategy;
-  result.transport = plan.transport;
-  result.representation = plan.representation;
-  result.network_model = plan.network_model;
-  result.calibration_factor = plan.calibration_factor;
-  result.variables = plan.variables;
+  // What was measured; the plan's analysis makes it a result (plan::analyse_iteration).
+  plan::MeasuredIteration measured;
+  measured.end_s = run.end_s;
+  measured.kernel_slowdown_s = run.kernel_slowdown_s;
+  measured.buckets = bucket_timings(plan, run.op_timings);
   for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
   for (const OpTiming& t : run.op_timings) run.exposed.end_s = std::max(run.exposed.end_s, t.end_s);  // PS ops end in any order
   LinkFindings links =
-      analyse_links(sim, plan, run.servers, run.exposed, result.iteration_time_s, options.busiest_links);
-  result.network_bytes = links.network_bytes;
-  result.busiest_links = std::move(links.busiest);
-  result.bound = plan::find_bound(result, std::move(links.connections));
-  result.warnings = plan::plan_warnings(plan, plan.platform);
-  for (plan::Warning& w : plan::representation_warnings(plan)) result.warnings.push_back(std::move(w));
-  if (!options.trace_path.empty()) write_trace(plan, run, result.buckets, options.trace_path);
-  plan::apply_input_pipeline(plan, result);
-
+      analyse_links(sim, plan, run.servers, run.exposed, plan::measured_iteration_s(measured), options.busiest_links);
+  measured.network_bytes = links.network_bytes;
+  measured.busiest_links = std::move(links.busiest);
+  measured.connections = std::move(links.connections);
+  if (!options.trace_path.empty()) write_trace(plan, run, measured.buckets, options.trace_path);
+  IterationResult result = plan::analyse_iteration(plan, std::move(measured));
   result.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 
-SimulationOptions simulation_options(const TrainingPlan& plan, const SimulateOptions& options) {
-  SimulationOptions sim_options;
-  sim_options.full_network_solve = options.full_network_solve;
-  sim_options.server_nodes = static_cast<int>(std::count_if(plan.servers.begin(), plan.servers.end(), [](const plan::PlannedServer& s) {
-    return s.host == plan::ServerHost::server_node;
-  }));
-  return sim_options;
-}
-
-// Builds the plan's platform and runs the plan on it; an XML platform of another GPU count than
-// the plan's is refused at `source`'s /platform/nodes.
+// Builds the plan's platform (TrainingPlan::effective_platform, with its dedicated server nodes)
+// and runs the plan on it; an XML platform of another GPU count than the plan's is refused at
+// `source`'s /platform/nodes.
 IterationResult build_and_execute(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source,
                                   std::chrono::steady_clock::time_point wall_start) {
   if (options.before_build) options.before_build();
-  // nccl_allreduce: the plan's fabric latency, NCCL's Simple step latency (its protocols add their
-  // own back per step, as `trainsim collective` runs a tuned all-reduce).
-  platforms::PlatformSpec spec = plan.platform;
-  if (plan.nccl_intra_node_latency_s) spec.intra_node.latency_s = *plan.nccl_intra_node_latency_s;
-  Simulation sim(spec, simulation_options(plan, options));
+  const platforms::PlatformSpec spec = plan.effective_platform();
+  Simulation sim(spec, SimulationOptions{plan.server_nodes(), options.full_network_solve});
   if (sim.gpu_count() != plan.gpus)
     throw InputError(source, "/platform/nodes",
                      fmt::format("the SimGrid XML platform {} has {} GPUs; the plan runs {}", spec.simgrid_xml.value_or(spec.name),
@@ -618,31 +568,15 @@ IterationResult build_and_execute(const TrainingPlan& plan, const SimulateOption
 
 }  // namespace
 
-IterationResult simulate_iteration(const plan::Scenario& input, const SimulateOptions& options) {
-  if (input.cpu) return simulate_cpu_iteration(input, options);
+IterationResult simulate_iteration(const plan::Scenario& scenario, const SimulateOptions& options) {
+  if (scenario.cpu) return simulate_cpu_iteration(scenario, options);
   const auto wall_start = std::chrono::steady_clock::now();
-  const workloads::Workload workload = plan::load_scenario_workload(input);
-  // The plan is pure data: built before the platform wherever its size is known without SimGrid,
-  // so a run past the documented limits is refused before anything is built.
-  if (!input.platform.simgrid_xml) {
-    const TrainingPlan plan = plan::build_training_plan(input, workload);
-    plan::check_simulation_size(plan, input);
-    check_gpu_actors(plan, gpu_groups(plan).size(), input.source, "/strategy/aggregation", "/heterogeneity");
-    return build_and_execute(plan, options, input.source, wall_start);
-  }
-  // A SimGrid XML platform says how many GPUs it has only once SimGrid has built it (one
-  // simulation per process: the same one then runs the plan).
-  if (options.before_build) options.before_build();
-  plan::Scenario scenario = input;
-  Simulation sim(scenario.platform, SimulationOptions{0, options.full_network_solve});
-  scenario.platform.nodes = sim.gpu_count() / sim.gpus_per_node();
-  plan::check_against_platform(scenario);
-  const TrainingPlan plan = plan::build_training_plan(scenario, workload);
-  // The same limits as above, now that SimGrid has said how many hosts the XML holds: its actors
-  // are not created yet (past vm.max_map_count their stacks aborted SimGrid, signal 6).
+  // The plan is pure data, built before the platform (an XML platform's GPUs are counted from its
+  // file): a run past the documented limits is refused before anything is built.
+  const TrainingPlan plan = plan::build_training_plan(scenario, plan::load_scenario_workload(scenario));
   plan::check_simulation_size(plan, scenario);
   check_gpu_actors(plan, gpu_groups(plan).size(), scenario.source, "/strategy/aggregation", "/heterogeneity");
-  return execute_plan(plan, sim, options, wall_start);
+  return build_and_execute(plan, options, scenario.source, wall_start);
 }
 
 IterationResult simulate_plan(const TrainingPlan& plan, const SimulateOptions& options, const std::string& source) {

@@ -286,4 +286,78 @@ void apply_input_pipeline(const TrainingPlan& plan, IterationResult& result) {
 
 }
 
+double measured_iteration_s(const MeasuredIteration& measured) {
+  return measured.end_s.empty() ? 0.0 : *std::max_element(measured.end_s.begin(), measured.end_s.end());
+}
+
+double communication_time(std::vector<BucketTiming> buckets) {
+  std::sort(buckets.begin(), buckets.end(),
+            [](const BucketTiming& a, const BucketTiming& b) { return a.start_s < b.start_s; });
+  double total = 0;
+  bool open = false;
+  double begin = 0, end = 0;
+  for (const auto& t : buckets) {
+    if (open && t.start_s < end) {
+      end = std::max(end, t.end_s);
+      continue;
+    }
+    if (open) total += end - begin;
+    begin = t.start_s;
+    end = t.end_s;
+    open = true;
+  }
+  if (open) total += end - begin;
+  return total;
+}
+
+IterationResult analyse_iteration(const TrainingPlan& plan, MeasuredIteration measured) {
+  IterationResult result;
+  result.name = plan.name;
+  result.gpus = plan.gpus;
+  result.nodes = plan.nodes;
+  result.global_batch = plan.global_batch;
+  result.iteration_time_s = measured_iteration_s(measured);
+  result.samples_per_s = result.global_batch / result.iteration_time_s;
+  result.single_gpu_samples_per_s = plan.reference_batch / plan.single_gpu_iteration_s;
+  result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
+  double max_compute = 0, sum_compute = 0;
+  for (int r = 0; r < plan.gpus; ++r) {
+    const double c = plan.compute_s(r);
+    max_compute = std::max(max_compute, c);
+    sum_compute += c;
+  }
+  // Compute lost to collective kernels' SMs is its own part of the breakdown: exposed
+  // communication is what the iteration took beyond every GPU's compute and that loss.
+  double max_busy = 0;
+  for (int r = 0; r < plan.gpus; ++r) {
+    const double lost = measured.kernel_slowdown_s.at(static_cast<std::size_t>(r));
+    result.breakdown.comm_kernel_slowdown_s = std::max(result.breakdown.comm_kernel_slowdown_s, lost);
+    max_busy = std::max(max_busy, plan.compute_s(r) + lost);
+  }
+  result.breakdown.compute_s = max_compute;
+  result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_busy);
+  result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
+  result.buckets = std::move(measured.buckets);
+  result.breakdown.communication_s = communication_time(result.buckets);
+  const std::vector<double> server_bytes = plan.server_bytes();
+  for (const auto& server : plan.servers)
+    result.servers.push_back(ServerLoad{server.id, std::string(to_string(server.host)), server.node,
+                                        server_bytes[static_cast<std::size_t>(server.id)]});
+  result.variable_placement = plan.variable_placement;
+  result.memory = plan.memory;
+  result.strategy = plan.strategy;
+  result.transport = plan.transport;
+  result.representation = plan.representation;
+  result.network_model = plan.network_model;
+  result.calibration_factor = plan.calibration_factor;
+  result.variables = plan.variables;
+  result.network_bytes = measured.network_bytes;
+  result.busiest_links = std::move(measured.busiest_links);
+  result.bound = find_bound(result, std::move(measured.connections));
+  result.warnings = plan_warnings(plan, plan.platform);
+  for (Warning& w : representation_warnings(plan)) result.warnings.push_back(std::move(w));
+  apply_input_pipeline(plan, result);
+  return result;
+}
+
 }  // namespace trainsim::plan

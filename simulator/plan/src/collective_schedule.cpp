@@ -132,52 +132,79 @@ int DoubleTreeSchedule::receives(int p, int s) const {
   return count;
 }
 
+namespace {
+
+// Every participant's depth in the tree (or forest) `parent` over n participants, by walking up to a
+// participant whose depth is known (a root's is 0); checks one root (`forest`: at least one),
+// parents in range and no cycle. Also returns the number of roots.
+std::vector<int> tree_depths(const std::vector<int>& parent, int n, bool forest, int& roots) {
+  const auto n_size = std::size_t(n);
+  TRAINSIM_CHECK(parent.size() == n_size, "a tree needs one parent per participant");
+  std::vector<int> depth(n_size, -1), path;
+  roots = 0;
+  for (std::size_t p = 0; p < n_size; ++p) {
+    if (parent[p] < 0) {
+      depth[p] = 0;
+      ++roots;
+    }
+  }
+  TRAINSIM_CHECK(forest ? roots >= 1 : roots == 1, forest ? "a forest needs a root" : "a tree needs exactly one root");
+  for (std::size_t p = 0; p < n_size; ++p) {
+    path.clear();
+    int q = int(p);
+    while (depth[std::size_t(q)] < 0) {
+      path.push_back(q);
+      TRAINSIM_CHECK(path.size() <= n_size, "a tree must not have cycles");
+      q = parent[std::size_t(q)];
+      TRAINSIM_CHECK(q >= 0 && q < n, "a tree's parent must be a participant");
+    }
+    int known = depth[std::size_t(q)];
+    for (auto it = path.rbegin(); it != path.rend(); ++it) depth[std::size_t(*it)] = ++known;
+  }
+  return depth;
+}
+
+// Every participant's height (steps up to its farthest leaf), deepest participants first.
+std::vector<int> tree_heights(const std::vector<int>& parent, const std::vector<int>& depth) {
+  const std::size_t n_size = parent.size();
+  const int max_depth = *std::max_element(depth.begin(), depth.end());
+  std::vector<std::vector<int>> by_depth(std::size_t(max_depth) + 1);
+  for (std::size_t p = 0; p < n_size; ++p) by_depth[std::size_t(depth[p])].push_back(int(p));
+  std::vector<int> height(n_size, 0);
+  for (int d = max_depth; d >= 1; --d)
+    for (int p : by_depth[std::size_t(d)]) {
+      const auto up = std::size_t(parent[std::size_t(p)]);
+      height[up] = std::max(height[up], height[std::size_t(p)] + 1);
+    }
+  return height;
+}
+
+// The children of every participant in compressed rows: participant p's are
+// children[begin[p]] … children[begin[p+1]−1], in participant order.
+void tree_children(const std::vector<int>& parent, int roots, std::vector<int>& begin, std::vector<int>& children) {
+  const std::size_t n_size = parent.size();
+  begin.assign(n_size + 1, 0);
+  children.assign(n_size - std::size_t(roots), 0);
+  for (std::size_t p = 0; p < n_size; ++p)
+    if (parent[p] >= 0) ++begin[std::size_t(parent[p]) + 1];
+  for (std::size_t p = 0; p < n_size; ++p) begin[p + 1] += begin[p];
+  std::vector<int> fill(begin.begin(), begin.end() - 1);
+  for (std::size_t p = 0; p < n_size; ++p)
+    if (parent[p] >= 0) children[std::size_t(fill[std::size_t(parent[p])]++)] = int(p);
+}
+
+}  // namespace
+
 TreeSchedule::TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk, bool forest)
     : n_(n), m_(chunks), chunk_(chunk), parents_(std::move(parents)) {
   TRAINSIM_CHECK(n_ >= 2 && m_ >= 1 && !parents_.empty(), "a tree schedule needs n ≥ 2, m ≥ 1 and a tree");
-  const auto n_size = std::size_t(n_);
   for (const std::vector<int>& parent : parents_) {
-    TRAINSIM_CHECK(parent.size() == n_size, "a tree needs one parent per participant");
-    // Depths by walking up to a participant whose depth is known (the root's is 0).
-    std::vector<int> depth(n_size, -1), path;
     int roots = 0;
-    for (std::size_t p = 0; p < n_size; ++p) {
-      if (parent[p] < 0) {
-        depth[p] = 0;
-        ++roots;
-      }
-    }
-    TRAINSIM_CHECK(forest ? roots >= 1 : roots == 1, forest ? "a forest needs a root" : "a tree needs exactly one root");
-    for (std::size_t p = 0; p < n_size; ++p) {
-      path.clear();
-      int q = int(p);
-      while (depth[std::size_t(q)] < 0) {
-        path.push_back(q);
-        TRAINSIM_CHECK(path.size() <= n_size, "a tree must not have cycles");
-        q = parent[std::size_t(q)];
-        TRAINSIM_CHECK(q >= 0 && q < n_, "a tree's parent must be a participant");
-      }
-      int known = depth[std::size_t(q)];
-      for (auto it = path.rbegin(); it != path.rend(); ++it) depth[std::size_t(*it)] = ++known;
-    }
-    // Heights, deepest first; children in compressed rows.
-    int max_depth = 0;
-    for (int d : depth) max_depth = std::max(max_depth, d);
-    std::vector<std::vector<int>> by_depth(std::size_t(max_depth) + 1);
-    for (std::size_t p = 0; p < n_size; ++p) by_depth[std::size_t(depth[p])].push_back(int(p));
-    std::vector<int> height(n_size, 0), begin(n_size + 1, 0), children(n_size - std::size_t(roots));
-    for (int d = max_depth; d >= 1; --d)
-      for (int p : by_depth[std::size_t(d)]) {
-        const auto up = std::size_t(parent[std::size_t(p)]);
-        height[up] = std::max(height[up], height[std::size_t(p)] + 1);
-      }
-    for (std::size_t p = 0; p < n_size; ++p)
-      if (parent[p] >= 0) ++begin[std::size_t(parent[p]) + 1];
-    for (std::size_t p = 0; p < n_size; ++p) begin[p + 1] += begin[p];
-    std::vector<int> fill(begin.begin(), begin.end() - 1);
-    for (std::size_t p = 0; p < n_size; ++p)
-      if (parent[p] >= 0) children[std::size_t(fill[std::size_t(parent[p])]++)] = int(p);
-    for (std::size_t p = 0; p < n_size; ++p)
+    std::vector<int> depth = tree_depths(parent, n_, forest, roots);
+    std::vector<int> height = tree_heights(parent, depth);
+    std::vector<int> begin, children;
+    tree_children(parent, roots, begin, children);
+    for (std::size_t p = 0; p < parent.size(); ++p)
       if (parent[p] < 0) height_max_ = std::max(height_max_, height[p]);
     height_.push_back(std::move(height));
     depth_.push_back(std::move(depth));
@@ -218,6 +245,39 @@ int TreeSchedule::receives(int p, int s) const {
   return count;
 }
 
+double TreeSchedule::longest_send(std::size_t p, int s, const std::vector<double>& alone,
+                                  const std::vector<double>& loaded, double load) const {
+  const auto n = std::size_t(n_);
+  auto duration = [&](std::size_t e) { return alone[e] + (loaded[e] - alone[e]) * load; };
+  double longest = -1;
+  for (std::size_t t = 0; t < parents_.size(); ++t) {
+    if (s < reduce_steps_) {
+      const int j = s - height_[t][p];
+      if (parents_[t][p] >= 0 && j >= 0 && j < m_) longest = std::max(longest, duration(t * n + p));
+    } else if (const int j = s - reduce_steps_ - depth_[t][p]; j >= 0 && j < m_) {
+      for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c)
+        longest = std::max(longest, duration(t * n + std::size_t(children_[t][std::size_t(c)])));
+    }
+  }
+  return longest;
+}
+
+double TreeSchedule::step_end(std::size_t p, int s, const std::vector<double>& sent) const {
+  double end = sent[p];
+  for (std::size_t t = 0; t < parents_.size(); ++t) {
+    if (s < reduce_steps_) {
+      for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c) {
+        const auto ci = std::size_t(children_[t][std::size_t(c)]);
+        if (const int j = s - height_[t][ci]; j >= 0 && j < m_) end = std::max(end, sent[ci]);
+      }
+    } else if (const int up = parents_[t][p]; up >= 0) {
+      if (const int j = s - reduce_steps_ - depth_[t][std::size_t(up)]; j >= 0 && j < m_)
+        end = std::max(end, sent[std::size_t(up)]);
+    }
+  }
+  return end;
+}
+
 double TreeSchedule::completion_s(const EdgeDurations& d, double overhead_s) const {
   const auto n = std::size_t(n_), trees = parents_.size();
   for (const auto* v : {&d.up_alone, &d.up_loaded, &d.down_alone, &d.down_loaded})
@@ -232,37 +292,12 @@ double TreeSchedule::completion_s(const EdgeDurations& d, double overhead_s) con
   for (int s = 0; s < steps(); ++s) {
     const bool reducing = s < reduce_steps_;
     const double f = load(reducing ? s : s - reduce_steps_);
-    const std::vector<double>& alone = reducing ? d.up_alone : d.down_alone;
-    const std::vector<double>& loaded = reducing ? d.up_loaded : d.down_loaded;
-    auto duration = [&](std::size_t e) { return alone[e] + (loaded[e] - alone[e]) * f; };
     for (std::size_t p = 0; p < n; ++p) {
-      double longest = -1;
-      for (std::size_t t = 0; t < trees; ++t) {
-        if (reducing) {
-          const int j = s - height_[t][p];
-          if (parents_[t][p] >= 0 && j >= 0 && j < m_) longest = std::max(longest, duration(t * n + p));
-        } else if (const int j = s - reduce_steps_ - depth_[t][p]; j >= 0 && j < m_) {
-          for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c)
-            longest = std::max(longest, duration(t * n + std::size_t(children_[t][std::size_t(c)])));
-        }
-      }
+      const double longest =
+          longest_send(p, s, reducing ? d.up_alone : d.down_alone, reducing ? d.up_loaded : d.down_loaded, f);
       sent[p] = longest < 0 ? done[p] : done[p] + overhead_s + longest;
     }
-    for (std::size_t p = 0; p < n; ++p) {
-      double end = sent[p];
-      for (std::size_t t = 0; t < trees; ++t) {
-        if (reducing) {
-          for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c) {
-            const auto ci = std::size_t(children_[t][std::size_t(c)]);
-            if (const int j = s - height_[t][ci]; j >= 0 && j < m_) end = std::max(end, sent[ci]);
-          }
-        } else if (const int up = parents_[t][p]; up >= 0) {
-          if (const int j = s - reduce_steps_ - depth_[t][std::size_t(up)]; j >= 0 && j < m_)
-            end = std::max(end, sent[std::size_t(up)]);
-        }
-      }
-      done[p] = end;
-    }
+    for (std::size_t p = 0; p < n; ++p) done[p] = step_end(p, s, sent);
   }
   return *std::max_element(done.begin(), done.end());
 }

@@ -6,22 +6,88 @@
 
 #include <fmt/format.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/scenario.hpp"
 
 namespace trainsim::plan {
 
+namespace {
+constexpr EnumNames<CpuMode, 2> kCpuModes{{{{CpuMode::training, "training"}, {CpuMode::inference, "inference"}}}};
+constexpr EnumNames<Framework, 4> kFrameworks{{{{Framework::generic, "generic"},
+                                               {Framework::pytorch, "pytorch"},
+                                               {Framework::tensorflow, "tensorflow"},
+                                               {Framework::onnxruntime, "onnxruntime"}}}};
+}  // namespace
+
+std::string_view to_string(CpuMode mode) {
+  return kCpuModes.name(mode);
+}
+
+CpuMode read_cpu_mode(const JsonNode& node) {
+  return kCpuModes.read(node);
+}
+
 using workloads::OpClass;
 
+std::string_view to_string(Framework f) { return kFrameworks.name(f); }
+
 int ThreadingOptions::threads_per_pool(const platforms::CpuPlatformSpec& platform) const {
-  return intra_op_threads > 0 ? intra_op_threads : std::max(1, platform.physical_cores() / std::max(1, inter_op_pools));
+  if (intra_op_threads > 0) return intra_op_threads;
+  // A shared intra-op pool defaults to every physical core (ONNX Runtime's and PyTorch's default;
+  // TensorFlow's Eigen pool too when told the physical cores, as its guide says to).
+  if (shared_intra_pool()) return platform.physical_cores();
+  return std::max(1, platform.physical_cores() / std::max(1, inter_op_pools));
+}
+
+ThreadingOptions ThreadingOptions::for_framework(Framework f) {
+  ThreadingOptions o;
+  o.framework = f;
+  switch (f) {
+    case Framework::generic: break;
+    case Framework::pytorch:
+      // PyTorch eager (2.x, stock wheels, fp32 NCHW). Each op is a Python call through the
+      // dispatcher that allocates its output: 20 µs per op (the eager overhead that motivated
+      // TorchScript and torch.compile is of the order of 10 µs per op on a fast core; nn.Module
+      // calls with hooks add more). A convolution goes through ideep/oneDNN with plain NCHW
+      // tensors: source, weights and result are reordered to and from the blocked layout at
+      // every call (IPEX's weight prepacking exists to avoid this), four parallel regions each
+      // closed by GNU OpenMP's centralised barrier (libgomp's gomp_barrier_wait: each thread
+      // updates one counter, serially; 1 µs per thread on a mesh across a VM's vCPUs), and the
+      // reorders' serial parts and the layout changes make 12 % of a convolution's time serial
+      // (the development set, ResNet-50 at 1-16 threads, chose 12 % among 8-12 %, see README).
+      // Elementwise, normalisation and pooling ops are at::parallel_for loops split into
+      // pieces of at least at::internal::GRAIN_SIZE = 32768 elements (ATen/Parallel.h).
+      o.dispatch_s = 20e-6;
+      o.serial_fraction = 0.12;
+      o.barrier_per_thread_s = 1e-6;
+      o.regions_per_heavy_op = 4;
+      o.elementwise_grain = 32768;
+      break;
+    case Framework::tensorflow:
+      // TensorFlow's executor: inter-op threads take ready ops; every op's parallel work goes to
+      // the one Eigen intra-op pool (tensorflow/core/common_runtime/local_device.cc builds one
+      // per device), so concurrent ops share its threads rather than each owning a team.
+      break;
+    case Framework::onnxruntime:
+      // ONNX Runtime's executor is C++ with preallocated buffers (2 µs per node is what its
+      // sequential executor's bookkeeping costs); MLAS kernels run on the session's one intra-op
+      // thread pool, which the parallel executor's inter-op threads share
+      // (onnxruntime/core/framework/execution_frame.cc, parallel_executor.cc).
+      o.dispatch_s = 2e-6;
+      break;
+  }
+  return o;
 }
 
 ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::CpuPlatformSpec& platform) {
-  node.allow_only({"inter_op_pools", "intra_op_threads", "mode", "dispatch_us", "fork_join_us", "serial_fraction",
-                   "conv_efficiency", "matmul_efficiency", "other_efficiency", "core_bandwidth_GBps", "cross_socket_factor",
-                   "context_switch_us", "spin_wait_ms"});
-  ThreadingOptions o;
+  node.allow_only({"framework", "execution_mode", "onednn", "inter_op_pools", "intra_op_threads", "mode", "dispatch_us",
+                   "fork_join_us", "serial_fraction", "conv_efficiency", "matmul_efficiency", "other_efficiency",
+                   "core_bandwidth_GBps", "cross_socket_factor", "context_switch_us", "spin_wait_ms",
+                   "barrier_per_thread_us"});
+  Framework framework = Framework::generic;
+  if (auto v = node.find("framework")) framework = kFrameworks.read(*v);
+  ThreadingOptions o = for_framework(framework);
   // A sane bound: four software threads per hardware thread is already far into oversubscription;
   // beyond it a setting is a typo (48000 for 48), not a what-if.
   const int bound = 4 * platform.logical_cores();
@@ -36,9 +102,32 @@ ThreadingOptions ThreadingOptions::read(const JsonNode& node, const platforms::C
   };
   threads("inter_op_pools", o.inter_op_pools);
   threads("intra_op_threads", o.intra_op_threads);
-  if (auto v = node.find("mode")) o.mode = v->one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+  if (auto v = node.find("mode")) o.mode = read_cpu_mode(*v);
+  if (auto v = node.find("execution_mode")) {
+    if (framework != Framework::onnxruntime)
+      throw v->error(
+          "'execution_mode' is ONNX Runtime's (threading.framework \"onnxruntime\"); other frameworks set "
+          "inter_op_pools");
+    const bool sequential = v->one_of({"sequential", "parallel"}) == "sequential";
+    if (sequential && o.inter_op_pools > 1)
+      throw v->error(
+          fmt::format("the sequential mode runs one op at a time, but inter_op_pools is {}", o.inter_op_pools));
+    if (!sequential && !node.find("inter_op_pools"))
+      throw v->error("the parallel mode needs inter_op_pools (ONNX Runtime's inter_op_num_threads)");
+  }
+  if (auto v = node.find("onednn")) {
+    if (framework != Framework::tensorflow)
+      throw v->error("'onednn' says how TensorFlow runs its kernels (threading.framework \"tensorflow\")");
+    o.onednn = v->as_bool();
+  }
+  if (framework == Framework::pytorch && o.inter_op_pools > 1)
+    throw node.at("inter_op_pools")
+        .error(fmt::format("PyTorch eager runs one op at a time (its inter-op threads only serve torch.jit.fork), so "
+                           "it takes 1, got {}",
+                           o.inter_op_pools));
   if (auto v = node.find("dispatch_us")) o.dispatch_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("fork_join_us")) o.fork_join_s = v->number_in(0, 1e6) * 1e-6;
+  if (auto v = node.find("barrier_per_thread_us")) o.barrier_per_thread_s = v->number_in(0, 1e6) * 1e-6;
   if (auto v = node.find("serial_fraction")) o.serial_fraction = v->number_in(0, 1);
   if (auto v = node.find("conv_efficiency")) o.conv_efficiency = v->number_in(1e-6, 1);
   if (auto v = node.find("matmul_efficiency")) o.matmul_efficiency = v->number_in(1e-6, 1);
@@ -218,7 +307,9 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
     op.op_class = std::string(workloads::to_string(w.op_class));
     op.heavy = w.heavy;
     op.deps = w.deps;
-    op.threads = static_cast<int>(std::min<double>(k_setting, w.items));
+    // Heavy ops split into MKL-DNN's blocks of 16 outputs; the rest by the framework's grain.
+    const double items = is_heavy(w.op_class) ? w.items : std::max(1.0, std::ceil(w.items * 16 / o.elementwise_grain));
+    op.threads = static_cast<int>(std::min<double>(k_setting, items));
     const double compute_1 = kappa * w.flops / (core_peak * efficiency(w.op_class, o));
     const double serial_share = is_heavy(w.op_class) ? o.serial_fraction : 0.0;
     // Libraries fork and join through a tree (Intel OpenMP's hyper barrier, Eigen's recursive
@@ -226,7 +317,11 @@ CpuPlan build_cpu_plan(const Scenario& s, const workloads::Workload& workload) {
     const double levels = std::ceil(std::log2(static_cast<double>(op.threads)));
     // Oversubscription (more runnable threads than cores) is not a constant of the op: it depends on
     // what else runs at the time, so the engine adds it while simulating.
-    const double fork_join = o.fork_join_s * levels * (spans_sockets ? o.cross_socket_factor : 1.0);
+    // A centralised barrier (barrier_per_thread_s) costs each region one serial step per thread.
+    const double barrier = op.threads > 1 ? o.barrier_per_thread_s * op.threads : 0.0;
+    const int regions = is_heavy(w.op_class) ? o.regions_per_heavy_op : 1;
+    const double fork_join =
+        regions * (o.fork_join_s * levels + barrier) * (spans_sockets ? o.cross_socket_factor : 1.0);
     op.serial_s = o.dispatch_s + serial_share * compute_1 + fork_join;
     op.parallel_s = (1 - serial_share) * compute_1;
     op.bytes = kappa * w.bytes;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 namespace trainsim::plan {
 
@@ -45,6 +46,11 @@ constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel 
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
 constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
 constexpr double kNetOverhead = 1.0;  // µs, tuning.cc getNetOverhead on Intel CPUs (AMD: 2)
+// Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple 4 MiB / 8;
+// LL 8 lines × 512 threads × 16 B / 8, half of it flags; LL128 120 × 640 × 8 B / 8, 120 of 128 data.
+constexpr double kSimpleStep = 4.0 * 1024 * 1024 / 8;
+constexpr double kLlStepData = 8.0 * 512 * 16 / 8 / 2;
+constexpr double kLl128StepData = 120.0 * 640 * 8 / 8 * 120 / 128;
 
 int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 
@@ -171,6 +177,8 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.nvswitch = in.kind == platforms::IntraNodeKind::nvswitch;
   t.collnet = spec.network.sharp && t.nodes > 1 && whole;
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
+  t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
+  t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -179,112 +187,229 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   return t;
 }
 
+namespace {
+
+// What every cost function below reads of the communicator and the size (ncclTopoTuneModel's
+// locals: nsteps, nInter, ppn, the llMaxBw row).
+struct TuneContext {
+  explicit TuneContext(const NcclTopology& t) : topo(t) {}
+  const NcclTopology& topo;
+  double bytes = 0;
+  int n = 0, nodes = 0, gen = 0, index2 = 0, nsteps = 0, nInter = 0;
+  double ppn = 0, llMaxBw = 0, log2_nodes = 0;
+  double bus_bw = 0;   // channels × the per-channel bandwidth (bwIntra on ≤ 2 nodes, bwInter beyond)
+  NvlsGraph nvls_net;  // NVLS across nodes and NVLS_TREE
+};
+
+TuneContext tune_context(const NcclTopology& topo, double bytes) {
+  TuneContext c(topo);
+  c.bytes = bytes;
+  c.n = topo.ranks;
+  c.nodes = topo.nodes;
+  c.gen = generation_index(topo.compute_capability);
+  c.index2 = c.nodes <= 2 ? c.nodes - 1 : 2;
+  c.ppn = double(c.n) / c.nodes;
+  // llMaxBws: one node indexed by GPU generation, several by CPU (Intel's row).
+  static constexpr std::array<const std::array<double, 3>*, 4> kLlMaxByGen{&kLlMaxVolta, &kLlMaxAmpere, &kLlMaxHopper,
+                                                                           &kLlMaxBlackwell};
+  const auto& ll_max = c.nodes == 1 ? *kLlMaxByGen[std::size_t(c.gen)] : kLlMaxVolta;
+  c.llMaxBw = ll_max[std::size_t(c.index2)];
+  c.nsteps = 2 * (c.n - 1);
+  c.nInter = c.nodes == 1 ? 0 : 2 * (c.nodes - 1);
+  c.log2_nodes = std::floor(std::log2(double(c.nodes)));
+  c.bus_bw = topo.channels * (c.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps);
+  c.nvls_net = nvls_graph(topo);
+  return c;
+}
+
+// The candidate of (a, p) from the model's latency (µs), busbw and algbw (GB/s):
+// ncclTopoGetAlgoTime's time = latency + bytes / algbw.
+NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channels, double lat, double busBw,
+                       double algBw) {
+  NcclChoice out;
+  out.algorithm = a;
+  out.protocol = p;
+  out.channels = channels;
+  // The transport's costs beyond the model, on the communicator's channels for this size (the
+  // ring's and tree's: twice the graph's, less enqueue.cc's drop; NVLS_TREE's heads' CTAs).
+  if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0)) {
+    const int comm_channels = a == Algorithm::ring || a == Algorithm::tree
+                                  ? drop_channels(std::min(kMaxChannels, 2 * c.topo.channels), a, p, c.n, c.bytes)
+                                  : channels;
+    out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, c.bytes / (algBw * 1e9)).seconds;
+    lat += out.network_software_s * 1e6;
+  }
+  out.latency_s = lat * 1e-6;
+  out.bus_bandwidth_Bps = busBw * 1e9;
+  out.predicted_s = out.latency_s + c.bytes / (algBw * 1e9);
+  return out;
+}
+
+// LL128 needs Volta or later and NVLink-class paths (tuning.cc enables it per architecture; over
+// PCIe NCCL leaves it off).
+bool ll128_runs(const NcclTopology& topo, Protocol p) {
+  return p != Protocol::ll128 || (topo.compute_capability >= 70 && topo.nvlink);
+}
+
+// Ring (tuning.cc ncclTopoTuneModel, NCCL_ALGO_RING):
+//   busBw = channels · bw; LL: min(llMaxBw, busBw/2); LL128: min(0.92 busBw, channels ·
+//   perChMaxRingLL128Bw); algbw = busBw · n / nsteps;
+//   latency = baseLat + (nsteps − nInter) · intraHw + nInter · interHw, where an intra-node step of
+//   a ring across nodes costs at least the net overhead ("Inter-node rings still have to launch
+//   nsteps * net overhead", getNetOverhead ×3 with Simple), and ncclTopoGetAlgoTime's "Plateau
+//   effect of ring" (×1.4, ×1.9 before Ampere) once every channel carries 64 B per rank.
+// enqueue.cc drops channels for small sizes (drop_channels).
+std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
+  const NcclTopology& topo = c.topo;
+  if (!ll128_runs(topo, p)) return std::nullopt;
+  const int pi = index_of(p);
+  double busBw = c.bus_bw;
+  if (p == Protocol::ll) busBw = std::min(c.llMaxBw, busBw * 0.5);
+  if (p == Protocol::ll128)
+    busBw = std::min(busBw * 0.92, topo.channels * kPerChRingLl128[std::size_t(c.gen)][std::size_t(c.index2)]);
+  const double algBw = busBw * c.n / c.nsteps;
+  double intraLat = (topo.nvlink ? kNvlinkRing : kPciRing)[std::size_t(pi)];
+  const double interLat = (c.ppn == 1 ? kNetTree : kNetRing)[std::size_t(pi)];
+  if (c.nodes > 1) intraLat = std::max(intraLat, kNetOverhead * (p == Protocol::simple ? 3 : 1));
+  double lat = kBaseRing[std::size_t(pi)];
+  lat += (c.nsteps - c.nInter) * intraLat + c.nInter * interLat;
+  if (p == Protocol::simple && c.nodes > 1 &&
+      std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
+    lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
+  return make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes), lat, busBw,
+                     algBw);
+}
+
+// Tree (tuning.cc NCCL_ALGO_TREE): busBw = min(0.92 · channels · bw, channels · perChMaxTreeBw);
+// LL: min(busBw / 3.8, llMaxBw); LL128: min(busBw · 7/9 (one node) or 120/128, channels ·
+// perChMaxTreeLL128Bw); ncclTopoGetAlgoTime's treeCorrectionFactor for medium sizes; algbw =
+// busBw / 2; latency = baseLat + 2 · ((ppn − 1) · intraHw + log2(nodes) · netHw).
+std::optional<NcclChoice> tree_cost(const TuneContext& c, Protocol p) {
+  const NcclTopology& topo = c.topo;
+  if (!ll128_runs(topo, p)) return std::nullopt;
+  const int pi = index_of(p);
+  double busBw = std::min(c.bus_bw * 0.92, topo.channels * kPerChTree[std::size_t(c.gen)][std::size_t(c.index2)]);
+  if (p == Protocol::ll) busBw = std::min(busBw / 3.8, c.llMaxBw);
+  if (p == Protocol::ll128)
+    busBw = std::min(busBw * (c.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                     topo.channels * kPerChTreeLl128[std::size_t(c.gen)][std::size_t(c.index2)]);
+  busBw *= tree_correction(p, c.bytes);
+  const double algBw = busBw * 0.5;
+  const double intraLat = (topo.nvlink ? kNvlinkTree : kPciTree)[std::size_t(pi)];
+  const double interLat = kNetTree[std::size_t(pi)];
+  double lat = kBaseTree[std::size_t(pi)];
+  lat += 2 * ((c.ppn - 1) * intraLat + c.log2_nodes * interLat);
+  return make_choice(c, Algorithm::tree, p, drop_channels(topo.channels, Algorithm::tree, p, c.n, c.bytes), lat, busBw,
+                     algBw);
+}
+
+// NVLS (tuning.cc NCCL_ALGO_NVLS, Simple only): one NVSwitch node (Hopper on) with two channels or
+// more, or several with CollNet ("Collnet+NVLS"). busBw = channels · min(bwIntra · nvlsEfficiency ·
+// (h−1)/h · 2, bwInter), across nodes per NVLS head; algbw = busBw · n / nsteps; latency =
+// hwLat[NVLINK][NVLS] (+ hwLat[NET][NVLS] across nodes), no base latency.
+std::optional<NcclChoice> nvls_cost(const TuneContext& c) {
+  const NcclTopology& topo = c.topo;
+  if (!topo.nvls || (c.nodes > 1 && (!topo.collnet || c.nvls_net.heads < 2)) || topo.channels < 2) return std::nullopt;
+  const double intra =
+      topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(c.gen)] * (topo.channels - 1) / topo.channels * 2.0;
+  double busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
+  if (c.nodes > 1) busBw = c.nvls_net.heads * std::min(c.nvls_net.intra, c.nvls_net.bw_inter);
+  const double algBw = busBw * c.n / c.nsteps;
+  const double lat = kNvlinkNvls[2] + (c.nodes > 1 ? kNetNvls : 0);
+  return make_choice(c, Algorithm::nvls, Protocol::simple, c.nodes > 1 ? nvls_ctas(topo) : topo.channels, lat, busBw,
+                     algBw);
+}
+
+// NVLS_TREE (tuning.cc NCCL_ALGO_NVLS_TREE, Simple only; disabled on one node, needs two heads):
+// busBw = heads · min(bwIntra-based NVLS busbw, bwInter (× 2: "2 node case of NVLSTree"),
+// perChMaxNVLSTreeBw), Blackwell's tree correction; algbw = busBw · n / nsteps; latency =
+// hwLat[NVLINK][NVLS] + 2 · log2(nodes) · hwLat[NET][NVLS_TREE], no base latency.
+std::optional<NcclChoice> nvls_tree_cost(const TuneContext& c) {
+  const NcclTopology& topo = c.topo;
+  if (!topo.nvls || c.nodes == 1 || c.nvls_net.heads < 2) return std::nullopt;
+  const double inter = c.nvls_net.bw_inter * (c.nodes <= 2 ? 2.0 : 1.0);
+  const double busBw = c.nvls_net.heads * std::min({c.nvls_net.intra, inter, nvls_tree_ceiling_GBps(topo)}) *
+                       nvls_tree_correction(topo, Protocol::simple, c.bytes);
+  const double algBw = busBw * c.n / c.nsteps;
+  const double lat = kNvlinkNvls[2] + 2 * c.log2_nodes * kNetNvlsTree;
+  return make_choice(c, Algorithm::nvls_tree, Protocol::simple, nvls_ctas(topo), lat, busBw, algBw);
+}
+
+// CollNet Direct and Chain (tuning.cc NCCL_ALGO_COLLNET_*, Simple only; SHARP, at most 8 ranks per
+// node (enqueue.cc), Direct needs NVSwitch): busBw = channels · bwIntra of the CollNet graph;
+// Direct divided by (ppn/h + 1)/2 ("Collnet+Direct requires all GPUs to have a local NIC to work at
+// full speed") and × 0.85 from Hopper on; algbw = busBw / 2; latency Direct 2 · (intraHw + (ppn−1) ·
+// arity) + netHw, Chain 2 · (ppn−1) · intraHw + netHw (the tree's net latency with one rank a node).
+std::optional<NcclChoice> collnet_cost(const TuneContext& c, Algorithm a) {
+  const NcclTopology& topo = c.topo;
+  const bool direct = a == Algorithm::collnet_direct;
+  if (!topo.collnet || c.ppn > 8 || (direct && !topo.nvswitch)) return std::nullopt;
+  const CollnetGraph net = collnet_graph(topo, a);
+  double busBw = net.channels * net.bw_intra;
+  if (direct) {
+    double factor = c.ppn / net.channels;
+    factor -= (factor - 1) / 2;
+    busBw /= factor;
+    if (topo.compute_capability >= 90) busBw *= 0.85;
+  }
+  const double algBw = busBw * 0.5;
+  const double hw_net = c.ppn == 1 ? kNetTree[2] : direct ? kNetCollnetDirect : kNetCollnetChain;
+  const double lat = direct
+                         ? 2 * (std::min(1.0, c.ppn - 1) * kIntraCollnetDirect + (c.ppn - 1) * kCollnetArity) + hw_net
+                         : 2 * (c.ppn - 1) * kIntraCollnetChain + hw_net;
+  return make_choice(c, a, Protocol::simple, int(net.channels), lat, busBw, algBw);
+}
+
+}  // namespace
+
 std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) {
   std::vector<NcclChoice> out;
-  const int n = topo.ranks, nodes = topo.nodes, gen = generation_index(topo.compute_capability);
-  if (n < 2) return out;
-  const int index2 = nodes <= 2 ? nodes - 1 : 2;
-  const double ppn = double(n) / nodes;
-  const auto& ll_max = nodes == 1 ? (gen == 3   ? kLlMaxBlackwell
-                                     : gen == 2 ? kLlMaxHopper
-                                     : gen == 1 ? kLlMaxAmpere
-                                                : kLlMaxVolta)
-                                  : kLlMaxVolta;  // several nodes: index by CPU, Intel's row
-  const double llMaxBw = ll_max[std::size_t(index2)];
-  const int nsteps = 2 * (n - 1), nInter = nodes == 1 ? 0 : 2 * (nodes - 1);
-  const double log2_nodes = std::floor(std::log2(double(nodes)));
-  const NvlsGraph nvls_net = nvls_graph(topo);  // NVLS across nodes and NVLS_TREE
-  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct,
-                      Algorithm::collnet_chain}) {
-    // NVLS: one NVSwitch node, or several with CollNet (tuning.cc: "Collnet+NVLS").
-    if (a == Algorithm::nvls && (!topo.nvls || (nodes > 1 && (!topo.collnet || nvls_net.heads < 2)) || topo.channels < 2))
-      continue;
-    const bool collnet = a == Algorithm::collnet_direct || a == Algorithm::collnet_chain;
-    // CollNet needs SHARP and at most 8 ranks per node (enqueue.cc); Direct an NVSwitch.
-    if (collnet && (!topo.collnet || ppn > 8 || (a == Algorithm::collnet_direct && !topo.nvswitch))) continue;
-    // tuning.cc: NVLS_TREE is disabled on one node and needs two channels (heads).
-    if (a == Algorithm::nvls_tree && (!topo.nvls || nodes == 1 || nvls_net.heads < 2)) continue;
-    const CollnetGraph collnet_net = collnet ? collnet_graph(topo, a) : CollnetGraph{};
-    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
-      if ((a == Algorithm::nvls || a == Algorithm::nvls_tree || collnet) && p != Protocol::simple) continue;
-      if (p == Protocol::ll128 && (topo.compute_capability < 70 || !topo.nvlink)) continue;  // LL128 needs NVLink-class paths
-      const int pi = index_of(p);
-      const double bw = nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps;
-      double busBw = topo.channels * bw;
-      if (a == Algorithm::nvls) {
-        const double intra = topo.bw_intra_GBps * kNvlsEfficiency[std::size_t(gen)] * (topo.channels - 1) /
-                             topo.channels * 2.0;
-        busBw = topo.channels * std::min(intra, topo.bw_inter_GBps);
-        // Across nodes: the NVLS graph's heads, each sending its share to the switches.
-        if (nodes > 1) busBw = nvls_net.heads * std::min(nvls_net.intra, nvls_net.bw_inter);
-      }
-      if (collnet) {
-        busBw = collnet_net.channels * collnet_net.bw_intra;
-        if (a == Algorithm::collnet_direct) {
-          // "Collnet+Direct requires all GPUs to have a local NIC to work at full speed".
-          double factor = ppn / collnet_net.channels;
-          factor -= (factor - 1) / 2;
-          busBw /= factor;
-          if (topo.compute_capability >= 90) busBw *= 0.85;
-        }
-      }
-      if (a == Algorithm::nvls_tree) {
-        const double inter = nvls_net.bw_inter * (nodes <= 2 ? 2.0 : 1.0);  // "2 node case of NVLSTree"
-        busBw = nvls_net.heads * std::min({nvls_net.intra, inter, nvls_tree_ceiling_GBps(topo)}) * nvls_tree_correction(topo, p, bytes);
-      }
-      if (a == Algorithm::ring && p == Protocol::ll) busBw = std::min(llMaxBw, busBw * 0.5);
-      if (a == Algorithm::ring && p == Protocol::ll128)
-        busBw = std::min(busBw * 0.92, topo.channels * kPerChRingLl128[std::size_t(gen)][std::size_t(index2)]);
-      if (a == Algorithm::tree) busBw = std::min(busBw * 0.92, topo.channels * kPerChTree[std::size_t(gen)][std::size_t(index2)]);
-      if (a == Algorithm::tree && p == Protocol::ll) busBw = std::min(busBw / 3.8, llMaxBw);
-      if (a == Algorithm::tree && p == Protocol::ll128)
-        busBw = std::min(busBw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                         topo.channels * kPerChTreeLl128[std::size_t(gen)][std::size_t(index2)]);
-      // ncclTopoGetAlgoTime: the tree's bandwidth corrected for medium sizes.
-      if (a == Algorithm::tree) busBw *= tree_correction(p, bytes);
-      const double algBw = a == Algorithm::tree || collnet ? busBw * 0.5 : busBw * n / nsteps;
-      const PerProtocol& intra_hw = a == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
-                                    : a == Algorithm::nvls || a == Algorithm::nvls_tree ? kNvlinkNvls
-                                    : topo.nvlink          ? kNvlinkRing
-                                                           : kPciRing;
-      double intraLat = intra_hw[std::size_t(pi)];
-      const double interLat = (ppn == 1 ? kNetTree : a == Algorithm::tree ? kNetTree : kNetRing)[std::size_t(pi)];
-      // ncclTopoTuneModel: "Inter-node rings still have to launch nsteps * net overhead"
-      // (getNetOverhead: 1 µs on Intel CPUs, ×3 with Simple), at least that per intra-node step.
-      if (a == Algorithm::ring && nodes > 1) intraLat = std::max(intraLat, kNetOverhead * (p == Protocol::simple ? 3 : 1));
-      double lat = (a == Algorithm::tree ? kBaseTree : kBaseRing)[std::size_t(pi)];
-      if (a == Algorithm::ring) lat += (nsteps - nInter) * intraLat + nInter * interLat;
-      // ncclTopoGetAlgoTime: "Plateau effect of ring", a Simple ring across nodes once every
-      // channel of the communicator (twice the graph's) carries 64 bytes or more per rank.
-      if (a == Algorithm::ring && p == Protocol::simple && nodes > 1 &&
-          std::floor(bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(n))) >= 64)
-        lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
-      if (a == Algorithm::tree) lat += 2 * ((ppn - 1) * intraLat + log2_nodes * interLat);
-      if (a == Algorithm::nvls) lat = intraLat + (nodes > 1 ? kNetNvls : 0);
-      if (collnet) {  // base latency 0; with one rank per node the tree's network latency
-        const double net = ppn == 1 ? kNetTree[2] : a == Algorithm::collnet_direct ? kNetCollnetDirect : kNetCollnetChain;
-        lat = a == Algorithm::collnet_direct
-                  ? 2 * (std::min(1.0, ppn - 1) * kIntraCollnetDirect + (ppn - 1) * kCollnetArity) + net
-                  : 2 * (ppn - 1) * kIntraCollnetChain + net;
-      }
-      if (a == Algorithm::nvls_tree) lat = intraLat + 2 * log2_nodes * kNetNvlsTree;  // base latency 0
-      NcclChoice c;
-      c.algorithm = a;
-      c.protocol = p;
-      // enqueue.cc: ring and tree drop channels while each would get fewer than threads ×
-      // threshold bytes (512 threads LL and Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple,
-      // the ring's LL threshold times the ranks); NVLS keeps its channels.
-      c.channels = a == Algorithm::nvls        ? (nodes > 1 ? nvls_ctas(topo) : topo.channels)
-                   : a == Algorithm::nvls_tree ? nvls_ctas(topo)
-                   : collnet                   ? int(collnet_net.channels)
-                                               : drop_channels(topo.channels, a, p, n, bytes);
-      c.latency_s = lat * 1e-6;
-      c.bus_bandwidth_Bps = busBw * 1e9;
-      c.predicted_s = c.latency_s + bytes / (algBw * 1e9);
-      out.push_back(c);
-    }
-  }
+  if (topo.ranks < 2) return out;
+  const TuneContext c = tune_context(topo, bytes);
+  auto keep = [&out](std::optional<NcclChoice> choice) {
+    if (choice) out.push_back(*choice);
+  };
+  for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(ring_cost(c, p));
+  for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(tree_cost(c, p));
+  keep(nvls_cost(c));
+  keep(nvls_tree_cost(c));
+  keep(collnet_cost(c, Algorithm::collnet_direct));
+  keep(collnet_cost(c, Algorithm::collnet_chain));
   return out;
+}
+
+NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
+                                  double transfer_s) {
+  NcclNetworkCost cost;
+  const bool tree_like = a == Algorithm::tree || a == Algorithm::nvls_tree;
+  if (topo.nodes < 2 || (a != Algorithm::ring && !tree_like) || bytes <= 0) return cost;
+  // Data per FIFO step (init.cc buffer sizes / NCCL_STEPS; LL carries half, LL128 120 of 128 bytes).
+  const double step_bytes = p == Protocol::ll ? kLlStepData : p == Protocol::ll128 ? kLl128StepData : kSimpleStep;
+  const double n = topo.ranks, nodes = topo.nodes, ch = std::max(1, channels);
+  double steps_per_connection = 0, connections = 0;
+  if (a == Algorithm::ring) {
+    // ALLREDUCE_CHUNKSTEPS 4 and SLICESTEPS 2 with Simple: a 4-step chunk sent as 2 messages.
+    const double chunk = p == Protocol::simple ? 4 * step_bytes : step_bytes;
+    const double messages_per_chunk = p == Protocol::simple ? 2 : 1;
+    cost.loops = int(std::ceil(bytes / (ch * n * chunk)));
+    steps_per_connection = 2 * (n - 1) * cost.loops * messages_per_chunk;
+    connections = ch * nodes * 2;  // per channel a send and a receive connection at every node boundary
+    cost.hops = 2 * (topo.nodes - 1);
+  } else {
+    // NVLS_TREE's loop holds one chunk per NVLS head (enqueue.cc: nchunksPerLoop = nvls.nHeads).
+    const double chunk = a == Algorithm::nvls_tree ? (topo.nodes >= 4 ? 65536.0 : kNvlsChunk) : step_bytes;
+    const double per_loop = a == Algorithm::nvls_tree ? std::max(1, topo.nvls_heads) : 1;
+    cost.loops = int(std::ceil(bytes / (ch * per_loop * chunk)));
+    steps_per_connection = cost.loops;
+    connections = ch * nodes * 4;  // up and down, send and receive, at every node's head
+    cost.hops = 2 * int(std::floor(std::log2(nodes)));
+  }
+  cost.proxy_steps = steps_per_connection * connections / n;
+  // The proxy posts and completes steps while the NIC moves the earlier ones (proxy.cc progresses
+  // every connection in turn): only what its steps take beyond the transfer shows.
+  cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
+  cost.seconds = cost.hops * topo.net_hop_us * 1e-6 + cost.proxy_s;
+  return cost;
 }
 
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes) {
@@ -375,7 +500,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     return c;
   }
   if (choice.algorithm == Algorithm::nvls_tree) {
-    c.launch_s = nccl_launch_s(Algorithm::nvls_tree);
+    c.launch_s = nccl_launch_s(Algorithm::nvls_tree) + choice.network_software_s;
     // The flows' own busbw: NVLS inside the nodes (the port at NVLS efficiency carries S(g+1)/g)
     // and the heads' trees between them (each NIC S/h each way on two nodes, 2S/h on more, where
     // every node is inner in one tree); the per-channel ceiling, where lower, scales their bytes.
@@ -392,7 +517,9 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
     c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
   if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
-  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol);
+  // The transport's per-hop latency and proxy steps (nccl_network_cost) are not on the platform's
+  // links: charged once, as the launch is.
+  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s;
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;

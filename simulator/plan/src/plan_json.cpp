@@ -669,6 +669,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.ops.push_back(std::move(op));
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (!plan.servers.empty()) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }
 
@@ -690,11 +691,20 @@ Json CpuPlan::to_json() const {
                       {"memory_MTps", c.memory_MTps},
                       {"memory_bandwidth_Bps", c.memory_bandwidth_Bps},
                       {"l2_bytes", c.l2_bytes},
+                      {"fp32_flops_per_cycle", c.fp32_per_cycle},
+                      {"bf16_flops_per_cycle", c.bf16_per_cycle},
+                      {"memory_bytes", c.memory_bytes},
+                      {"described", c.described},
                       {"source", c.source}};
   const auto& t = threading;
-  const Json threading_json{{"inter_op_pools", t.inter_op_pools},
+  const Json threading_json{{"framework", std::string(to_string(t.framework))},
+                            {"barrier_per_thread_s", t.barrier_per_thread_s},
+                            {"regions_per_heavy_op", t.regions_per_heavy_op},
+                            {"elementwise_grain", t.elementwise_grain},
+                            {"onednn", t.onednn},
+                            {"inter_op_pools", t.inter_op_pools},
                             {"intra_op_threads", t.intra_op_threads},
-                            {"mode", t.mode == CpuMode::training ? "training" : "inference"},
+                            {"mode", to_string(t.mode)},
                             {"dispatch_s", t.dispatch_s},
                             {"fork_join_s", t.fork_join_s},
                             {"serial_fraction", t.serial_fraction},
@@ -705,29 +715,31 @@ Json CpuPlan::to_json() const {
                             {"cross_socket_factor", t.cross_socket_factor},
                             {"context_switch_s", t.context_switch_s},
                             {"spin_wait_s", t.spin_wait_s}};
-  return Json{{"name", name},
-              {"cpu", platform.cpu.name},
-              {"sockets", platform.sockets},
-              {"physical_cores", platform.physical_cores()},
-              {"logical_cores", platform.logical_cores()},
-              {"inter_op_pools", pools},
-              {"intra_op_threads", threads_per_pool},
-              {"mode", threading.mode == CpuMode::training ? "training" : "inference"},
-              {"batch", batch},
-              {"precision", std::string(to_string(precision))},
-              {"calibration_factor", calibration_factor},
-              {"calibrated", calibrated},
-              {"heavy_ops", heavy_ops},
-              {"heavy_depth", heavy_depth},
-              {"average_width", average_width()},
-              {"flops_per_sample", flops_per_sample},
-              {"weight_bytes", weight_bytes},
-              {"params", params},
-              {"activation_bytes_per_sample", activation_bytes_per_sample},
-              {"dataset_samples", dataset_samples},
-              {"platform", Json{{"preset", platform.preset}, {"cpu", cpu_json}, {"sockets", platform.sockets}, {"nodes", platform.nodes}}},
-              {"threading", threading_json},
-              {"ops", ops_json}};
+  return Json{
+      {"name", name},
+      {"cpu", platform.cpu.name},
+      {"sockets", platform.sockets},
+      {"physical_cores", platform.physical_cores()},
+      {"logical_cores", platform.logical_cores()},
+      {"inter_op_pools", pools},
+      {"intra_op_threads", threads_per_pool},
+      {"mode", to_string(threading.mode)},
+      {"batch", batch},
+      {"precision", std::string(to_string(precision))},
+      {"calibration_factor", calibration_factor},
+      {"calibrated", calibrated},
+      {"heavy_ops", heavy_ops},
+      {"heavy_depth", heavy_depth},
+      {"average_width", average_width()},
+      {"flops_per_sample", flops_per_sample},
+      {"weight_bytes", weight_bytes},
+      {"params", params},
+      {"activation_bytes_per_sample", activation_bytes_per_sample},
+      {"dataset_samples", dataset_samples},
+      {"platform",
+       Json{{"preset", platform.preset}, {"cpu", cpu_json}, {"sockets", platform.sockets}, {"nodes", platform.nodes}}},
+      {"threading", threading_json},
+      {"ops", ops_json}};
 }
 
 CpuPlan CpuPlan::from_json(const JsonNode& node) {
@@ -748,18 +760,26 @@ CpuPlan CpuPlan::from_json(const JsonNode& node) {
     plan.platform.preset = p.at("preset").as_string();
     const JsonNode c = p.at("cpu");
     c.require_object();
-    c.allow_only({"name", "cores", "smt", "clock_Hz", "vector_bits", "fma_units", "bf16", "memory_channels", "memory_MTps",
-                  "memory_bandwidth_Bps", "l2_bytes", "source"});
+    c.allow_only({"name", "cores", "smt", "clock_Hz", "vector_bits", "fma_units", "bf16", "memory_channels",
+                  "memory_MTps", "memory_bandwidth_Bps", "l2_bytes", "fp32_flops_per_cycle", "bf16_flops_per_cycle",
+                  "memory_bytes", "described", "source"});
     auto& cpu = plan.platform.cpu;
     cpu.name = c.at("name").as_string();
     cpu.cores = read_int(c.at("cores"), 1, 4096);
     cpu.smt = read_int(c.at("smt"), 1, 8);
     cpu.clock_Hz = c.at("clock_Hz").number_in(1e6, 1e12);
-    cpu.vector_bits = read_int(c.at("vector_bits"), 64, 4096);
-    cpu.fma_units = read_int(c.at("fma_units"), 1, 64);
+    // A described CPU (platform.cpu object) has no vector width, FMA count or channels: 0.
+    cpu.described = c.find("described") && c.at("described").as_bool();
+    const int least = cpu.described ? 0 : 1;
+    cpu.vector_bits = read_int(c.at("vector_bits"), cpu.described ? 0 : 64, 4096);
+    cpu.fma_units = read_int(c.at("fma_units"), least, 64);
     cpu.bf16 = c.at("bf16").as_bool();
-    cpu.memory_channels = read_int(c.at("memory_channels"), 1, 1024);
-    cpu.memory_MTps = c.at("memory_MTps").positive_number();
+    cpu.memory_channels = read_int(c.at("memory_channels"), least, 1024);
+    cpu.memory_MTps = cpu.described ? c.at("memory_MTps").non_negative_number() : c.at("memory_MTps").positive_number();
+    if (auto v = c.find("fp32_flops_per_cycle")) cpu.fp32_per_cycle = v->number_in(0, 16384);
+    if (auto v = c.find("bf16_flops_per_cycle")) cpu.bf16_per_cycle = v->number_in(0, 16384);
+    if (auto v = c.find("memory_bytes")) cpu.memory_bytes = v->non_negative_number();
+    if (cpu.fp32_flops_per_cycle() <= 0) throw c.error("has neither vector_bits × fma_units nor fp32_flops_per_cycle");
     cpu.memory_bandwidth_Bps = bandwidth(c.at("memory_bandwidth_Bps"));
     cpu.l2_bytes = c.at("l2_bytes").non_negative_number();
     cpu.source = c.at("source").as_string();
@@ -769,13 +789,27 @@ CpuPlan CpuPlan::from_json(const JsonNode& node) {
   {
     const JsonNode t = node.at("threading");
     t.require_object();
-    t.allow_only({"inter_op_pools", "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction", "conv_efficiency",
-                  "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps", "cross_socket_factor", "context_switch_s", "spin_wait_s"});
+    t.allow_only({"framework", "onednn", "barrier_per_thread_s", "regions_per_heavy_op", "elementwise_grain",
+                  "inter_op_pools", "intra_op_threads", "mode", "dispatch_s", "fork_join_s", "serial_fraction",
+                  "conv_efficiency", "matmul_efficiency", "other_efficiency", "core_bandwidth_Bps",
+                  "cross_socket_factor", "context_switch_s", "spin_wait_s"});
     auto& o = plan.threading;
+    // Plans dumped before frameworks existed are the generic model.
+    if (auto f = t.find("framework")) {
+      const std::string name = f->one_of({"generic", "pytorch", "tensorflow", "onnxruntime"});
+      o.framework = name == "pytorch"       ? Framework::pytorch
+                    : name == "tensorflow"  ? Framework::tensorflow
+                    : name == "onnxruntime" ? Framework::onnxruntime
+                                            : Framework::generic;
+    }
+    if (auto v = t.find("barrier_per_thread_s")) o.barrier_per_thread_s = v->number_in(0, 1);
+    if (auto v = t.find("regions_per_heavy_op")) o.regions_per_heavy_op = read_int(*v, 1, 64);
+    if (auto v = t.find("elementwise_grain")) o.elementwise_grain = v->number_in(1, 1e12);
+    if (auto v = t.find("onednn")) o.onednn = v->as_bool();
     const int most = 4 * plan.platform.logical_cores();
     o.inter_op_pools = read_int(t.at("inter_op_pools"), 1, most);
     o.intra_op_threads = read_int(t.at("intra_op_threads"), 0, most);
-    o.mode = t.at("mode").one_of({"training", "inference"}) == "training" ? CpuMode::training : CpuMode::inference;
+    o.mode = read_cpu_mode(t.at("mode"));
     o.dispatch_s = t.at("dispatch_s").number_in(0, 1);
     o.fork_join_s = t.at("fork_join_s").number_in(0, 1);
     o.serial_fraction = t.at("serial_fraction").number_in(0, 1);

@@ -1,6 +1,7 @@
 #include "trainsim/plan/result.hpp"
 
 #include "trainsim/core/csv.hpp"
+#include "trainsim/core/enum_names.hpp"
 
 namespace trainsim::plan {
 
@@ -16,27 +17,24 @@ double optional_number(const JsonNode& node, std::string_view key, double fallba
 
 }  // namespace
 
+namespace {
+constexpr EnumNames<BoundKind, 7> kBoundKinds{{{{BoundKind::unknown, "unknown"},
+                                                {BoundKind::compute, "compute"},
+                                                {BoundKind::stragglers, "stragglers"},
+                                                {BoundKind::latency, "latency"},
+                                                {BoundKind::link, "link"},
+                                                {BoundKind::incast, "incast"},
+                                                {BoundKind::input, "input"}}}};
+}  // namespace
+
 std::string_view to_string(BoundKind kind) {
-  switch (kind) {
-    case BoundKind::unknown: return "unknown";
-    case BoundKind::compute: return "compute";
-    case BoundKind::stragglers: return "stragglers";
-    case BoundKind::latency: return "latency";
-    case BoundKind::link: return "link";
-    case BoundKind::incast: return "incast";
-    case BoundKind::input: return "input";
-  }
-  return "unknown";
+  return kBoundKinds.name(kind);
 }
 
 namespace {
 
 BoundKind read_bound_kind(const JsonNode& node) {
-  const std::string name = node.one_of({"unknown", "compute", "stragglers", "latency", "link", "incast", "input"});
-  for (BoundKind k :
-       {BoundKind::compute, BoundKind::stragglers, BoundKind::latency, BoundKind::link, BoundKind::incast, BoundKind::input})
-    if (to_string(k) == name) return k;
-  return BoundKind::unknown;
+  return kBoundKinds.read(node);
 }
 
 }  // namespace

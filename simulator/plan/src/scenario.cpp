@@ -4,41 +4,51 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/input_file.hpp"
 #include "trainsim/core/suggest.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/workloads/onnx_import.hpp"
 
 namespace trainsim::plan {
 
+namespace {
+// One name table per enum of the scenario format, in the order error messages list the names.
+constexpr EnumNames<StrategyKind, 6> kStrategyKinds{{{{StrategyKind::ring_allreduce, "ring_allreduce"},
+                                                      {StrategyKind::hierarchical_allreduce, "hierarchical_allreduce"},
+                                                      {StrategyKind::tree_allreduce, "tree_allreduce"},
+                                                      {StrategyKind::halving_doubling, "halving_doubling"},
+                                                      {StrategyKind::parameter_server, "parameter_server"},
+                                                      {StrategyKind::nccl_allreduce, "nccl_allreduce"}}}};
+constexpr EnumNames<WorkerAggregation, 2> kWorkerAggregations{
+    {{{WorkerAggregation::host, "host"}, {WorkerAggregation::none, "none"}}}};
+constexpr EnumNames<Transport, 2> kTransports{{{{Transport::gpu, "gpu"}, {Transport::host, "host"}}}};
+constexpr EnumNames<Scaling, 2> kScalings{{{{Scaling::weak, "weak"}, {Scaling::strong, "strong"}}}};
+constexpr EnumNames<ServerPlacement, 2> kServerPlacements{
+    {{{ServerPlacement::colocated, "colocated"}, {ServerPlacement::dedicated, "dedicated"}}}};
+constexpr EnumNames<Aggregation, 2> kAggregations{{{{Aggregation::cpu, "cpu"}, {Aggregation::gpu, "gpu"}}}};
+}  // namespace
+
 std::string_view to_string(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::ring_allreduce: return "ring_allreduce";
-    case StrategyKind::hierarchical_allreduce: return "hierarchical_allreduce";
-    case StrategyKind::tree_allreduce: return "tree_allreduce";
-    case StrategyKind::halving_doubling: return "halving_doubling";
-    case StrategyKind::parameter_server: return "parameter_server";
-    case StrategyKind::nccl_allreduce: return "nccl_allreduce";
-  }
-  return "ring_allreduce";
+  return kStrategyKinds.name(kind);
 }
 
 std::string_view to_string(WorkerAggregation aggregation) {
-  return aggregation == WorkerAggregation::host ? "host" : "none";
+  return kWorkerAggregations.name(aggregation);
 }
 
-std::string_view to_string(Transport transport) { return transport == Transport::host ? "host" : "gpu"; }
+std::string_view to_string(Transport transport) {
+  return kTransports.name(transport);
+}
 
 std::vector<std::string> strategy_kind_names() {
-  return {"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling", "parameter_server", "nccl_allreduce"};
+  return kStrategyKinds.names();
 }
 
 namespace {
 
 StrategyKind parse_kind(const std::string& name) {
-  for (auto k : {StrategyKind::ring_allreduce, StrategyKind::hierarchical_allreduce, StrategyKind::tree_allreduce,
-                 StrategyKind::halving_doubling, StrategyKind::parameter_server, StrategyKind::nccl_allreduce})
-    if (to_string(k) == name) return k;
-  return StrategyKind::ring_allreduce;
+  return kStrategyKinds.parse(name).value_or(StrategyKind::ring_allreduce);
 }
 
 std::vector<std::string> split_path(const std::string& dotted) {
@@ -68,15 +78,27 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 }
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
-  node.allow_only({"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling", "optimizer", "sequence_length", "image_size", "dataset_samples",
-                   "input_pipeline"});
+  node.allow_only({"model", "file", "onnx", "onnx_dims", "batch_per_gpu", "global_batch", "precision", "scaling",
+                   "optimizer", "sequence_length", "image_size", "dataset_samples", "input_pipeline"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
+  const auto onnx = node.find("onnx");
   if (model && file) throw file->error("give either 'model' or 'file', not both");
-  if (!model && !file) throw node.error("missing required key 'model' (a zoo name) or 'file' (a layer-graph file)");
-  w.model_or_file = model ? model->as_string() : resolve_relative(file->as_string(), source);
-  if (auto s = node.find("scaling")) w.scaling = s->one_of({"weak", "strong"}) == "weak" ? Scaling::weak : Scaling::strong;
+  if (onnx && (model || file)) throw onnx->error("give one of 'model', 'file' and 'onnx'");
+  if (!model && !file && !onnx)
+    throw node.error(
+        "missing required key 'model' (a zoo name), 'file' (a layer-graph file) or 'onnx' (an ONNX model)");
+  w.onnx = onnx.has_value();
+  w.model_or_file = model ? model->as_string() : resolve_relative((file ? file : onnx)->as_string(), source);
+  if (auto dims = node.find("onnx_dims")) {
+    if (!onnx) throw dims->error("'onnx_dims' applies to an ONNX model ('onnx')");
+    for (const auto& [name, value] : dims->members()) {
+      if (value.as_int() > 1'000'000) throw value.error("must be ≤ 1000000, got " + value.raw().dump());
+      w.onnx_dims[name] = value.int_at_least(1);
+    }
+  }
+  if (auto s = node.find("scaling")) w.scaling = kScalings.read(*s);
   if (w.scaling == Scaling::weak) {
     w.batch_per_gpu = node.at("batch_per_gpu").int_at_least(1);
     if (auto g = node.find("global_batch")) throw g->error("'global_batch' applies to scaling \"strong\"; weak scaling uses batch_per_gpu");
@@ -91,10 +113,8 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
   if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
-  if (auto o = node.find("optimizer")) {
-    const std::string name = o->one_of(workloads::optimizer_names());
-    w.optimizer = name == "sgd" ? workloads::Optimizer::sgd : name == "adam" ? workloads::Optimizer::adam : workloads::Optimizer::momentum;
-  }
+  if (auto o = node.find("optimizer"))
+    w.optimizer = *workloads::parse_optimizer(o->one_of(workloads::optimizer_names()));
   return w;
 }
 
@@ -112,7 +132,7 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
                    "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport", "hd_order"});
   StrategyConfig s;
-  s.kind = parse_kind(node.at("kind").one_of(strategy_kind_names()));
+  s.kind = kStrategyKinds.read(node.at("kind"));
   const auto kinds = possible_kinds(s.kind, root);
   const bool may_be_ps = std::find(kinds.begin(), kinds.end(), StrategyKind::parameter_server) != kinds.end();
   const bool may_be_collective = std::any_of(kinds.begin(), kinds.end(), [](StrategyKind k) { return k != StrategyKind::parameter_server; });
@@ -130,19 +150,14 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
   if (auto v = node.find("first_bucket_MB")) s.first_bucket_bytes = bucket_mb_to_bytes(v->non_negative_number());
   if (auto v = node.find("overlap")) s.overlap = v->as_bool();
   if (auto v = only_for_ps("servers")) s.servers = v->int_in(1, std::numeric_limits<int>::max());  // more than the platform holds: refused below
-  if (auto v = only_for_ps("server_placement"))
-    s.placement = v->one_of({"colocated", "dedicated"}) == "colocated" ? ServerPlacement::colocated : ServerPlacement::dedicated;
+  if (auto v = only_for_ps("server_placement")) s.placement = kServerPlacements.read(*v);
   if (auto v = only_for_ps("aggregation")) {
-    s.aggregation = v->one_of({"cpu", "gpu"}) == "cpu" ? Aggregation::cpu : Aggregation::gpu;
+    s.aggregation = kAggregations.read(*v);
     if (s.aggregation == Aggregation::gpu && s.placement == ServerPlacement::dedicated)
       throw v->error("dedicated parameter servers are CPU nodes: aggregation \"gpu\" needs server_placement \"colocated\"");
   }
-  if (auto v = only_for_ps("placement")) {
-    const std::string name = v->one_of(variable_placement_names());
-    s.variable_placement = name == "greedy"    ? VariablePlacement::greedy
-                           : name == "sharded" ? VariablePlacement::sharded
-                                               : VariablePlacement::round_robin;
-  }
+  if (auto v = only_for_ps("placement"))
+    s.variable_placement = *parse_variable_placement(v->one_of(variable_placement_names()));
   if (auto v = only_for_ps("partition_MB")) {
     // A lower bound here (the per-model partition count is checked when the model is known, see
     // kMaxVariablePartitions): 1e-9 MB asked for billions of partitions and ran out of memory.
@@ -161,11 +176,10 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
       std::erase_if(names, [](const std::string& n) { return !parse_server_representation(n).has_value(); });
     s.representation = v->one_of(names);
   }
-  if (auto v = only_for_ps("worker_aggregation"))
-    s.worker_aggregation = v->one_of({"host", "none"}) == "host" ? WorkerAggregation::host : WorkerAggregation::none;
+  if (auto v = only_for_ps("worker_aggregation")) s.worker_aggregation = kWorkerAggregations.read(*v);
   if (auto v = node.find("transport")) {
     const bool may_be_ring = std::find(kinds.begin(), kinds.end(), StrategyKind::ring_allreduce) != kinds.end();
-    s.transport = v->one_of({"gpu", "host"}) == "host" ? Transport::host : Transport::gpu;
+    s.transport = kTransports.read(*v);
     if (s.transport == Transport::host && !may_be_ring)
       throw v->error("transport \"host\" (host-staged MPI all-reduce) is modelled for kind \"ring_allreduce\" only, and this "
                      "scenario uses \"" + std::string(to_string(s.kind)) + "\"");
@@ -420,7 +434,35 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
 
 void check_against_platform(const Scenario& s) { check_against_platform(s, s.root()); }
 
+namespace {
+
+// An ONNX model, its dynamic batch bound to the largest per-GPU batch (costs are per sample, so
+// only shapes that depend on it could differ), its sequence and image axes to the scenario's sizes.
+workloads::Workload load_scenario_onnx(const Scenario& scenario) {
+  const WorkloadConfig& config = scenario.workload;
+  const JsonNode workload = scenario.root().at("workload");
+  if (!std::filesystem::exists(config.model_or_file))
+    throw workload.at("onnx").error("cannot open ONNX model '" + config.model_or_file + "'");
+  workloads::OnnxBindings bindings;
+  bindings.batch = static_cast<std::int64_t>(scenario.batch_of(0));
+  bindings.sequence_length = config.input.sequence_length;
+  bindings.image_size = config.input.image_size;
+  bindings.dims = config.onnx_dims;
+  try {
+    return workloads::load_onnx_workload(config.model_or_file, bindings);
+  } catch (const InputError& e) {
+    if (e.source() != "model") throw;  // inside the file: names the file and the node
+    const auto key = config.input.image_size && !config.input.sequence_length ? workload.at("image_size")
+                     : config.input.sequence_length                           ? workload.at("sequence_length")
+                                                                              : workload.at("onnx");
+    throw key.error(e.detail());
+  }
+}
+
+}  // namespace
+
 workloads::Workload load_scenario_workload(const Scenario& scenario) {
+  if (scenario.workload.onnx) return load_scenario_onnx(scenario);
   const std::string& what = scenario.workload.model_or_file;
   workloads::Workload plain;
   try {

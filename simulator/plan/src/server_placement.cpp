@@ -4,20 +4,28 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::plan {
 
+namespace {
+constexpr EnumNames<VariablePlacement, 3> kVariablePlacements{{{{VariablePlacement::round_robin, "round_robin"},
+                                                                {VariablePlacement::greedy, "greedy"},
+                                                                {VariablePlacement::sharded, "sharded"}}}};
+}  // namespace
+
 std::string_view to_string(VariablePlacement placement) {
-  switch (placement) {
-    case VariablePlacement::round_robin: return "round_robin";
-    case VariablePlacement::greedy: return "greedy";
-    case VariablePlacement::sharded: return "sharded";
-  }
-  return "round_robin";
+  return kVariablePlacements.name(placement);
 }
 
-std::vector<std::string> variable_placement_names() { return {"round_robin", "greedy", "sharded"}; }
+std::optional<VariablePlacement> parse_variable_placement(std::string_view name) {
+  return kVariablePlacements.parse(name);
+}
+
+std::vector<std::string> variable_placement_names() {
+  return kVariablePlacements.names();
+}
 
 std::int64_t partition_count(const std::vector<Variable>& variables, double partition_bytes) {
   std::int64_t count = 0;

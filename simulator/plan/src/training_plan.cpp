@@ -5,48 +5,53 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/plan/all_reduce_schedule.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/gpu_memory.hpp"
+#include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
 namespace trainsim::plan {
 
+namespace {
+constexpr EnumNames<ServerHost, 3> kServerHosts{
+    {{{ServerHost::node_cpu, "node_cpu"}, {ServerHost::gpu, "gpu"}, {ServerHost::server_node, "server_node"}}}};
+constexpr EnumNames<CommKind, 6> kCommKinds{{{{CommKind::all_reduce, "all_reduce"},
+                                              {CommKind::push, "push"},
+                                              {CommKind::pull, "pull"},
+                                              {CommKind::device_to_host, "device_to_host"},
+                                              {CommKind::host_sum, "host_sum"},
+                                              {CommKind::host_to_device, "host_to_device"}}}};
+constexpr EnumNames<CommEndpoints, 2> kCommEndpoints{
+    {{{CommEndpoints::gpus, "gpus"}, {CommEndpoints::node_hosts, "node_hosts"}}}};
+constexpr EnumNames<CommTrigger, 3> kCommTriggers{{{{CommTrigger::bucket_ready, "bucket_ready"},
+                                                    {CommTrigger::backward_done, "backward_done"},
+                                                    {CommTrigger::previous_op, "previous_op"}}}};
+}  // namespace
+
 std::string_view to_string(ServerHost host) {
-  switch (host) {
-    case ServerHost::node_cpu: return "node_cpu";
-    case ServerHost::gpu: return "gpu";
-    case ServerHost::server_node: return "server_node";
-  }
-  return "node_cpu";
+  return kServerHosts.name(host);
 }
 
 std::string_view to_string(CommKind kind) {
-  switch (kind) {
-    case CommKind::all_reduce: return "all_reduce";
-    case CommKind::push: return "push";
-    case CommKind::pull: return "pull";
-    case CommKind::device_to_host: return "device_to_host";
-    case CommKind::host_sum: return "host_sum";
-    case CommKind::host_to_device: return "host_to_device";
-  }
-  return "all_reduce";
+  return kCommKinds.name(kind);
 }
 
-std::string_view to_string(CommEndpoints endpoints) { return endpoints == CommEndpoints::node_hosts ? "node_hosts" : "gpus"; }
+std::string_view to_string(CommEndpoints endpoints) {
+  return kCommEndpoints.name(endpoints);
+}
 
 std::string_view to_string(CommTrigger trigger) {
-  switch (trigger) {
-    case CommTrigger::bucket_ready: return "bucket_ready";
-    case CommTrigger::backward_done: return "backward_done";
-    case CommTrigger::previous_op: return "previous_op";
-  }
-  return "bucket_ready";
+  return kCommTriggers.name(trigger);
 }
 
 namespace {
@@ -133,14 +138,13 @@ std::vector<PlannedServer> place_servers(const Scenario& s) {
   return servers;
 }
 
-// Bytes per link class of an all-reduce of one byte over `ranks`, from the schedules the engine
-// runs with the default collective options (the plan's operations use them). Every message from
-// one node to another crosses the network; the rest stays inside a node.
+// Bytes per link class of an all-reduce of one byte over `ranks`, from the schedule the engine
+// runs (all_reduce_schedule) with the default collective options (the plan's operations use them).
+// Every message from one node to another crosses the network; the rest stays inside a node.
 LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>& ranks, const platforms::PlatformSpec& spec,
                                      HdOrder hd_order) {
   CollectiveOptions options;
   options.hd_order = hd_order;
-  const RingLayout layout = ring_layout(spec);
   const int g = spec.gpus_per_node;
   LinkClassBytes out;
   auto add = [&](int from, int to, double bytes) { (from / g == to / g ? out.intra_node : out.inter_node) += bytes; };
@@ -159,41 +163,25 @@ LinkClassBytes all_reduce_link_bytes(Algorithm algorithm, const std::vector<int>
         for (const Send& m : sends) add(order[static_cast<std::size_t>(p)], order[static_cast<std::size_t>(m.to)], m.bytes);
       }
   };
-  const int n = static_cast<int>(ranks.size());
-  const NcclTopology topo = nccl_topology(spec, n);
-  switch (algorithm) {
-    case Algorithm::ring: add_rings(ring_all_reduce(ranks, 1.0, layout, options), 1); break;
-    case Algorithm::hierarchical: {
-      const HierarchicalPhases phases = hierarchical_all_reduce(ranks, 1.0, layout, options);
-      add_rings(phases.intra, 2);  // reduce-scatter before, all-gather after
-      add_rings(phases.inter, 1);
-      break;
-    }
-    case Algorithm::halving_doubling: add_schedule(HalvingDoublingSchedule(n, 1.0, options.hd_order), ranks); break;
-    case Algorithm::nvls:
-      if (!spans_nodes(ranks, g)) {
-        add_rings(nvls_all_reduce(ranks, 1.0, layout, options), 1);
-      } else {
-        const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, true, g, nvls_intra_factor(topo));
-        add_rings(phases.intra, 1);
-        add_rings(phases.inter, 1);
-      }
-      break;
-    case Algorithm::nvls_tree: {
-      const NvlsTreePhases phases = nvls_tree_all_reduce(ranks, 1.0, layout, options, nvls_intra_factor(topo));
-      add_rings(phases.intra, 1);
-      add_schedule(phases.inter.schedule, phases.inter.ranks);
-      break;
-    }
-    case Algorithm::collnet_direct:
-    case Algorithm::collnet_chain: {
-      const SharpPhases phases = sharp_all_reduce(ranks, 1.0, layout, options, false, std::max(1, topo.collnet_heads));
-      add_rings(phases.intra, 1);
-      add_rings(phases.inter, 1);
-      break;
-    }
-    case Algorithm::tree: add_schedule(double_tree_all_reduce(n, 1.0, options), ring_order(ranks, layout, options)); break;
-  }
+  std::visit(
+      [&](const auto& s) {
+        using Shape = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<Shape, RingPhase>) {
+          add_rings(s.rings, 1);
+        } else if constexpr (std::is_same_v<Shape, HierarchicalPhases>) {
+          add_rings(s.intra, 2);  // reduce-scatter before, all-gather after
+          add_rings(s.inter, 1);
+        } else if constexpr (std::is_same_v<Shape, SharpPhases>) {
+          add_rings(s.intra, 1);
+          add_rings(s.inter, 1);
+        } else if constexpr (std::is_same_v<Shape, NvlsTreePhases>) {
+          add_rings(s.intra, 1);
+          add_schedule(s.inter.schedule, s.inter.ranks);
+        } else {  // RankedHalvingDoubling, NcclTrees, RankedDoubleTree: a step schedule over ranks
+          add_schedule(s.schedule, s.ranks);
+        }
+      },
+      all_reduce_schedule(algorithm, ranks, 1.0, spec, options));
   return out;
 }
 
@@ -304,14 +292,15 @@ MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& 
   return m;
 }
 
-TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
-  const int n = scenario.gpus();
-  const auto& gpu = scenario.platform.gpu;
+namespace {
+
+// What the plan copies from the scenario: names, sizes, options, the platform and report fields.
+TrainingPlan plan_header(const Scenario& scenario, const workloads::Workload& workload) {
   TrainingPlan plan;
   plan.name = scenario.name;
   plan.strategy = std::string(to_string(scenario.strategy.kind));
   plan.network_model = platforms::to_string(scenario.platform.network.model);
-  plan.gpus = n;
+  plan.gpus = scenario.gpus();
   plan.nodes = scenario.platform.nodes;
   plan.gpus_per_node = scenario.platform.gpus_per_node;
   plan.global_batch = scenario.global_batch();
@@ -327,7 +316,14 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   plan.bucket_bytes = scenario.strategy.bucket_bytes;
   plan.scaling = scenario.workload.scaling == Scaling::strong ? "strong" : "weak";
   plan.calibrated = scenario.single_gpu_samples_per_s.has_value();
+  plan.gpu_sm_count = scenario.platform.gpu.sm_count;
+  return plan;
+}
 
+// The compute: calibration, one profile per distinct local batch, every GPU's slowdown, and the
+// buckets (from rank 0's graph).
+void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads::Workload& workload) {
+  const auto& gpu = scenario.platform.gpu;
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
   // reproduces the measured throughput. One GPU has no communication: its iteration is its compute.
   plan.reference_batch = scenario.reference_batch();
@@ -344,7 +340,6 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
   }
   plan.calibration_factor = kappa;
-  plan.gpu_sm_count = scenario.platform.gpu.sm_count;
   plan.single_gpu_iteration_s = kappa * single_model_s;
   plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
 
@@ -352,7 +347,7 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
   // so rank 0 has the largest); one profile each.
   const std::vector<double> slowdowns = gpu_slowdowns(scenario);
   std::map<double, std::size_t> profile_of_batch;
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < plan.gpus; ++r) {
     const double batch = scenario.batch_of(r);
     auto [it, fresh] = profile_of_batch.emplace(batch, plan.profiles.size());
     if (fresh) {
@@ -363,131 +358,174 @@ TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Work
     }
     plan.gpu_plans.push_back(GpuPlan{r, r / scenario.platform.gpus_per_node, it->second, slowdowns[r]});
   }
+}
 
+// tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and
+// caches the variables there (simulator/README.md, Parameter servers): the default wherever a node
+// has several GPUs, servers aggregate on CPUs and the platform has node CPUs.
+WorkerAggregation worker_aggregation_of(const Scenario& scenario) {
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
-  const int g = scenario.platform.gpus_per_node;
-  // tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and
-  // caches the variables there (simulator/README.md, Parameter servers): the default wherever a node has
-  // several GPUs, servers aggregate on CPUs and the platform has node CPUs.
-  const WorkerAggregation worker_aggregation = scenario.strategy.worker_aggregation.value_or(
-      ps && g > 1 && scenario.strategy.aggregation == Aggregation::cpu && !scenario.platform.simgrid_xml ? WorkerAggregation::host
-                                                                                                          : WorkerAggregation::none);
-  const bool per_node = ps && worker_aggregation == WorkerAggregation::host;
-  const bool host_ring = !ps && scenario.strategy.kind == StrategyKind::ring_allreduce && scenario.strategy.transport == Transport::host;
-  if (ps) plan.worker_aggregation = std::string(to_string(worker_aggregation));
-  if (host_ring) plan.transport = "host";
-  if (ps) {
-    plan.servers = place_servers(scenario);
-    plan.variable_placement = std::string(to_string(scenario.strategy.variable_placement));
-    std::vector<Variable> variables;  // creation order = forward order
-    for (const auto& layer : workload.layers) variables.push_back({layer.name, layer.weight_bytes(scenario.workload.precision)});
-    if (scenario.strategy.partition_bytes > 0 && partition_count(variables, scenario.strategy.partition_bytes) > kMaxVariablePartitions) {
-      const double smallest_MB = smallest_partition_bytes(variables) / kMiB;
-      throw scenario.root().at("strategy").at("partition_MB").error(
-          fmt::format("splits the model's variables into more than {} partitions, the most trainsim simulates (each is a transfer "
-                      "between every worker and its server); for this model partition_MB must be ≥ {:.4g}",
-                      kMaxVariablePartitions, smallest_MB));
-    }
-    plan.placed_variables = place_variables(variables, scenario.strategy.servers, scenario.strategy.variable_placement,
-                                            scenario.strategy.partition_bytes);
+  return scenario.strategy.worker_aggregation.value_or(ps && scenario.platform.gpus_per_node > 1 &&
+                                                               scenario.strategy.aggregation == Aggregation::cpu &&
+                                                               !scenario.platform.simgrid_xml
+                                                           ? WorkerAggregation::host
+                                                           : WorkerAggregation::none);
+}
+
+// Parameter servers: where they run and which variables each owns.
+void plan_servers(TrainingPlan& plan, const Scenario& scenario, const workloads::Workload& workload) {
+  plan.worker_aggregation = std::string(to_string(worker_aggregation_of(scenario)));
+  plan.servers = place_servers(scenario);
+  plan.variable_placement = std::string(to_string(scenario.strategy.variable_placement));
+  std::vector<Variable> variables;  // creation order = forward order
+  for (const auto& layer : workload.layers)
+    variables.push_back({layer.name, layer.weight_bytes(scenario.workload.precision)});
+  if (scenario.strategy.partition_bytes > 0 &&
+      partition_count(variables, scenario.strategy.partition_bytes) > kMaxVariablePartitions) {
+    const double smallest_MB = smallest_partition_bytes(variables) / kMiB;
+    throw scenario.root()
+        .at("strategy")
+        .at("partition_MB")
+        .error(fmt::format("splits the model's variables into more than {} partitions, the most trainsim simulates "
+                           "(each is a transfer "
+                           "between every worker and its server); for this model partition_MB must be ≥ {:.4g}",
+                           kMaxVariablePartitions, smallest_MB));
   }
+  plan.placed_variables = place_variables(variables, scenario.strategy.servers, scenario.strategy.variable_placement,
+                                          scenario.strategy.partition_bytes);
+}
+
+// Appends `op` as the plan's next operation, after the one before it; `kind` and the trigger
+// previous_op when chained (a chain of operations after the trigger: each waits for the one before it).
+void append_op(TrainingPlan& plan, CommOp op) {
+  op.id = static_cast<int>(plan.ops.size());
+  op.after_op = op.id - 1;
+  plan.ops.push_back(std::move(op));
+}
+void chain_op(TrainingPlan& plan, CommOp op, CommKind kind) {
+  op.kind = kind;
+  op.trigger = CommTrigger::previous_op;
+  append_op(plan, std::move(op));
+}
+
+// A bucket's parameter-server chain from `op` (its bucket, trigger, bytes).
+void add_server_chain(TrainingPlan& plan, const Scenario& scenario, CommOp op) {
+  // Sharded: every server owns an equal shard of every bucket. Otherwise the bucket's variables go
+  // to their owners: one server per variable, several per multi-layer bucket.
+  const int servers = static_cast<int>(plan.servers.size());
+  if (scenario.strategy.variable_placement == VariablePlacement::sharded)
+    op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
+  else
+    op.bytes_per_server = bytes_per_server(plan.placed_variables, plan.buckets[op.bucket].layers, servers);
+  // Pushes of different buckets run concurrently: a bucket's first operation waits only for its trigger.
+  op.id = static_cast<int>(plan.ops.size());
+  op.after_op = -1;
+  const int g = plan.gpus_per_node;
+  if (plan.worker_aggregation == "host") {
+    // GPUs → host copies, the host's sum (reads g copies, writes one), one push and one pull per
+    // node, host → GPU copies of the updated variables.
+    CommOp nodes_op = op;
+    nodes_op.endpoints = CommEndpoints::node_hosts;
+    nodes_op.ranks = plan.gpus / g;
+    nodes_op.host_seconds = (g + 1) * op.bytes / plan.host_memory_bandwidth_Bps;
+    op.kind = CommKind::device_to_host;
+    plan.ops.push_back(op);
+    if (g > 1) chain_op(plan, nodes_op, CommKind::host_sum);
+    chain_op(plan, nodes_op, CommKind::push);
+    chain_op(plan, nodes_op, CommKind::pull);
+    chain_op(plan, op, CommKind::host_to_device);
+  } else {
+    op.kind = CommKind::push;
+    plan.ops.push_back(op);
+    chain_op(plan, op, CommKind::pull);
+  }
+}
+
+// The NCCL decision for a bucket's all-reduce and what it costs: the same decision
+// `trainsim collective --algorithm auto` makes (nccl_decision.hpp).
+void apply_nccl_choice(CommOp& op, const NcclTopology& topo, int sm_count) {
+  NcclRequest request;
+  request.gpu_sm_count = sm_count;
+  const NcclDecision decision = nccl_decide(topo, op.bytes, request);
+  op.algorithm = decision.choice.algorithm;
+  op.protocol = decision.choice.protocol;
+  op.launch_s = decision.costs.launch_s;
+  op.step_overhead_s = decision.costs.step_overhead_s;
+  op.wire_factor = decision.costs.wire_factor;
+  op.channels = decision.channels;
+  // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole life,
+  // waiting for peers included, so compute overlapping it runs on the other SMs. Compute is taken
+  // to scale with the SMs it has.
+  op.kernel_sms = decision.kernel_sms;
+  if (op.kernel_sms > 0) op.compute_share = double(sm_count - op.kernel_sms) / sm_count;
+}
+
+// A bucket's all-reduce from `op` (its bucket, trigger, bytes): on the GPUs, or host-staged.
+void add_all_reduce(TrainingPlan& plan, const Scenario& scenario, const std::optional<NcclTopology>& topo, CommOp op) {
+  op.kind = CommKind::all_reduce;
+  op.algorithm = algorithm_of(scenario.strategy.kind);
+  if (plan.transport == "host") {
+    // Horovod's MPI all-reduce without GPU operations: copy to the host, MPI_Allreduce among the
+    // GPUs' processes on host buffers, copy back; one communicator, one operation at a time.
+    op.kind = CommKind::device_to_host;
+    append_op(plan, op);
+    CommOp ring = op;
+    ring.transport = Transport::host;
+    chain_op(plan, ring, CommKind::all_reduce);
+    chain_op(plan, op, CommKind::host_to_device);
+    return;
+  }
+  op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
+  if (topo) apply_nccl_choice(op, *topo, scenario.platform.gpu.sm_count);
+  append_op(plan, op);
+}
+
+// The plan of a scenario whose platform size is known.
+TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workload& workload) {
+  TrainingPlan plan = plan_header(scenario, workload);
+  plan_compute(plan, scenario, workload);
+  const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
+  if (ps) plan_servers(plan, scenario, workload);
+  if (!ps && scenario.strategy.kind == StrategyKind::ring_allreduce && scenario.strategy.transport == Transport::host)
+    plan.transport = "host";
   // nccl_allreduce: NCCL's tuner picks per bucket size, as `trainsim collective --algorithm auto`
   // does; a SimGrid XML platform says nothing of GPUs, fabric or NICs, so there it runs the
   // protocol-less ring (as `collective` does for auto). The fabric's latency is NCCL's Simple step
   // latency (the protocols add their own back per step): the engine builds the platform with it,
   // one GPU included, so it is decided before a one-GPU plan returns.
-  const bool nccl = scenario.strategy.kind == StrategyKind::nccl_allreduce && !scenario.platform.simgrid_xml;
   std::optional<NcclTopology> topo;
-  if (nccl) {
-    topo = nccl_topology(scenario.platform, n);
+  if (scenario.strategy.kind == StrategyKind::nccl_allreduce && !scenario.platform.simgrid_xml) {
+    topo = nccl_topology(scenario.platform, plan.gpus);
     plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
   }
-  if (n == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  if (plan.gpus == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
     op.trigger = scenario.strategy.overlap ? CommTrigger::bucket_ready : CommTrigger::backward_done;
     op.first_rank = 0;
-    op.ranks = n;
+    op.ranks = plan.gpus;
     op.bytes = plan.buckets[b].bytes;
-    auto add = [&plan](CommOp o) {
-      o.id = static_cast<int>(plan.ops.size());
-      o.after_op = o.id - 1;
-      plan.ops.push_back(std::move(o));
-    };
-    // A chain of operations after the trigger: each waits for the one before it.
-    auto then = [&plan](CommOp o, CommKind kind) {
-      o.kind = kind;
-      o.trigger = CommTrigger::previous_op;
-      o.after_op = static_cast<int>(plan.ops.size()) - 1;
-      o.id = static_cast<int>(plan.ops.size());
-      plan.ops.push_back(std::move(o));
-    };
-    if (ps) {
-      // Sharded: every server owns an equal shard of every bucket. Otherwise the bucket's
-      // variables go to their owners: one server per variable, several per multi-layer bucket.
-      const int servers = static_cast<int>(plan.servers.size());
-      if (scenario.strategy.variable_placement == VariablePlacement::sharded)
-        op.bytes_per_server.assign(plan.servers.size(), op.bytes / servers);
-      else
-        op.bytes_per_server = bytes_per_server(plan.placed_variables, plan.buckets[b].layers, servers);
-      // Pushes of different buckets run concurrently: a bucket's first operation waits only for its trigger.
-      op.id = static_cast<int>(plan.ops.size());
-      op.after_op = -1;
-      if (per_node) {
-        // GPUs → host copies, the host's sum (reads g copies, writes one), one push and one pull
-        // per node, host → GPU copies of the updated variables.
-        CommOp nodes_op = op;
-        nodes_op.endpoints = CommEndpoints::node_hosts;
-        nodes_op.ranks = n / g;
-        nodes_op.host_seconds = (g + 1) * op.bytes / plan.host_memory_bandwidth_Bps;
-        op.kind = CommKind::device_to_host;
-        plan.ops.push_back(op);
-        if (g > 1) then(nodes_op, CommKind::host_sum);
-        then(nodes_op, CommKind::push);
-        then(nodes_op, CommKind::pull);
-        then(op, CommKind::host_to_device);
-      } else {
-        op.kind = CommKind::push;
-        plan.ops.push_back(op);
-        then(op, CommKind::pull);
-      }
-    } else {
-      op.kind = CommKind::all_reduce;
-      op.algorithm = algorithm_of(scenario.strategy.kind);
-      if (host_ring) {
-        // Horovod's MPI all-reduce without GPU operations: copy to the host, MPI_Allreduce among
-        // the GPUs' processes on host buffers, copy back; one communicator, one operation at a time.
-        op.kind = CommKind::device_to_host;
-        add(op);
-        CommOp ring = op;
-        ring.transport = Transport::host;
-        then(ring, CommKind::all_reduce);
-        then(op, CommKind::host_to_device);
-      } else {
-        op.launch_s = calls_per_all_reduce(op.algorithm) * nccl_launch_s(op.algorithm);
-        if (nccl) {
-          const NcclChoice choice = nccl_choose(*topo, op.bytes);
-          const ProtocolCosts costs = protocol_costs(*topo, choice, op.bytes);
-          op.algorithm = choice.algorithm;
-          op.protocol = choice.protocol;
-          op.launch_s = costs.launch_s;
-          op.step_overhead_s = costs.step_overhead_s;
-          op.wire_factor = costs.wire_factor;
-          op.channels = runs_on_heads(choice.algorithm) ? 0 : choice.channels;
-          // NCCL's kernel holds one SM per CTA (one CTA per channel, enqueue.cc) for its whole
-          // life, waiting for peers included, so compute overlapping it runs on the other SMs.
-          // Compute is taken to scale with the SMs it has.
-          const int sms = scenario.platform.gpu.sm_count;
-          op.kernel_sms = nccl_kernel_sms(*topo, choice, op.bytes, sms);
-          if (op.kernel_sms > 0) op.compute_share = double(sms - op.kernel_sms) / sms;
-        }
-        add(op);
-      }
-    }
+    if (ps)
+      add_server_chain(plan, scenario, op);
+    else
+      add_all_reduce(plan, scenario, topo, op);
   }
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
+}
+
+}  // namespace
+
+TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload) {
+  if (!scenario.platform.simgrid_xml) return build_sized_plan(scenario, workload);
+  // A SimGrid XML platform's size: its hosts, counted from the file before SimGrid builds anything,
+  // so the plan (and the limits checked on it) knows every GPU.
+  Scenario sized = scenario;
+  sized.platform.nodes = platforms::simgrid_xml_nodes(sized.platform);
+  check_against_platform(sized);
+  return build_sized_plan(sized, workload);
 }
 
 std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan& plan) {
@@ -508,6 +546,19 @@ std::vector<double> TrainingPlan::server_bytes() const {
     if (op.kind == CommKind::push)
       for (std::size_t i = 0; i < servers.size(); ++i) out[i] += op.ranks * op.bytes_per_server.at(i);
   return out;
+}
+
+platforms::PlatformSpec TrainingPlan::effective_platform() const {
+  platforms::PlatformSpec spec = platform;
+  // nccl_allreduce: the fabric latency is NCCL's Simple step latency; its protocols add their own
+  // back per step, as `trainsim collective` runs a tuned all-reduce.
+  if (nccl_intra_node_latency_s) spec.intra_node.latency_s = *nccl_intra_node_latency_s;
+  return spec;
+}
+
+int TrainingPlan::server_nodes() const {
+  return static_cast<int>(std::count_if(servers.begin(), servers.end(),
+                                        [](const PlannedServer& s) { return s.host == ServerHost::server_node; }));
 }
 
 long long server_flows(const TrainingPlan& plan) {
@@ -560,19 +611,11 @@ void check_size(const TrainingPlan& plan, const std::string& source, const std::
                            "and limits): use \"auto\" or \"coarse\", which give every flow the same max-min rate in groups");
   }
   if (plan.servers.empty() && parse_representation(plan.representation) == Representation::step) {
-    std::string why = step_representation_refusal(plan.gpus);
-    if (why.empty()) {
-      // One all-reduce per bucket: the whole iteration's step work is bounded, not one collective's.
-      long long transfers = 0;
-      std::size_t collectives = 0;
-      for (const CommOp& op : plan.ops)
-        if (op.kind == CommKind::all_reduce && op.ranks > 1) {
-          transfers += 2LL * op.ranks * (op.ranks - 1);
-          ++collectives;
-        }
-      why = step_iteration_refusal(transfers, collectives, plan.gpus);
-    }
-    if (!why.empty()) throw InputError(source, representation_at, why);
+    std::vector<int> all_reduces;  // one entry per bucket's all-reduce
+    for (const CommOp& op : plan.ops)
+      if (op.kind == CommKind::all_reduce) all_reduces.push_back(op.ranks);
+    if (const std::string why = step_refusal(all_reduces); !why.empty())
+      throw InputError(source, representation_at, why);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/input_file.hpp"
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim_test/errors.hpp"
 
 namespace {
 
@@ -35,15 +36,7 @@ struct TempDir {
   }
 };
 
-InputError error_of(auto&& read) {
-  try {
-    read();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("", "", "");
-}
+using trainsim_test::error_of;
 
 TEST(JsonDepth, HundredThousandLevelsAreAnErrorAtTheFirstLevelTooDeep) {
   const std::string arrays(100000, '[');

@@ -1,22 +1,13 @@
 #include <gtest/gtest.h>
 
 #include "trainsim/core/json_reader.hpp"
+#include "trainsim_test/errors.hpp"
 
 using trainsim::InputError;
 using trainsim::parse_json_text;
 
 namespace {
-// Returns the InputError thrown by f, failing the test if none is thrown.
-template <class F>
-InputError error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return InputError("", "", "");
-}
+using trainsim_test::error_of;
 }  // namespace
 
 TEST(JsonReader, ReadsNestedValuesWithPointers) {

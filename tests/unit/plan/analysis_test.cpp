@@ -278,3 +278,53 @@ TEST(PlanWarnings, NoneForASensibleJob) {
 }
 
 }  // namespace
+
+// The result is the plan's reading of what the engine measured (analyse_iteration): checked here on
+// made-up measurements, without SimGrid.
+TEST(AnalyseIteration, ReadsTheMeasurementsAgainstThePlan) {
+  const TrainingPlan plan = plan_of("dgx1-v100", 2, Json{{"kind", "ring_allreduce"}});
+  const double compute = plan.compute_s(0);
+  MeasuredIteration m;
+  m.end_s.assign(static_cast<std::size_t>(plan.gpus), compute + 0.010);
+  m.end_s[3] = compute + 0.020;  // the last GPU ends 20 ms after its compute
+  m.kernel_slowdown_s.assign(static_cast<std::size_t>(plan.gpus), 0.0);
+  m.kernel_slowdown_s[3] = 0.005;
+  // Two buckets that only touch and a third inside the second: 30 ms of communication in all.
+  m.buckets = {BucketTiming{1e6, 0.0, 0.100, 0.110}, BucketTiming{1e6, 0.0, 0.110, 0.130},
+               BucketTiming{1e6, 0.0, 0.115, 0.120}};
+  m.network_bytes = 42;
+  const IterationResult r = analyse_iteration(plan, m);
+  EXPECT_EQ(r.gpus, plan.gpus);
+  EXPECT_DOUBLE_EQ(r.iteration_time_s, compute + 0.020);
+  EXPECT_DOUBLE_EQ(r.samples_per_s, plan.global_batch / (compute + 0.020));
+  EXPECT_DOUBLE_EQ(r.breakdown.compute_s, compute);
+  EXPECT_DOUBLE_EQ(r.breakdown.comm_kernel_slowdown_s, 0.005);
+  EXPECT_NEAR(r.breakdown.exposed_communication_s, 0.015, 1e-12);  // beyond compute and the kernels' loss
+  EXPECT_NEAR(r.breakdown.communication_s, 0.030, 1e-12);
+  EXPECT_EQ(r.network_bytes, 42);
+  EXPECT_EQ(r.buckets.size(), 3u);
+  EXPECT_EQ(r.strategy, "ring_allreduce");
+  EXPECT_NE(r.bound.kind, BoundKind::unknown);
+  EXPECT_FALSE(r.input_pipeline);
+}
+
+TEST(AnalyseIteration, LoadersSlowerThanTheIterationMakeItInputBound) {
+  const Json doc{{"name", "input"},
+                 {"workload", Json{{"model", "resnet50"},
+                                   {"batch_per_gpu", 32},
+                                   {"input_pipeline", Json{{"decode_ms_per_sample", 50}, {"loader_threads", 1}}}}},
+                 {"platform", Json{{"preset", "dgx1-v100"}, {"nodes", 1}}},
+                 {"strategy", Json{{"kind", "ring_allreduce"}}}};
+  const Scenario s = read_scenario(doc, "analysis_test.json");
+  const TrainingPlan plan = build_training_plan(s, load_scenario_workload(s));
+  MeasuredIteration m;
+  m.end_s.assign(static_cast<std::size_t>(plan.gpus), 0.5);
+  m.kernel_slowdown_s.assign(static_cast<std::size_t>(plan.gpus), 0.0);
+  const IterationResult r = analyse_iteration(plan, m);
+  ASSERT_TRUE(r.input_pipeline);
+  // 32 samples × 50 ms on one core: 1.6 s to load against a 0.5 s iteration.
+  EXPECT_NEAR(r.input_pipeline->load_s, 1.6, 1e-12);
+  EXPECT_NEAR(r.iteration_time_s, 1.6, 1e-12);
+  EXPECT_EQ(r.bound.kind, BoundKind::input);
+  EXPECT_EQ(r.warnings.back().kind, "input_bound");
+}

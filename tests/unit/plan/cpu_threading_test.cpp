@@ -7,6 +7,7 @@
 #include "trainsim/core/error.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
 #include "trainsim/plan/scenario.hpp"
+#include "trainsim_test/errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::plan;
@@ -26,12 +27,7 @@ CpuPlan plan_of(const Json& document) {
 }
 
 std::string error_of(const Json& document) {
-  try {
-    plan_of(document);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return trainsim_test::error_of([&] { plan_of(document); }).what();
 }
 
 TEST(CpuPlan, InferenceHasOneOpPerComputingLayerTrainingAddsBackwardAndUpdates) {

@@ -11,21 +11,14 @@
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
+#include "trainsim_test/errors.hpp"
 
 namespace {
 
 using trainsim::InputError;
 using trainsim::Json;
 
-InputError error_of(auto&& read) {
-  try {
-    read();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("", "", "");
-}
+using trainsim_test::error_of;
 
 std::string deep(const std::string& open, int levels) {
   std::string out;

@@ -332,14 +332,53 @@ TEST(TrainingPlan, OneGpuCommunicatesOnlyWithServers) {
 TEST(TrainingPlan, DedicatedServersOnASimGridXmlPlatformAreBadInput) {
   Json doc = scenario_json(1, Json{{"kind", "parameter_server"}, {"server_placement", "dedicated"}});
   doc["platform"] = Json{{"file", std::string(TRAINSIM_TEST_DATA_DIR) + "/good/platforms/two_hosts.xml"}, {"gpu", "V100-SXM2-16GB"}};
-  Scenario s = read_scenario(doc, "plan_test.json");
-  s.platform.nodes = 2;  // what the engine learns from SimGrid
+  const Scenario s = read_scenario(doc, "plan_test.json");
   try {
     build_training_plan(s, load_scenario_workload(s));
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), "/strategy/server_placement");
   }
+}
+
+// The plan knows an XML platform's GPUs before SimGrid builds anything: its hosts, counted from the file.
+TEST(TrainingPlan, ASimGridXmlPlatformsGpusAreCountedBeforePlanning) {
+  Json doc = scenario_json(1, Json{{"kind", "ring_allreduce"}});
+  const std::string file = std::string(TRAINSIM_TEST_DATA_DIR) + "/good/platforms/shared_star.xml";  // 3 hosts
+  doc["platform"] = Json{{"file", file}};
+  const TrainingPlan p = plan_of(doc);
+  EXPECT_EQ(p.gpus, 3);
+  EXPECT_EQ(p.nodes, 3);
+  EXPECT_EQ(p.platform.nodes, 3);
+  EXPECT_EQ(p.gpu_plans.size(), 3u);
+  ASSERT_FALSE(p.ops.empty());
+  EXPECT_EQ(p.ops.front().ranks, 3);
+  // Hosts that do not fill whole nodes are refused as building the platform refuses them.
+  doc["platform"]["gpus_per_node"] = 2;
+  try {
+    plan_of(doc);
+    FAIL() << "3 hosts in nodes of 2 were accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), file);
+    EXPECT_NE(std::string(e.what()).find("has 3 hosts, not a multiple of gpus_per_node 2"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The platform the engine builds is the plan's to say: NCCL's fabric latency, dedicated server nodes.
+TEST(TrainingPlan, ThePlanSaysWhichPlatformTheEngineBuilds) {
+  const TrainingPlan nccl = plan_of(scenario_json(2, Json{{"kind", "nccl_allreduce"}}));
+  ASSERT_TRUE(nccl.nccl_intra_node_latency_s);
+  EXPECT_EQ(nccl.effective_platform().intra_node.latency_s, *nccl.nccl_intra_node_latency_s);
+  EXPECT_LT(nccl.effective_platform().intra_node.latency_s, nccl.platform.intra_node.latency_s);
+  const TrainingPlan ring = plan_of(scenario_json(2, Json{{"kind", "ring_allreduce"}}));
+  EXPECT_EQ(ring.effective_platform().intra_node.latency_s, ring.platform.intra_node.latency_s);
+  EXPECT_EQ(ring.server_nodes(), 0);
+  const TrainingPlan dedicated =
+      plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 3}, {"server_placement", "dedicated"}}));
+  EXPECT_EQ(dedicated.server_nodes(), 3);
+  const TrainingPlan colocated = plan_of(scenario_json(2, Json{{"kind", "parameter_server"}, {"servers", 3}}));
+  EXPECT_EQ(colocated.server_nodes(), 0);
 }
 
 TEST(TrainingPlan, JsonListsEveryPart) {
@@ -604,7 +643,12 @@ TEST(SimulationSize, StepRepresentationPastItsLimitIsRefusedAtTheRepresentation)
 // A training iteration runs one all-reduce per bucket: 256 GPUs of per-layer buckets passed the
 // per-collective limit and ran past 90 s. The whole iteration's step-level transfers are bounded.
 TEST(SimulationSize, StepRepresentationBoundsTheWholeIterationNotOneCollective) {
-  EXPECT_EQ(step_iteration_refusal(kMaxStepTransfers, 1, kMaxStepRanks), "");
+  // One function holds the limit: one all-reduce of kMaxStepRanks GPUs is exactly kMaxStepTransfers;
+  // a second one of any size passes it, and one participant moves nothing.
+  EXPECT_EQ(step_refusal({kMaxStepRanks}), "");
+  EXPECT_EQ(step_refusal({kMaxStepRanks, 1}), "");
+  EXPECT_NE(step_refusal({kMaxStepRanks, 2}).find("step-level transfers"), std::string::npos);
+  EXPECT_EQ(step_refusal({kMaxStepRanks + 1}), step_representation_refusal(kMaxStepRanks + 1));
   const Json five{{"kind", "ring_allreduce"}, {"representation", "step"}};  // 25 MB buckets
   const Scenario few = read_scenario(scenario_json(4, five), "plan_test.json");
   EXPECT_NO_THROW(check_simulation_size(build_training_plan(few, load_scenario_workload(few)), few));

@@ -363,6 +363,32 @@ std::string cluster(const std::string& id, const std::string& radical) {
 }
 }  // namespace
 
+// The plan sizes an XML platform before SimGrid reads it: its hosts counted from the file, as SimGrid
+// builds them (a cluster's radical lists, <host> and <peer> elements), grouped gpus_per_node a node.
+TEST(XmlHostCount, NodesAreCountedFromTheFile) {
+  tp::PlatformSpec spec = load_xml("count.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-3,8,10-11") +
+                                                    "<host id=\"h\" speed=\"1Tf\"/>\n</zone>\n");  // 7 + 1 hosts
+  EXPECT_EQ(spec.nodes, 0);  // reading the platform builds nothing
+  EXPECT_EQ(tp::simgrid_xml_nodes(spec), 8);
+  spec.gpus_per_node = 4;
+  EXPECT_EQ(tp::simgrid_xml_nodes(spec), 2);
+  spec.gpus_per_node = 3;
+  try {
+    (void)tp::simgrid_xml_nodes(spec);
+    FAIL() << "8 hosts in nodes of 3 were accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), *spec.simgrid_xml);
+    EXPECT_EQ(e.detail(), "has 8 hosts, not a multiple of gpus_per_node 3");
+  }
+  const tp::PlatformSpec empty = load_xml("empty.xml", "<zone id=\"z\" routing=\"Full\">\n</zone>\n");
+  try {
+    (void)tp::simgrid_xml_nodes(empty);
+    FAIL() << "a platform without hosts was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.detail(), "the platform defines no host");
+  }
+}
+
 // A 200-byte <cluster> of radical 0-9999999 made SimGrid build ten million hosts (> 3 GB, > 20 s)
 // before the 65,536 limit was checked: the radicals are summed before SimGrid reads the file.
 TEST(XmlHostLimit, ClusterRadicalsAreSummedBeforeSimGridReadsTheFile) {

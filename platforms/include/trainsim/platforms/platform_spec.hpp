@@ -83,6 +83,22 @@ struct GpuBoardSpec {
   double shared_speed = 1.0;  ///< relative speed of a GPU whose board has another GPU of the job
 };
 
+/// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
+/// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
+/// transport beyond the NIC's bandwidth. Both costs default to 0: NCCL's own cost model
+/// (tuning.cc's per-hop NET latencies) taken as is, which is what InfiniBand verbs measure.
+struct NcclNetSpec {
+  /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
+  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE).
+  double hop_latency_s = 0;
+  /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
+  /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
+  /// is one thread per GPU, so a collective's steps serialise on it.
+  double proxy_step_s = 0;
+  std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
+  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }
+};
+
 /// Network between nodes.
 struct NetworkSpec {
   TopologyKind topology = TopologyKind::single_switch;
@@ -98,6 +114,7 @@ struct NetworkSpec {
   FatTreeShape fat_tree;     ///< used when topology == fat_tree (derived from `nodes` when not given)
   std::vector<unsigned> torus_dimensions;  ///< used when topology == torus
   DragonflyShape dragonfly;  ///< used when topology == dragonfly
+  NcclNetSpec nccl;          ///< `network.nccl`: NCCL's transport costs beyond the NIC
 };
 
 /// The most GPUs one node may hold. SimGrid routes every pair of a node zone's hosts, so building a
@@ -144,6 +161,12 @@ struct PlatformSpec {
 /// relative to the referencing file's directory) plus overrides, or a full description. Throws
 /// InputError naming node.source() and the JSON pointer of the offending value.
 PlatformSpec read_platform_spec(const JsonNode& node);
+
+/// The nodes of the SimGrid XML platform `spec` (spec.simgrid_xml set), from its hosts counted
+/// in the file as SimGrid will build them, before SimGrid reads it: what a plan needs to know of
+/// the platform's size. Throws InputError naming the file when it defines no host or hosts that
+/// are not a multiple of spec.gpus_per_node (as building it would), or is malformed.
+int simgrid_xml_nodes(const PlatformSpec& spec);
 
 /// The same platform with `nodes` nodes. A topology shape belongs to its node count, so the fat
 /// tree's down counts, the torus dimensions and the dragonfly shape are derived anew (the fat tree

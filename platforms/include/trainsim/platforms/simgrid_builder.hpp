@@ -18,6 +18,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/link_names.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 
@@ -36,6 +37,8 @@ struct BuiltPlatform {
   std::vector<simgrid::s4u::Host*> gpus;     ///< rank order: node-major (node·gpus_per_node + local)
   std::vector<simgrid::s4u::Host*> cpus;     ///< the host CPU of each worker node (empty for XML)
   std::vector<simgrid::s4u::Host*> servers;  ///< CPUs of the dedicated server nodes
+  /// A CPU node (build_cpu_node): its memory, the far end of link "memory" from cpus[0].
+  simgrid::s4u::Host* dram = nullptr;
   int gpus_per_node = 1;
   /// Every link of the platform (each direction of a connection is one link): its human name,
   /// class and owner. An XML platform's links keep their ids (class from link_class_from_id).
@@ -57,6 +60,19 @@ void configure_network_model(const PlatformSpec& spec);
 /// above). Also for engines that simulate no platform's network, such as a CPU node's memory
 /// flows. Call after the Engine exists and before anything is built.
 void configure_max_min_network(const NetworkFactors& factors = {});
+
+/// Builds a CPU-only node into the engine's (empty) root, under the plain max-min network
+/// (configure_max_min_network, called here):
+///   host "cpu"  — the node's physical cores (one core runs 1e9 work units a second: the CPU engine
+///                 gives work in core-seconds); out.cpus holds it
+///   host "dram" — its memory, behind link "memory" (the node's memory bandwidth, no latency,
+///                 shared max-min by concurrent streams); out.dram, and out.links names the link
+///   host "intra-op pool" — when shared_pool_cores > 0: the cores of one intra-op thread pool that
+///                 concurrent ops share (TensorFlow, ONNX Runtime); out.cpus[1]
+BuiltPlatform build_cpu_node(simgrid::s4u::Engine& engine, const CpuPlatformSpec& spec, int shared_pool_cores = 0);
+
+/// Core speed of build_cpu_node's host "cpu": work units per second of one core.
+constexpr double kCpuCoreSpeed = 1e9;
 
 /// Builds the platform into the engine's (empty) root. Throws InputError when a SimGrid XML file
 /// is rejected by SimGrid or has no hosts, or when the topology does not fit the server nodes.

@@ -9,7 +9,9 @@
 //                 └─ bucket 0 ready   └─ bucket k ready  (gradients grouped in backward order)
 //   update:   one optimizer step over all parameters, after the last bucket's collective
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -46,6 +48,8 @@ struct GradientBucket {
 enum class Optimizer { sgd, momentum, adam };
 std::string_view to_string(Optimizer optimizer);
 std::vector<std::string> optimizer_names();
+/// Inverse of to_string; nullopt for any other name.
+std::optional<Optimizer> parse_optimizer(std::string_view name);
 
 /// Knobs of the expansion.
 struct IterationOptions {

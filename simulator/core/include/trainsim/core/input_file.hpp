@@ -26,8 +26,10 @@ inline constexpr std::size_t kMaxJsonDepth = 256;
 /// (a character device, a FIFO whose writer keeps writing) is refused as too large instead of
 /// read until memory runs out. `what` names the expected content ("JSON file", "CSV file").
 /// Throws InputError naming the path when it is a directory, cannot be opened or read, or is larger
-/// than the limit.
-std::string read_input_text(const std::filesystem::path& path, std::string_view what);
+/// than the limit. `limit` replaces kMaxInputBytes for formats whose files are larger by nature
+/// (ONNX models hold their weights).
+std::string read_input_text(const std::filesystem::path& path, std::string_view what,
+                            std::size_t limit = kMaxInputBytes);
 
 /// Throws InputError "source: line L, column C: ..." at the first array or object that opens
 /// deeper than kMaxJsonDepth. Brackets inside strings do not count; the text need not be valid

@@ -65,6 +65,10 @@ struct RouteInfo {
 class Simulation {
 public:
   Simulation(const platforms::PlatformSpec& spec, const SimulationOptions& options = {});
+  /// A CPU-only node (platforms::build_cpu_node): cpu_host() with the node's physical cores and
+  /// memory_host() behind the node's memory link, and shared_pool_host() with shared_pool_cores
+  /// cores when > 0; spec() is a default PlatformSpec, gpu_count() 0.
+  explicit Simulation(const platforms::CpuPlatformSpec& cpu, int shared_pool_cores = 0);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -80,6 +84,11 @@ public:
   int local_rank(int rank) const { return rank % built_.gpus_per_node; }
   /// Host CPU of each worker node (colocated parameter servers); empty for SimGrid XML platforms.
   const std::vector<simgrid::s4u::Host*>& node_cpus() const noexcept { return built_.cpus; }
+  /// A CPU-only node's cores and memory (the CPU constructor; TRAINSIM_CHECK otherwise).
+  simgrid::s4u::Host* cpu_host() const;
+  simgrid::s4u::Host* memory_host() const;
+  /// The shared intra-op pool's host; nullptr when the CPU node was built without one.
+  simgrid::s4u::Host* shared_pool_host() const;
   /// Dedicated server CPUs when server_nodes > 0, else the worker nodes' CPUs.
   std::vector<simgrid::s4u::Host*> server_hosts() const;
 

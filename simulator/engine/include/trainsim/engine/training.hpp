@@ -1,7 +1,9 @@
 #pragma once
 // Executes a training plan (trainsim/plan/training_plan.hpp) on SimGrid: one synchronous-SGD
-// iteration. The plan decides everything (task times, buckets, operations, servers); the engine
-// only runs it.
+// iteration. The plan decides everything (the platform to build, task times, buckets, operations,
+// servers, each all-reduce's schedule); the engine runs it and measures, and the plan's analysis
+// (plan::analyse_iteration) turns the measurements into the result (simulator/README.md, "Where
+// each decision lives").
 //
 //   GPU actor r (one per GPU):  forward ─ bwd segment 0 ─▶ bucket 0 ready ─ … ─ bwd tail ─ wait ─ update
 //   communicator actor:          op 0 when its trigger holds ─ op 1 ─ … ─ release GPUs

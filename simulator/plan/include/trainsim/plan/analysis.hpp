@@ -1,7 +1,8 @@
 #pragma once
-// What bounds a simulated iteration, in one sentence, and which choices of a plan deserve a
-// warning. Pure functions over the plan and the result record (no SimGrid); the engine calls them
-// and stores their answers in IterationResult::bound and ::warnings.
+// The result of a simulated iteration read against its plan: what the engine measured becomes
+// the iteration time, breakdown and throughput, what bounds it in one sentence, which choices of
+// the plan deserve a warning, and the input pipeline's wait. Pure functions over the plan and the
+// measurements (no SimGrid): the engine measures and calls analyse_iteration, deciding nothing.
 //
 //   exposed, idle < 5 % of the iteration ─────────────▶ compute
 //   idle ≥ exposed ────────────────────────────────────▶ stragglers
@@ -57,6 +58,31 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
 /// plan under representation "auto" whose GPU-host copies run coarse (past kAutoCoarseServerFlows
 /// flows per iteration), not at flow level. The engine reports these after plan_warnings.
 std::vector<Warning> representation_warnings(const TrainingPlan& plan);
+
+/// What the engine measured running one iteration of a plan, and nothing it judged.
+struct MeasuredIteration {
+  std::vector<double> end_s;                 ///< per GPU: when its optimizer step ended
+  std::vector<double> kernel_slowdown_s;     ///< per GPU: compute time lost to collective kernels' SMs
+  std::vector<BucketTiming> buckets;         ///< per bucket: its first operation's start to its last one's end
+  double network_bytes = 0;                  ///< bytes of every flow
+  std::vector<LinkLoad> busiest_links;       ///< by busy time, most first
+  std::vector<ConnectionLimit> connections;  ///< every connection busy inside the exposed window
+};
+
+/// The iteration time: when the last GPU ended (what the link analysis weighs the links against).
+double measured_iteration_s(const MeasuredIteration& measured);
+
+/// Time some bucket's communication was in progress: the length of the union of the buckets'
+/// intervals; intervals that only touch are summed apart, so operations run one after another
+/// (all-reduces) give exactly the sum of their durations.
+double communication_time(std::vector<BucketTiming> buckets);
+
+/// The result of one iteration of `plan` from what the engine measured: the iteration time and
+/// throughput, the breakdown (compute of the slowest GPU, the loss to collective kernels' SMs as
+/// its own part, exposed communication beyond both, idle, communication in progress), the
+/// plan's figures (servers' loads, memory, variables), find_bound, plan_warnings then
+/// representation_warnings, and last apply_input_pipeline.
+IterationResult analyse_iteration(const TrainingPlan& plan, MeasuredIteration measured);
 
 /// The plan's input pipeline (if any) applied to `result`, the simulated iteration: its timing for
 /// rank 0's batch (the largest) and, when the loaders are slower than the iteration, their wait

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trainsim::plan {
@@ -50,8 +51,6 @@ std::optional<Representation> parse_representation(const std::string& name);
 /// nodes (8 channels): 64 GPUs 1.3 s, 128 GPUs 8.2 s, 256 GPUs 60 s, 1,024 GPUs past 10 minutes.
 /// `auto`, `coarse` and `lockstep` have no such limit.
 inline constexpr int kMaxStepRanks = 256;
-/// Why `step` cannot run on `ranks` GPUs (what to use instead), or "" when it can.
-std::string step_representation_refusal(int ranks);
 /// The most step-level transfers (2 n(n−1) per all-reduce of n GPUs: a ring's steps × flows of one
 /// channel) a training iteration may run under `step`: a training iteration runs one all-reduce per
 /// bucket, so kMaxStepRanks alone let 256 GPUs of per-layer buckets run for minutes. The work of one
@@ -59,9 +58,13 @@ std::string step_representation_refusal(int ranks);
 /// DGX A100 nodes: 32 GPUs of 5 buckets (9,920) 4.1 s, of 65 1-MB buckets (128,960) 3.5 s at load 4,
 /// of 107 per-layer buckets (212,288) 54 s while a two-job build ran (the bound is conservative).
 inline constexpr long long kMaxStepTransfers = 2LL * kMaxStepRanks * (kMaxStepRanks - 1);
-/// Why `step` cannot run an iteration of `collectives` all-reduces on `gpus` GPUs that make
-/// `transfers` step-level transfers (what to use instead), or "" when it can.
-std::string step_iteration_refusal(long long transfers, std::size_t collectives, int gpus);
+/// The step limit, in one place: why `step` cannot run all-reduces of these participant counts (one
+/// entry per all-reduce of a training iteration, or the one collective `trainsim collective` times)
+/// within about a minute — one of them on more than kMaxStepRanks GPUs, or together more than
+/// kMaxStepTransfers step-level transfers — saying what to use instead; "" when it can.
+std::string step_refusal(const std::vector<int>& all_reduce_ranks);
+/// step_refusal of one all-reduce on `ranks` GPUs.
+std::string step_representation_refusal(int ranks);
 /// The names parse_representation accepts.
 std::vector<std::string> representation_names();
 
@@ -117,5 +120,11 @@ std::string to_string(Protocol p);
 std::string to_string(Representation r);
 std::string to_string(CollectiveOp op);
 std::string to_string(HdOrder order);
+/// Inverses of to_string (nullopt for anything else) and the names they accept, in one table per enum.
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+std::vector<std::string> algorithm_names();
+std::optional<Protocol> parse_protocol(std::string_view name);
+std::optional<CollectiveOp> parse_collective_op(std::string_view name);
+std::vector<std::string> collective_op_names();
 
 }  // namespace trainsim::plan

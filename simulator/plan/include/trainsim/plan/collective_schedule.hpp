@@ -20,6 +20,7 @@
 //                        fold step at each end when n is not a power of two
 //   double binary tree   two trees of S/2 each, reduce then broadcast, in m pipelined chunks
 //   broadcast chain      ranks[0] → ranks[1] → …, m pipelined chunks
+#include <cstddef>
 #include <vector>
 
 #include "trainsim/plan/collective_options.hpp"
@@ -133,7 +134,7 @@ private:
 /// R = H+m−1 reduce steps (H the largest root height) one of depth d sends chunk j to its
 /// children at step R+d+j. n ≥ 2, m ≥ 1.
 class TreeSchedule final : public StepSchedule {
-public:
+ public:
   /// `forest`: a tree may have several roots (NVLS_TREE's heads); else exactly one (checked).
   TreeSchedule(int n, std::vector<std::vector<int>> parents, int chunks, double chunk, bool forest = false);
   int participants() const override { return n_; }
@@ -163,7 +164,13 @@ public:
   /// step in which w of the phase's H levels send takes alone + (loaded − alone)·(w−1)/(H−1).
   double completion_s(const EdgeDurations& durations, double overhead_s) const;
 
-private:
+ private:
+  /// completion_s's halves of step s for participant p: the longest of its sends (an edge lasting
+  /// alone + (loaded − alone)·load), −1 when it sends nothing; and when its step ends, given when
+  /// every participant's sends of the step ended (`sent`): its own, and its messages' senders'.
+  double longest_send(std::size_t p, int s, const std::vector<double>& alone, const std::vector<double>& loaded,
+                      double load) const;
+  double step_end(std::size_t p, int s, const std::vector<double>& sent) const;
   int n_, m_;
   double chunk_;
   std::vector<std::vector<int>> parents_, height_, depth_, child_begin_, children_;

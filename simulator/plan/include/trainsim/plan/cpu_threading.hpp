@@ -17,6 +17,7 @@
 //   the OS switches contexts at every barrier.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -29,9 +30,29 @@ struct Scenario;
 
 enum class CpuMode { training, inference };
 
+/// "training" or "inference".
+std::string_view to_string(CpuMode mode);
+/// The value a JSON string names ("training" or "inference"); one_of's error for anything else.
+CpuMode read_cpu_mode(const JsonNode& node);
+/// Whose threading runs the ops (`threading.framework`); simulator/README.md, "Frameworks on the CPU".
+///   generic      every inter-op pool owns its team of intra-op threads (Caffe2; what Wang et al.'s
+///                guideline assumes); the model's constants as documented
+///   pytorch      eager: one op at a time (inter-op threads only serve torch.jit.fork), intra-op
+///                OpenMP threads; per-op dispatch, plain↔blocked reorders around oneDNN, elementwise
+///                ops split by ATen's grain of 32768 elements, GNU OpenMP's centralised barrier
+///   tensorflow   inter-op pools run ops concurrently over ONE shared Eigen intra-op pool of
+///                intra_op_threads threads (with oneDNN, each op an OpenMP team of those threads)
+///   onnxruntime  sequential (one pool) or parallel execution mode (inter_op_pools > 1), one shared
+///                intra-op pool
+enum class Framework { generic, pytorch, tensorflow, onnxruntime };
+
+/// "generic", "pytorch", "tensorflow", "onnxruntime".
+std::string_view to_string(Framework f);
+
 /// The scenario's `threading` object: the framework's settings and the model's constants.
 /// Defaults and their sources: simulator/README.md, "CPU training and inference".
 struct ThreadingOptions {
+  Framework framework = Framework::generic;
   int inter_op_pools = 1;        ///< ops that may run at once (TensorFlow's inter_op_parallelism_threads)
   int intra_op_threads = 0;      ///< threads one op is split over; 0 = physical cores / pools (at least 1)
   CpuMode mode = CpuMode::training;
@@ -45,13 +66,42 @@ struct ThreadingOptions {
   double cross_socket_factor = 2;    ///< fork-join cost multiplier when an op's threads span sockets
   double context_switch_s = 3.8e-6;  ///< direct cost of one OS context switch (Li, Ding, Shen, ExpCS 2007)
   double spin_wait_s = 0.2;          ///< an idle team's threads spin this long before sleeping (KMP_BLOCKTIME)
+  /// Per parallel region and thread: a centralised barrier (GNU OpenMP's gomp_barrier_wait: every
+  /// thread updates one counter) costs this per thread, serially; 0 for tree barriers.
+  double barrier_per_thread_s = 0;
+  int regions_per_heavy_op = 1;  ///< parallel regions of a convolution or matrix product (reorders + the kernel)
+  /// Output elements per piece a non-heavy op is split into: 16 (one AVX-512 register, MKL-DNN's
+  /// blocking) or ATen's GRAIN_SIZE 32768 under PyTorch (at::parallel_for).
+  double elementwise_grain = 16;
+  /// Whether the inter-op pools share one intra-op pool of intra_op_threads threads (TensorFlow,
+  /// ONNX Runtime) instead of each owning its own team (generic, PyTorch).
+  /// TensorFlow built with oneDNN (`threading.onednn`): its kernels run OpenMP teams of
+  /// intra_op_threads per op (OMP_NUM_THREADS), one per running op, so the pools do not share them.
+  bool onednn = false;
+  bool shared_intra_pool() const {
+    return (framework == Framework::tensorflow && !onednn) || framework == Framework::onnxruntime;
+  }
+  /// Software threads the setting starts: pools × threads with a team per pool; the shared pool's
+  /// threads otherwise (the inter-op threads only hand ops to it).
+  int setting_threads(int threads_per_pool) const {
+    return shared_intra_pool() ? threads_per_pool : inter_op_pools * threads_per_pool;
+  }
+  /// Threads of a shared-pool framework that want a core for the whole run: the intra-op pool's,
+  /// and under ONNX Runtime's parallel mode its inter-op pool's as well (both spin while waiting
+  /// for work by default: session options intra_op.allow_spinning and inter_op.allow_spinning = 1).
+  int spinning_threads(int threads_per_pool) const {
+    return threads_per_pool + (framework == Framework::onnxruntime && inter_op_pools > 1 ? inter_op_pools : 0);
+  }
 
   /// Threads per pool after resolving 0 against the platform.
   int threads_per_pool(const platforms::CpuPlatformSpec& platform) const;
-  /// Reads `threading` (keys: inter_op_pools, intra_op_threads, mode, dispatch_us, fork_join_us,
-  /// serial_fraction, conv_efficiency, matmul_efficiency, other_efficiency, core_bandwidth_GBps,
-  /// cross_socket_factor, context_switch_us, spin_wait_ms). Pools and threads are each ≥ 1 and ≤ 4 × the platform's hardware
-  /// threads. Throws InputError at the offending pointer.
+  /// The framework's defaults (simulator/README.md, "Frameworks on the CPU").
+  static ThreadingOptions for_framework(Framework f);
+  /// Reads `threading` (keys: framework, execution_mode (onnxruntime), onednn (tensorflow), inter_op_pools,
+  /// intra_op_threads, mode, dispatch_us, fork_join_us, serial_fraction, conv_efficiency, matmul_efficiency,
+  /// other_efficiency, core_bandwidth_GBps, cross_socket_factor, context_switch_us, spin_wait_ms). Pools and threads
+  /// are each ≥ 1 and ≤ 4 × the platform's hardware threads; PyTorch and ONNX Runtime's sequential mode take one pool.
+  /// Throws InputError at the offending pointer (an unknown framework with a suggestion).
   static ThreadingOptions read(const JsonNode& node, const platforms::CpuPlatformSpec& platform);
 };
 

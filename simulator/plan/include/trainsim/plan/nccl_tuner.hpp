@@ -62,6 +62,10 @@ struct NcclTopology {
   /// (NCCL_MAX_DIRECT_ARITY + 1) and the node's GPUs; 0 without collnet.
   int collnet_heads = 0;
   int nics = 1;               ///< NICs per node
+  /// NCCL's transport beyond tuning.cc's model (platform `network.nccl`, NcclNetSpec): latency
+  /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
+  double net_hop_us = 0;
+  double proxy_step_us = 0;
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -75,7 +79,37 @@ struct NcclChoice {
   double latency_s = 0;         ///< the model's latency: launch plus per-step latencies
   double bus_bandwidth_Bps = 0; ///< the model's busbw
   double predicted_s = 0;       ///< the model's time for the size asked
+  /// Of latency_s, what NCCL's network transport adds beyond tuning.cc's model (nccl_network_cost):
+  /// extra per-hop latency and the proxy's per-step cost. 0 in one node and without `network.nccl`.
+  double network_software_s = 0;
 };
+
+/// What NCCL's network transport costs one all-reduce beyond tuning.cc's latencies: the extra
+/// latency of every network hop on the critical path and the proxy's per-step CPU time, both from
+/// the platform's `network.nccl` (NcclTopology::net_hop_us, proxy_step_us).
+struct NcclNetworkCost {
+  int hops = 0;            ///< network hops on a chunk's critical path (ring 2(nodes−1), trees 2·log2(nodes))
+  int loops = 0;           ///< loops over the buffer (enqueue.cc calcCollChunking: nLoops)
+  double proxy_steps = 0;  ///< network steps one GPU's proxy thread posts and completes
+  double proxy_s =
+      0;  ///< what the proxy's steps take beyond the transfer: max(0, proxy_steps × proxy_step_us − transfer_s)
+  double seconds = 0;  ///< hops × net_hop_us + proxy_s
+};
+/// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
+/// per-size drop) for an all-reduce of `bytes`. Per network connection NCCL's proxy handles
+/// nstepsPerLoop × nLoops × chunkSteps FIFO steps (enqueue.cc), one network message per slice:
+///   ring   2(n−1) steps a loop, loop = channels × n × chunk (Simple 2 MiB = 4 steps of 512 KiB in
+///          2 slices; LL 32 KiB, LL128 576,000 B data a step, one slice); each channel's ring
+///          enters and leaves every node once (a send and a receive connection per node)
+///   tree   1 step a loop, loop = channels × chunk (Simple 512 KiB); each node's tree head has an
+///          up and a down connection each way (both trees of the channel share the proxy)
+///   nvls_tree as tree on NVLS's CTAs, a loop of channels × heads × the NVLS tree chunk (nvls.cc:
+///          128 KiB, 64 KiB from 4 nodes)
+/// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
+/// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
+/// much of them. Zero in one node and for NVLS and CollNet (their network side is SHARP's).
+NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
+                                  double transfer_s = 0);
 
 /// Every (algorithm, protocol) NCCL would consider for an all-reduce of `bytes` on `topo`, with
 /// the model's time; those NCCL disables (NVLS across nodes without SHARP, NVLS_TREE inside one

@@ -2,6 +2,7 @@
 // The scenario file (scenarios/README.md): workload, platform, strategy, calibration, sweep. Pure data, read
 // through checked JSON so every error names the file and the JSON pointer.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +45,10 @@ std::string_view to_string(StrategyKind kind);
 std::vector<std::string> strategy_kind_names();
 
 struct WorkloadConfig {
-  std::string model_or_file;   ///< zoo name, or a layer-graph / Paleo file (resolved against the scenario's folder)
+  std::string
+      model_or_file;  ///< zoo name, or a layer-graph / Paleo / ONNX file (resolved against the scenario's folder)
+  bool onnx = false;  ///< `onnx`: model_or_file is an ONNX model
+  std::map<std::string, std::int64_t> onnx_dims;  ///< `onnx_dims`: values of the ONNX model's named dynamic dimensions
   Scaling scaling = Scaling::weak;
   std::int64_t batch_per_gpu = 0;  ///< weak scaling: samples per GPU
   std::int64_t global_batch = 0;   ///< strong scaling: samples per iteration, split across GPUs

@@ -7,6 +7,7 @@
 //                   TensorFlow's GreedyLoadBalancingStrategy with byte_size_load_fn
 //     sharded:      every server owns 1/servers of every bucket (BytePS / MXNet kvstore slicing)
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,8 @@ enum class VariablePlacement { round_robin, greedy, sharded };
 std::string_view to_string(VariablePlacement placement);
 /// "round_robin", "greedy", "sharded".
 std::vector<std::string> variable_placement_names();
+/// Inverse of to_string; nullopt for any other name.
+std::optional<VariablePlacement> parse_variable_placement(std::string_view name);
 
 /// A variable to place: one layer's parameters (the layer graph does not separate a layer's
 /// kernel from its bias, so a layer is one variable).

@@ -188,8 +188,8 @@ struct TrainingPlan {
   /// The platform the engine builds: the scenario's, with an XML platform's node count known
   /// (nccl_intra_node_latency_s replaces its intra-node latency for an NCCL plan).
   platforms::PlatformSpec platform;
-  /// The input pipeline of every GPU (workload.input_pipeline): the engine adds its wait to the
-  /// iteration, for the batch of rank 0 (the largest).
+  /// The input pipeline of every GPU (workload.input_pipeline): analyse_iteration (analysis.hpp)
+  /// adds its wait to the simulated iteration, for the batch of rank 0 (the largest).
   std::optional<InputPipelineConfig> input_pipeline;
   /// For reports only (the summary's first lines): the scenario's bucket size (0 = per layer), its
   /// scaling ("weak" or "strong") and whether a measured one-GPU throughput calibrated it.
@@ -204,6 +204,10 @@ struct TrainingPlan {
   std::string variable_placement;       ///< parameter servers: round_robin, greedy or sharded
   std::vector<PlacedVariable> placed_variables;  ///< owner of every variable (empty when sharded)
   std::vector<CommOp> ops;              ///< in execution order
+  /// Parameter servers: how the engine runs the pushes, pulls and copies, decided by the plan from
+  /// `representation` and the operations (resolve_server_representation; never automatic once
+  /// planned or read). Derived: not written to the plan's JSON.
+  ServerRepresentation server_representation = ServerRepresentation::automatic;
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
   /// Compute of GPU `rank` over the iteration (segments and update, slowed down), seconds.
@@ -222,6 +226,12 @@ struct TrainingPlan {
   /// Per server: bytes it receives from all workers in one iteration (= bytes it sends back).
   std::vector<double> server_bytes() const;
 
+  /// The platform the engine builds and runs the plan on: `platform`, its intra-node latency
+  /// replaced by nccl_intra_node_latency_s in an NCCL plan. The engine decides nothing about it.
+  platforms::PlatformSpec effective_platform() const;
+  /// The CPU-only nodes the engine adds for dedicated parameter servers (ServerHost::server_node).
+  int server_nodes() const;
+
   /// The plan as JSON (deterministic key order). Every number the engine reads is written as the
   /// double it is (base units, shortest round-trip form), so from_json(to_json()) runs the same
   /// iteration to the last bit. Derived values (compute_s, link_class_bytes, a server's bytes and
@@ -239,8 +249,10 @@ struct TrainingPlan {
 /// plan's all-reduce operations use (the value of TrainingPlan::all_reduce_bytes_per_byte).
 std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan& plan);
 
-/// Builds the plan of `scenario` (whose platform size is known: for a SimGrid XML platform, set
-/// platform.nodes from the built platform first). Throws InputError when the workload computes nothing.
+/// Builds the plan of `scenario`. A SimGrid XML platform's size is counted from its file first
+/// (platforms::simgrid_xml_nodes, then check_against_platform), so every plan knows its GPUs
+/// before SimGrid builds anything. Throws InputError when the workload computes nothing, or for
+/// an XML platform whose hosts do not fit the scenario.
 TrainingPlan build_training_plan(const Scenario& scenario, const workloads::Workload& workload);
 
 /// Parameter servers: the SimGrid flows one iteration starts at flow level (every GPU ↔ host copy,

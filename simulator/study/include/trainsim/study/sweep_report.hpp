@@ -6,7 +6,7 @@
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 
-namespace trainsim::app {
+namespace trainsim::study {
 
 /// A self-contained HTML report of a sweep (inline CSS and SVG, no script, nothing fetched):
 /// throughput and scaling efficiency against GPUs per series, the iteration breakdown of every
@@ -14,4 +14,4 @@ namespace trainsim::app {
 /// in the table with their error.
 std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan::ResultRecord>& results);
 
-}  // namespace trainsim::app
+}  // namespace trainsim::study

@@ -1,4 +1,4 @@
-#include "validate.hpp"
+#include "trainsim/study/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "sweep.hpp"
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/output.hpp"
@@ -22,13 +21,14 @@
 #include "trainsim/fitting/paleo.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
+#include "trainsim/study/sweep.hpp"
 #include "trainsim/workloads/layer_graph.hpp"
 
-namespace trainsim::app {
+namespace trainsim::study {
 namespace {
 
 // The columns every measured CSV must have; `gpu`, `framework` and `data` join the group key when present.
-const std::vector<std::string> kRequiredColumns = {"dataset", "system",    "gpus",   "nodes",  "strategy",
+const std::vector<std::string> kRequiredColumns = {"dataset", "system",        "gpus",      "nodes",  "strategy",
                                                    "model",   "batch_per_gpu", "precision", "metric", "value"};
 const std::vector<std::string> kGroupColumns = {"dataset", "system",        "gpu",       "framework", "strategy",
                                                 "model",   "batch_per_gpu", "precision", "data",      "metric"};
@@ -52,8 +52,8 @@ struct ServerCount {
 
 struct StrategyMapping {
   std::string label;
-  Json strategy;             // a scenario's strategy object
-  int servers_per_node = 0;  // > 0: strategy.servers = this × nodes
+  Json strategy;                        // a scenario's strategy object
+  int servers_per_node = 0;             // > 0: strategy.servers = this × nodes
   std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
 };
 
@@ -65,9 +65,10 @@ struct SystemTemplate {
   std::string pointer;  // /systems/i
   Json platform;
   Json workload = Json::object();
-  Json compute;         // null when absent
+  Json compute;  // null when absent
   std::map<std::string, StrategyMapping> strategies;
-  std::map<std::string, std::string> precisions;  // measured precision → scenario precision
+  std::map<std::string, std::string> precisions;                        // measured precision → scenario precision
+  std::vector<std::pair<std::string, std::string>> precision_pointers;  // scenario precision, its pointer
 };
 
 // The scenario document of one measured configuration under a system template.
@@ -106,9 +107,115 @@ void check_template(const SystemTemplate& system, const std::string& name, const
     std::string pointer = system.pointer;
     for (const char* part : {"/platform", "/workload", "/compute"})
       if (where.rfind(part, 0) == 0) pointer = system.pointer + where;
-    if (where.rfind("/strategy", 0) == 0)
-      pointer = json_pointer_append(system.pointer + "/strategies", name) + where;
+    if (where.rfind("/strategy", 0) == 0) pointer = json_pointer_append(system.pointer + "/strategies", name) + where;
     throw InputError(source, pointer, e.detail());
+  }
+}
+
+// One entry of `strategies`: the scenario strategy that simulates a measured strategy.
+StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
+  m.require_object();
+  m.allow_only({"label", "strategy", "servers_per_node", "servers_at"});
+  StrategyMapping mapping;
+  mapping.label = m.find("label") ? m.at("label").as_string() : name;
+  const JsonNode strategy = m.at("strategy");
+  strategy.require_object();
+  mapping.strategy = strategy.raw();
+  // Server counts set a parameter server's 'servers'; on another kind the scenario reader would
+  // complain about 'servers', which the user did not write: name their key instead.
+  if (const auto kind = strategy.find("kind");
+      kind && kind->is_string() && kind->raw().get<std::string>() != "parameter_server")
+    for (const char* key : {"servers_per_node", "servers_at"})
+      if (auto k = m.find(key))
+        throw k->error(fmt::format("sets the servers of kind \"parameter_server\" only, and this strategy's kind is {}",
+                                   kind->raw().dump()));
+  if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = spn->int_in(1, platforms::kMaxGpusPerNode);
+  if (auto at = m.find("servers_at")) {
+    at->require_array();
+    for (const JsonNode& e : at->elements()) {
+      e.require_object();
+      e.allow_only({"model", "batch_per_gpu", "nodes", "servers"});
+      ServerCount c;
+      c.model = e.at("model").as_string();
+      if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
+      c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
+      c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
+      mapping.servers_at.push_back(std::move(c));
+    }
+  }
+  return mapping;
+}
+
+// validate predicts how a measurement scales over GPUs from its one-GPU row; a CPU platform
+// simulates one node without data parallelism, so it has nothing to scale (and no gpus_per_node
+// for the CSV's gpus column to set). Said here, at the key the user wrote, instead of as an
+// unknown 'gpus_per_node' the user never wrote.
+void refuse_cpu_platform(const JsonNode& platform) {
+  if (!platforms::is_cpu_platform(platform)) return;
+  const auto preset = platform.find("preset");
+  const auto device = platform.find("device");
+  const JsonNode at = device && device->is_string() && device->raw().get<std::string>() == "cpu" ? *device
+                      : preset                                                                   ? *preset
+                                                                                                 : platform;
+  throw at.error(
+      "a CPU platform (" + at.raw().dump() +
+      ") simulates one node without data parallelism; validate "
+      "predicts how measurements scale over GPUs, so a system needs a GPU platform (trainsim platform list)");
+}
+
+// One entry of `systems` (its strategies are checked by check_templates).
+SystemTemplate read_system(const JsonNode& s) {
+  s.require_object();
+  s.allow_only({"dataset", "system", "gpu", "label", "platform", "workload", "compute", "strategies", "precisions"});
+  SystemTemplate t;
+  t.pointer = s.pointer();
+  t.dataset = s.at("dataset").as_string();
+  t.system = s.at("system").as_string();
+  if (auto gpu = s.find("gpu")) t.gpu = gpu->as_string();
+  t.label = s.find("label") ? s.at("label").as_string() : t.system;
+  const JsonNode platform = s.at("platform");
+  platform.require_object();
+  refuse_cpu_platform(platform);
+  t.platform = platform.raw();
+  for (const char* key : {"nodes", "gpus_per_node"})
+    if (platform.has(key))
+      throw platform.at(key).error(std::string("comes from the measured CSV's nodes and gpus columns; remove '") + key +
+                                   "'");
+  if (auto w = s.find("workload")) {
+    w->require_object();
+    for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
+      if (w->has(key))
+        throw w->at(key).error(
+            "comes from the measured CSV (model, batch_per_gpu, precision columns); a system sets "
+            "only framework defaults such as optimizer");
+    t.workload = w->raw();
+  }
+  if (auto c = s.find("compute")) t.compute = c->raw();
+  const JsonNode strategies = s.at("strategies");
+  strategies.require_object();
+  for (const auto& [name, m] : strategies.members()) t.strategies.emplace(name, read_mapping(name, m));
+  if (auto p = s.find("precisions")) {
+    p->require_object();
+    for (const auto& [measured, scenario] : p->members()) {
+      t.precisions[measured] = scenario.as_string();
+      t.precision_pointers.emplace_back(t.precisions[measured], scenario.pointer());
+    }
+  }
+  return t;
+}
+
+// Every strategy of a system read as a one-GPU scenario, with each precision it maps to.
+void check_templates(const SystemTemplate& t, const std::string& path) {
+  for (const auto& [name, mapping] : t.strategies) {
+    check_template(t, name, mapping, path);
+    // Each precision the entry maps to is read with each strategy, so that a bad one ("fp64")
+    // stops here at its key rather than skipping every group that uses it.
+    for (const auto& [precision, pointer] : t.precision_pointers) try {
+        check_template(t, name, mapping, path, precision);
+      } catch (const InputError& e) {
+        if (e.source() != path || e.location().find("/workload/precision") == std::string::npos) throw;
+        throw InputError(path, pointer, e.detail());
+      }
   }
 }
 
@@ -124,98 +231,12 @@ std::vector<SystemTemplate> read_systems(const std::string& path) {
   std::vector<SystemTemplate> systems;
   std::map<std::tuple<std::string, std::string, std::string>, std::string> seen;
   for (const JsonNode& s : list.elements()) {
-    s.require_object();
-    s.allow_only({"dataset", "system", "gpu", "label", "platform", "workload", "compute", "strategies", "precisions"});
-    SystemTemplate t;
-    t.pointer = s.pointer();
-    t.dataset = s.at("dataset").as_string();
-    t.system = s.at("system").as_string();
-    if (auto gpu = s.find("gpu")) t.gpu = gpu->as_string();
-    t.label = s.find("label") ? s.at("label").as_string() : t.system;
-    const JsonNode platform = s.at("platform");
-    platform.require_object();
-    // validate predicts how a measurement scales over GPUs from its one-GPU row; a CPU platform
-    // simulates one node without data parallelism, so it has nothing to scale (and no gpus_per_node
-    // for the CSV's gpus column to set). Said here, at the key the user wrote, instead of as an
-    // unknown 'gpus_per_node' the user never wrote.
-    if (platforms::is_cpu_platform(platform)) {
-      const auto preset = platform.find("preset");
-      const auto device = platform.find("device");
-      const JsonNode at = device && device->is_string() && device->raw().get<std::string>() == "cpu" ? *device
-                          : preset                                                                    ? *preset
-                                                                                                      : platform;
-      throw at.error("a CPU platform (" + at.raw().dump() + ") simulates one node without data parallelism; validate "
-                     "predicts how measurements scale over GPUs, so a system needs a GPU platform (trainsim platform list)");
-    }
-    t.platform = platform.raw();
-    for (const char* key : {"nodes", "gpus_per_node"})
-      if (platform.has(key))
-        throw platform.at(key).error(std::string("comes from the measured CSV's nodes and gpus columns; remove '") + key + "'");
-    if (auto w = s.find("workload")) {
-      w->require_object();
-      for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
-        if (w->has(key))
-          throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns); a system sets "
-                                 "only framework defaults such as optimizer");
-      t.workload = w->raw();
-    }
-    if (auto c = s.find("compute")) t.compute = c->raw();
-    const JsonNode strategies = s.at("strategies");
-    strategies.require_object();
-    for (const auto& [name, m] : strategies.members()) {
-      m.require_object();
-      m.allow_only({"label", "strategy", "servers_per_node", "servers_at"});
-      StrategyMapping mapping;
-      mapping.label = m.find("label") ? m.at("label").as_string() : name;
-      const JsonNode strategy = m.at("strategy");
-      strategy.require_object();
-      mapping.strategy = strategy.raw();
-      // Server counts set a parameter server's 'servers'; on another kind the scenario reader would
-      // complain about 'servers', which the user did not write: name their key instead.
-      if (const auto kind = strategy.find("kind"); kind && kind->is_string() && kind->raw().get<std::string>() != "parameter_server")
-        for (const char* key : {"servers_per_node", "servers_at"})
-          if (auto k = m.find(key))
-            throw k->error(fmt::format("sets the servers of kind \"parameter_server\" only, and this strategy's kind is {}",
-                                       kind->raw().dump()));
-      if (auto spn = m.find("servers_per_node")) mapping.servers_per_node = spn->int_in(1, platforms::kMaxGpusPerNode);
-      if (auto at = m.find("servers_at")) {
-        at->require_array();
-        for (const JsonNode& e : at->elements()) {
-          e.require_object();
-          e.allow_only({"model", "batch_per_gpu", "nodes", "servers"});
-          ServerCount c;
-          c.model = e.at("model").as_string();
-          if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
-          c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
-          c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
-          mapping.servers_at.push_back(std::move(c));
-        }
-      }
-      t.strategies.emplace(name, std::move(mapping));
-    }
-    std::vector<std::pair<std::string, std::string>> precision_pointers;  // scenario precision, its pointer
-    if (auto p = s.find("precisions")) {
-      p->require_object();
-      for (const auto& [measured, scenario] : p->members()) {
-        t.precisions[measured] = scenario.as_string();
-        precision_pointers.emplace_back(t.precisions[measured], scenario.pointer());
-      }
-    }
+    SystemTemplate t = read_system(s);
     const auto [it, fresh] = seen.emplace(std::make_tuple(t.dataset, t.system, t.gpu.value_or("")), t.pointer);
     if (!fresh)
       throw s.error(fmt::format("dataset '{}', system '{}'{} is already mapped at {}", t.dataset, t.system,
                                 t.gpu ? ", gpu '" + *t.gpu + "'" : "", it->second));
-    for (const auto& [name, mapping] : t.strategies) {
-      check_template(t, name, mapping, path);
-      // Each precision the entry maps to is read with each strategy, so that a bad one ("fp64")
-      // stops here at its key rather than skipping every group that uses it.
-      for (const auto& [precision, pointer] : precision_pointers) try {
-          check_template(t, name, mapping, path, precision);
-        } catch (const InputError& e) {
-          if (e.source() != path || e.location().find("/workload/precision") == std::string::npos) throw;
-          throw InputError(path, pointer, e.detail());
-        }
-    }
+    check_templates(t, path);
     systems.push_back(std::move(t));
   }
   return systems;
@@ -245,7 +266,7 @@ struct Group {
   std::vector<MeasuredRow> rows;
   std::string skip_reason;
   std::vector<std::string> skipped_rows;  // rows of a validated group that cannot be simulated, and why
-  double one_gpu_time_s = 0;  // the measured one-GPU iteration, the calibration
+  double one_gpu_time_s = 0;              // the measured one-GPU iteration, the calibration
 };
 
 std::int64_t integer_cell(const CsvTable& table, std::size_t row, const std::string& column, std::int64_t min) {
@@ -284,6 +305,44 @@ std::string line_name(const CsvTable& table, std::size_t row, const CsvTable& fr
 // one point (the same group, GPUs and nodes) are one measurement given twice when their values are
 // equal (a warning; counted once) and a contradiction otherwise (InputError naming both lines,
 // whichever comes first: the result must not depend on which of them a reader keeps).
+// One measured row, its cells checked: GPUs that divide over the nodes and fit in them, a
+// plausible value for its metric.
+MeasuredRow read_row(const CsvTable& table, std::size_t r) {
+  MeasuredRow row;
+  row.table = &table;
+  row.row = r;
+  row.gpus = static_cast<int>(integer_cell(table, r, "gpus", 1));
+  row.nodes = static_cast<int>(integer_cell(table, r, "nodes", 1));
+  if (row.gpus % row.nodes != 0)
+    throw InputError(table.source(), table.location_of(row.row),
+                     fmt::format("{} GPUs do not divide evenly over {} nodes", row.gpus, row.nodes));
+  // gpus_per_node (optional) is what a node holds, as in tests/data/validation, where one GPU of an
+  // 8-GPU DGX-1 reads gpus 1, nodes 1, gpus_per_node 8; what is simulated is gpus / nodes per
+  // node. Using more GPUs than the nodes hold is a contradiction in the row.
+  if (table.find_column("gpus_per_node")) {
+    const auto per_node = integer_cell(table, r, "gpus_per_node", 1);
+    if (row.gpus > per_node * row.nodes)
+      throw InputError(table.source(), table.location_of(r),
+                       fmt::format("gpus {} contradicts nodes {} × gpus_per_node {} = {} GPUs in all; expected gpus ≤ "
+                                   "nodes × gpus_per_node",
+                                   row.gpus, row.nodes, per_node, per_node * row.nodes));
+  }
+  row.value = table.number(r, table.column("value"));
+  if (!(row.value > 0))
+    throw InputError(
+        table.source(), table.location_of(r),
+        fmt::format("column 'value': expected a measurement > 0, got '{}'", table.cell(r, table.column("value"))));
+  const std::string& metric = table.cell(r, table.column("metric"));
+  const bool seconds = metric.rfind("seconds_per_iteration", 0) == 0;
+  if ((seconds || metric == "samples_per_s") && row.value > (seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond))
+    throw InputError(table.source(), table.location_of(r),
+                     fmt::format("column 'value': {} {} is not a plausible measurement; expected at most {} ({})",
+                                 table.cell(r, table.column("value")), metric,
+                                 seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond,
+                                 seconds ? "a day per iteration" : "a billion samples per second"));
+  return row;
+}
+
 std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
   std::vector<Group> groups;
   std::map<std::string, std::size_t> index;
@@ -297,39 +356,11 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
     for (std::size_t r = 0; r < table.row_count(); ++r) {
       std::string key;
       for (const auto& column : kGroupColumns)
-        if (auto c = table.find_column(column)) key += table.cell(r, *c) + '\x1f';
-        else key += '\x1e';
-      MeasuredRow row;
-      row.table = &table;
-      row.row = r;
-      row.gpus = static_cast<int>(integer_cell(table, r, "gpus", 1));
-      row.nodes = static_cast<int>(integer_cell(table, r, "nodes", 1));
-      if (row.gpus % row.nodes != 0)
-        throw InputError(table.source(), table.location_of(row.row),
-                         fmt::format("{} GPUs do not divide evenly over {} nodes", row.gpus, row.nodes));
-      // gpus_per_node (optional) is what a node holds, as in tests/data/validation, where one GPU of an
-      // 8-GPU DGX-1 reads gpus 1, nodes 1, gpus_per_node 8; what is simulated is gpus / nodes per
-      // node. Using more GPUs than the nodes hold is a contradiction in the row.
-      if (table.find_column("gpus_per_node")) {
-        const auto per_node = integer_cell(table, r, "gpus_per_node", 1);
-        if (row.gpus > per_node * row.nodes)
-          throw InputError(table.source(), table.location_of(r),
-                           fmt::format("gpus {} contradicts nodes {} × gpus_per_node {} = {} GPUs in all; expected gpus ≤ "
-                                       "nodes × gpus_per_node",
-                                       row.gpus, row.nodes, per_node, per_node * row.nodes));
-      }
-      row.value = table.number(r, table.column("value"));
-      if (!(row.value > 0))
-        throw InputError(table.source(), table.location_of(r),
-                         fmt::format("column 'value': expected a measurement > 0, got '{}'", table.cell(r, table.column("value"))));
-      const std::string& metric = table.cell(r, table.column("metric"));
-      const bool seconds = metric.rfind("seconds_per_iteration", 0) == 0;
-      if ((seconds || metric == "samples_per_s") && row.value > (seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond))
-        throw InputError(table.source(), table.location_of(r),
-                         fmt::format("column 'value': {} {} is not a plausible measurement; expected at most {} ({})",
-                                     table.cell(r, table.column("value")), metric,
-                                     seconds ? kMaxSecondsPerIteration : kMaxSamplesPerSecond,
-                                     seconds ? "a day per iteration" : "a billion samples per second"));
+        if (auto c = table.find_column(column))
+          key += table.cell(r, *c) + '\x1f';
+        else
+          key += '\x1e';
+      const MeasuredRow row = read_row(table, r);
       const auto batch = integer_cell(table, r, "batch_per_gpu", 1);
       const std::string point_key = fmt::format("{}{}\x1f{}", key, row.gpus, row.nodes);
       if (auto [seen, fresh] = points.emplace(point_key, Seen{&table, r, row.value}); !fresh) {
@@ -337,11 +368,12 @@ std::vector<Group> group_rows(const std::vector<CsvTable>& tables) {
         const std::string what = fmt::format("{} GPU{} on {} node{}", row.gpus, row.gpus == 1 ? "" : "s", row.nodes,
                                              row.nodes == 1 ? "" : "s");
         if (seen->second.value != row.value)
-          throw InputError(table.source(), table.location_of(r),
-                           fmt::format("measures the same point as {} ({}, same group) with a different value: {} here, {} there; "
-                                       "keep one row per point (or average them)",
-                                       first, what, table.cell(r, table.column("value")),
-                                       seen->second.table->cell(seen->second.row, seen->second.table->column("value"))));
+          throw InputError(
+              table.source(), table.location_of(r),
+              fmt::format("measures the same point as {} ({}, same group) with a different value: {} here, {} there; "
+                          "keep one row per point (or average them)",
+                          first, what, table.cell(r, table.column("value")),
+                          seen->second.table->cell(seen->second.row, seen->second.table->column("value"))));
         std::cerr << fmt::format("trainsim: warning: {}: {}: repeats {} ({}, value {}); counted once\n", table.source(),
                                  table.location_of(r), first, what, table.cell(r, table.column("value")));
         continue;
@@ -386,8 +418,10 @@ void add_collective_groups(const CsvTable& table, std::vector<Group>& groups) {
       g.dataset = d;
       g.system = s;
       g.label = fmt::format("{} / {} ({})", d, s, table.cell(r, table.column("collective")));
-      g.skip_reason = fmt::format("{} holds collective timings (nccl-tests), not training iterations; "
-                                  "`trainsim collective` validates those", table.source());
+      g.skip_reason = fmt::format(
+          "{} holds collective timings (nccl-tests), not training iterations; "
+          "`trainsim collective` validates those",
+          table.source());
       groups.push_back(std::move(g));
     }
     MeasuredRow row;
@@ -408,7 +442,9 @@ const SystemTemplate* find_system(const std::vector<SystemTemplate>& systems, co
   return any_gpu;
 }
 
-std::string precision_suffix(const std::string& precision) { return precision == "fp32" ? "" : ", " + precision; }
+std::string precision_suffix(const std::string& precision) {
+  return precision == "fp32" ? "" : ", " + precision;
+}
 
 // Decides whether a group can be validated; sets its label, mapping and metric, or its skip reason.
 void resolve(Group& g, const std::vector<SystemTemplate>& systems, const std::string& systems_path) {
@@ -475,15 +511,21 @@ double paleo_value(const Group& g, const plan::IterationResult& r) {
   const double bandwidth = r.nodes > 1 ? v.network_bandwidth_Gbps * 1e9 / 8 * std::max(1, v.nics_per_node)
                                        : v.intra_node_bandwidth_GBps * 1e9;
   if (r.gpus > 1 && !(bandwidth > 0)) return std::nan("");
-  const double t = fitting::paleo_iteration_time_s(fitting::paleo_scheme_for(r.strategy), g.one_gpu_time_s, v.model_bytes,
-                                                   r.gpus, bandwidth > 0 ? bandwidth : 1);
+  const double t = fitting::paleo_iteration_time_s(fitting::paleo_scheme_for(r.strategy), g.one_gpu_time_s,
+                                                   v.model_bytes, r.gpus, bandwidth > 0 ? bandwidth : 1);
   return in_metric(g, t, r.gpus);
 }
 
-double ape(double predicted, double measured) { return 100.0 * std::fabs(predicted - measured) / measured; }
+double ape(double predicted, double measured) {
+  return 100.0 * std::fabs(predicted - measured) / measured;
+}
 
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : ""; }
-std::string percent(double v) { return std::isfinite(v) ? fmt::format("{:.1f} %", v) : "n/a"; }
+std::string number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.4g}", v) : "";
+}
+std::string percent(double v) {
+  return std::isfinite(v) ? fmt::format("{:.1f} %", v) : "n/a";
+}
 
 // Why a row's scenario does not read, said in the CSV's terms: its file and line, the columns that
 // set the failing value, and the reader's reason. The scenario is built from the row and the
@@ -505,8 +547,8 @@ std::string row_problem(const Group& g, const MeasuredRow& row, const InputError
                                ? fmt::format("; map the precision to one it simulates under \"precisions\" at {} in {}",
                                              g.system_template->pointer, e.source())
                                : "";
-  return fmt::format("{}: {}: {}: {} (trainsim cannot simulate this row{})", t.source(), t.location_of(row.row), columns,
-                     e.detail(), hint);
+  return fmt::format("{}: {}: {}: {} (trainsim cannot simulate this row{})", t.source(), t.location_of(row.row),
+                     columns, e.detail(), hint);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -542,7 +584,7 @@ std::string slug(const std::string& text) {
 
 // The columns the comparison's fits read, beside the measured CSV's own.
 const std::vector<std::string> kCompareColumns = {"iteration_time_s", "samples_per_s", "single_gpu_time_s",
-                                                  "flops_per_sample", "model_bytes", "params"};
+                                                  "flops_per_sample", "model_bytes",   "params"};
 
 struct ComparisonSet {
   std::string name;    // dataset · family
@@ -564,7 +606,7 @@ struct Validation {
   std::vector<CsvTable> collectives;  // nccl-tests timings: reported, not simulated
   std::vector<Group> groups;
   std::vector<std::optional<plan::ResultRecord>> records;  // per sweep point
-  std::vector<PointError> errors;     // the multi-GPU points of the validated groups
+  std::vector<PointError> errors;                          // the multi-GPU points of the validated groups
   std::map<std::string, Mape> by_dataset;
   std::map<const Group*, Mape> by_group;
   Mape overall;
@@ -599,10 +641,12 @@ void write_simulated_csv(const Validation& v) {
     for (const MeasuredRow& row : g.rows) {
       if (!row.point || !records[*row.point]) continue;
       const plan::ResultRecord& record = *records[*row.point];
-      const CsvTable result_cells = CsvTable::parse(result_header + "\n" + plan::result_csv_row(record, {}) + "\n", "result");
+      const CsvTable result_cells =
+          CsvTable::parse(result_header + "\n" + plan::result_csv_row(record, {}) + "\n", "result");
       std::vector<std::string> cells;
       for (const auto& c : columns) {
-        if (c == "value") cells.push_back(record.result ? fmt::format("{}", simulated_value(g, *record.result)) : "");
+        if (c == "value")
+          cells.push_back(record.result ? fmt::format("{}", simulated_value(g, *record.result)) : "");
         else if (std::find(measured_columns.begin(), measured_columns.end(), c) != measured_columns.end()) {
           const auto column = row.table->find_column(c);
           cells.push_back(column ? row.table->cell(row.row, *column) : "");
@@ -651,7 +695,8 @@ void write_error_tables(const Validation& v) {
   for (const auto& [dataset, m] : by_dataset)
     mape += fmt::format("dataset,{},,{},{},{}\n", csv_escape(dataset), m.points, number(m.simulated_mape()),
                         number(m.paleo_mape()));
-  mape += fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
+  mape +=
+      fmt::format("all,,,{},{},{}\n", overall.points, number(overall.simulated_mape()), number(overall.paleo_mape()));
   write_file_atomically(dir / "mape.csv", mape);
   std::string skipped = "dataset,system,group,rows,reason\n";
   for (const Group& g : groups) {
@@ -666,99 +711,109 @@ void write_error_tables(const Validation& v) {
 }
 
 // Comparisons: per dataset and strategy family, the same expression fitted to measured and simulated.
-void run_comparisons(Validation& v) {
-  const auto& groups = v.groups;
-  const ValidateOptions& options = v.options;
-  const std::filesystem::path& dir = v.dir;
+// The dataset's sets by strategy family (all-reduce or parameter server), each with its rows.
+void make_comparison_sets(Validation& v) {
   auto& sets = v.sets;
-  auto& compared_rows = v.compared_rows;
-  {
-    std::map<std::pair<std::string, std::string>, std::size_t> index;
-    for (const Group& g : groups) {
-      if (!g.skip_reason.empty()) continue;
-      const std::string kind = g.mapping->strategy.value("kind", std::string("ring_allreduce"));
-      const std::string family = kind == "parameter_server" ? "parameter_server" : "allreduce";
-      auto [it, fresh] = index.emplace(std::make_pair(g.dataset, family), sets.size());
-      if (fresh) {
-        ComparisonSet set;
-        set.name = g.dataset + " · " + family;
-        set.folder = slug(g.dataset) + "-" + family;
-        set.family = family;
-        set.model = family == "parameter_server" ? "ssgd_ps_iteration_calibrated" : "ssgd_ring_iteration_calibrated";
-        sets.push_back(std::move(set));
-      }
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  auto family_of = [](const Group& g) {
+    return g.mapping->strategy.value("kind", std::string("ring_allreduce")) == "parameter_server" ? "parameter_server"
+                                                                                                  : "allreduce";
+  };
+  for (const Group& g : v.groups) {
+    if (!g.skip_reason.empty()) continue;
+    const std::string family = family_of(g);
+    auto [it, fresh] = index.emplace(std::make_pair(g.dataset, family), sets.size());
+    if (fresh) {
+      ComparisonSet set;
+      set.name = g.dataset + " · " + family;
+      set.folder = slug(g.dataset) + "-" + family;
+      set.family = family;
+      set.model = family == "parameter_server" ? "ssgd_ps_iteration_calibrated" : "ssgd_ring_iteration_calibrated";
+      sets.push_back(std::move(set));
     }
-    // The one-GPU rows too: they anchor the curves.
-    for (const Group& g : groups)
-      if (g.skip_reason.empty())
-        for (const MeasuredRow& row : g.rows)
-          if (v.result_of(row)) compared_rows.push_back(PointError{&g, &row});
-    for (const PointError& p : compared_rows) {
-      const std::string kind = p.group->mapping->strategy.value("kind", std::string("ring_allreduce"));
-      sets[index.at({p.group->dataset, kind == "parameter_server" ? "parameter_server" : "allreduce"})].points.push_back(&p);
+  }
+  // The one-GPU rows too: they anchor the curves.
+  for (const Group& g : v.groups)
+    if (g.skip_reason.empty())
+      for (const MeasuredRow& row : g.rows)
+        if (v.result_of(row)) v.compared_rows.push_back(PointError{&g, &row});
+  for (const PointError& p : v.compared_rows)
+    sets[index.at({p.group->dataset, family_of(*p.group)})].points.push_back(&p);
+}
+
+// compare/<set>/measured.csv and simulated.csv: the measured CSV's columns and the fits' columns,
+// one row per point, measured and simulated. Returns their texts.
+std::pair<std::string, std::string> write_comparison_csvs(const Validation& v, const ComparisonSet& set,
+                                                          const std::filesystem::path& set_dir) {
+  std::filesystem::create_directories(set_dir);
+  std::vector<std::string> columns = set.points.front()->row->table->columns();
+  for (const auto& c : kCompareColumns)
+    if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  std::string header;
+  for (std::size_t i = 0; i < columns.size(); ++i) header += (i ? "," : "") + csv_escape(columns[i]);
+  std::string measured = header + "\n", simulated = header + "\n";
+  for (const PointError* p : set.points) {
+    const plan::IterationResult& r = *v.result_of(*p->row);
+    const Group& g = *p->group;
+    const double measured_time =
+        g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * p->row->gpus / p->row->value : p->row->value;
+    const std::map<std::string, double> m_values{
+        {"iteration_time_s", measured_time},
+        {"samples_per_s", static_cast<double>(g.batch) * p->row->gpus / measured_time},
+        {"single_gpu_time_s", g.one_gpu_time_s},
+        {"flops_per_sample", r.variables.flops_per_sample},
+        {"model_bytes", r.variables.model_bytes},
+        {"params", static_cast<double>(r.variables.params)}};
+    const std::map<std::string, double> s_values{{"iteration_time_s", r.iteration_time_s},
+                                                 {"samples_per_s", r.samples_per_s},
+                                                 {"single_gpu_time_s", r.variables.single_gpu_time_s},
+                                                 {"flops_per_sample", r.variables.flops_per_sample},
+                                                 {"model_bytes", r.variables.model_bytes},
+                                                 {"params", static_cast<double>(r.variables.params)}};
+    for (auto [values, text] : {std::pair{&m_values, &measured}, std::pair{&s_values, &simulated}}) {
+      for (std::size_t i = 0; i < columns.size(); ++i) {
+        std::string cell;
+        if (auto known = values->find(columns[i]); known != values->end())
+          cell = fmt::format("{}", known->second);
+        else if (columns[i] == "value")
+          cell = fmt::format("{}", values == &m_values ? p->row->value : simulated_value(g, r));
+        else if (auto c = p->row->table->find_column(columns[i]))
+          cell = p->row->table->cell(p->row->row, *c);
+        if (i) *text += ',';  // (not "," + …: GCC 12 misreports that as -Wrestrict once inlined here)
+        *text += csv_escape(cell);
+      }
+      *text += '\n';
     }
-    for (ComparisonSet& set : sets) {
-      if (set.points.empty()) {
-        set.skip_reason = "no row was simulated";
-        continue;
-      }
-      const std::filesystem::path set_dir = dir / "compare" / set.folder;
-      std::filesystem::create_directories(set_dir);
-      std::vector<std::string> columns = set.points.front()->row->table->columns();
-      for (const auto& c : kCompareColumns)
-        if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
-      std::string header;
-      for (std::size_t i = 0; i < columns.size(); ++i) header += (i ? "," : "") + csv_escape(columns[i]);
-      std::string measured = header + "\n", simulated = header + "\n";
-      for (const PointError* p : set.points) {
-        const plan::IterationResult& r = *v.result_of(*p->row);
-        const Group& g = *p->group;
-        const double measured_time = g.metric == Metric::samples_per_s ? static_cast<double>(g.batch) * p->row->gpus / p->row->value
-                                                                       : p->row->value;
-        const std::map<std::string, double> m_values{{"iteration_time_s", measured_time},
-                                                     {"samples_per_s", static_cast<double>(g.batch) * p->row->gpus / measured_time},
-                                                     {"single_gpu_time_s", g.one_gpu_time_s},
-                                                     {"flops_per_sample", r.variables.flops_per_sample},
-                                                     {"model_bytes", r.variables.model_bytes},
-                                                     {"params", static_cast<double>(r.variables.params)}};
-        const std::map<std::string, double> s_values{{"iteration_time_s", r.iteration_time_s},
-                                                     {"samples_per_s", r.samples_per_s},
-                                                     {"single_gpu_time_s", r.variables.single_gpu_time_s},
-                                                     {"flops_per_sample", r.variables.flops_per_sample},
-                                                     {"model_bytes", r.variables.model_bytes},
-                                                     {"params", static_cast<double>(r.variables.params)}};
-        for (auto [values, text] : {std::pair{&m_values, &measured}, std::pair{&s_values, &simulated}}) {
-          for (std::size_t i = 0; i < columns.size(); ++i) {
-            std::string cell;
-            if (auto known = values->find(columns[i]); known != values->end())
-              cell = fmt::format("{}", known->second);
-            else if (columns[i] == "value")
-              cell = fmt::format("{}", values == &m_values ? p->row->value : simulated_value(g, r));
-            else if (auto c = p->row->table->find_column(columns[i]))
-              cell = p->row->table->cell(p->row->row, *c);
-            *text += (i ? "," : "") + csv_escape(cell);
-          }
-          *text += '\n';
-        }
-      }
-      write_file_atomically(set_dir / "measured.csv", measured);
-      write_file_atomically(set_dir / "simulated.csv", simulated);
-      // Named relative to DIR in the reports, so that they do not depend on where DIR is.
-      const std::string relative = "compare/" + set.folder + "/";
-      fitting::CompareRequest request;
-      request.fit.model = set.model;
-      request.fit.options.bootstrap_samples = options.bootstrap;
-      request.threshold = options.threshold;
-      try {
-        set.report = fitting::compare_measured_simulated(CsvTable::parse(measured, relative + "measured.csv"),
-                                                         CsvTable::parse(simulated, relative + "simulated.csv"), request);
-        write_file_atomically(set_dir / "divergence.json", fitting::divergence_json(*set.report).dump(2) + "\n");
-        write_file_atomically(set_dir / "report.html", fitting::divergence_html(*set.report));
-      } catch (const InputError& e) {
-        set.skip_reason = e.detail();
-      } catch (const RunError& e) {
-        set.skip_reason = e.what();
-      }
+  }
+  write_file_atomically(set_dir / "measured.csv", measured);
+  write_file_atomically(set_dir / "simulated.csv", simulated);
+  return {measured, simulated};
+}
+
+void run_comparisons(Validation& v) {
+  make_comparison_sets(v);
+  for (ComparisonSet& set : v.sets) {
+    if (set.points.empty()) {
+      set.skip_reason = "no row was simulated";
+      continue;
+    }
+    const std::filesystem::path set_dir = v.dir / "compare" / set.folder;
+    const auto [measured, simulated] = write_comparison_csvs(v, set, set_dir);
+    // Named relative to DIR in the reports, so that they do not depend on where DIR is.
+    const std::string relative = "compare/" + set.folder + "/";
+    fitting::CompareRequest request;
+    request.fit.model = set.model;
+    request.fit.options.bootstrap_samples = v.options.bootstrap;
+    request.threshold = v.options.threshold;
+    try {
+      set.report = fitting::compare_measured_simulated(CsvTable::parse(measured, relative + "measured.csv"),
+                                                       CsvTable::parse(simulated, relative + "simulated.csv"), request);
+      write_file_atomically(set_dir / "divergence.json", fitting::divergence_json(*set.report).dump(2) + "\n");
+      write_file_atomically(set_dir / "report.html", fitting::divergence_html(*set.report));
+    } catch (const InputError& e) {
+      set.skip_reason = e.detail();
+    } catch (const RunError& e) {
+      set.skip_reason = e.what();
     }
   }
 }
@@ -841,12 +896,12 @@ std::string report_html(const Validation& v) {
          << "</th><th></th><th>" << percent(m.paleo_mape()) << "</th></tr>\n</table>\n";
   }
   html << "<h2>Skipped groups</h2>\n";
-  if (std::all_of(groups.begin(), groups.end(), [](const Group& g) { return g.skip_reason.empty() && g.skipped_rows.empty(); }))
+  if (std::all_of(groups.begin(), groups.end(),
+                  [](const Group& g) { return g.skip_reason.empty() && g.skipped_rows.empty(); }))
     html << "<p>None.</p>\n";
   else {
     html << "<table>\n<tr><th class=\"l\">group</th><th>rows</th><th class=\"l\">reason</th></tr>\n";
-    for (const Group& g : groups)
-    {
+    for (const Group& g : groups) {
       if (!g.skip_reason.empty())
         html << "<tr><td class=\"l\">" << escape_xml(g.label) << "</td><td>" << g.rows.size() << "</td><td class=\"l\">"
              << escape_xml(g.skip_reason) << "</td></tr>\n";
@@ -878,11 +933,13 @@ std::string accuracy_markdown(const Validation& v) {
   for (const auto& [dataset, m] : by_dataset)
     for (const PointError& p : errors)
       if (p.group->dataset == dataset)
-        markdown += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
-                                number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
+        markdown +=
+            fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.group->label, p.row->gpus, number(p.row->value),
+                        number(p.simulated), percent(p.error), number(p.paleo), percent(p.paleo_error));
   markdown += "\n| dataset | points | MAPE trainsim | MAPE Paleo |\n|---|---:|---:|---:|\n";
   for (const auto& [dataset, m] : by_dataset)
-    markdown += fmt::format("| {} | {} | {} | {} |\n", dataset, m.points, percent(m.simulated_mape()), percent(m.paleo_mape()));
+    markdown +=
+        fmt::format("| {} | {} | {} | {} |\n", dataset, m.points, percent(m.simulated_mape()), percent(m.paleo_mape()));
   markdown += fmt::format("| **all** | {} | **{}** | **{}** |\n", overall.points, percent(overall.simulated_mape()),
                           percent(overall.paleo_mape()));
   return markdown;
@@ -890,8 +947,13 @@ std::string accuracy_markdown(const Validation& v) {
 
 }  // namespace
 
-ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) {
-  // Inputs first: every error of the files comes before anything is simulated.
+namespace {
+
+// run_validate in its steps: the inputs read and checked, one sweep point per measured row, the
+// simulations, the errors, the outputs.
+
+// Reads SYSTEMS.json and the measured CSVs into `v` (InputError before anything is simulated).
+std::vector<SystemTemplate> read_inputs(const ValidateOptions& options, Validation& v) {
   std::vector<CommandFile> inputs{{"--systems", options.systems}};
   for (const std::string& m : options.measured) inputs.push_back({"the measured CSV", m});
   std::vector<CommandFile> outputs;
@@ -899,8 +961,7 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     outputs.push_back({"--out", (std::filesystem::path(options.out_dir) / name).string()});
   check_outputs_apart(inputs, outputs);
   check_output_directory(options.out_dir);
-  const std::vector<SystemTemplate> systems = read_systems(options.systems);
-  Validation v(options);
+  std::vector<SystemTemplate> systems = read_systems(options.systems);
   std::vector<CsvTable>& tables = v.tables;  // the groups' rows point into them: reserved, never reallocated
   std::vector<CsvTable>& collectives = v.collectives;
   tables.reserve(options.measured.size());
@@ -919,7 +980,8 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
   for (const auto& file : options.measured) {
     CsvTable table = CsvTable::read(file);
     if (table.row_count() == 0)
-      throw InputError(file, "", "no data rows: the file holds only its header; expected one measurement per row below it");
+      throw InputError(file, "",
+                       "no data rows: the file holds only its header; expected one measurement per row below it");
     if (is_collective_benchmark(table)) {
       collectives.push_back(std::move(table));
       continue;
@@ -927,89 +989,95 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     require_columns(table);
     tables.push_back(std::move(table));
   }
-  v.groups = group_rows(tables);
-  std::vector<Group>& groups = v.groups;
-  for (Group& g : groups) resolve(g, systems, options.systems);
-  for (const CsvTable& table : collectives) add_collective_groups(table, groups);
+  return systems;
+}
 
-  // One sweep point per measured row of every group kept. A row whose scenario does not read (a
-  // precision the simulator lacks, more GPUs than the system's node holds or than trainsim
-  // simulates) is valid data trainsim cannot simulate: it is skipped, and the terminal names its
-  // line and why. Without its one-GPU row, or without a multi-GPU row left, the group is skipped.
-  std::vector<SweepPoint> points;
-  for (Group& g : groups) {
-    if (!g.skip_reason.empty()) continue;
-    std::vector<SweepPoint> mine;
-    std::vector<MeasuredRow> kept;
-    for (const MeasuredRow& row : g.rows) {
-      const auto precision = g.system_template->precisions.find(g.precision);
-      Json doc = scenario_document(*g.system_template, *g.mapping, g.label, g.model, g.batch,
-                                   precision == g.system_template->precisions.end() ? g.precision : precision->second,
-                                   row.nodes, row.gpus / row.nodes);
-      doc["calibration"] = Json{{"single_gpu_samples_per_s", static_cast<double>(g.batch) / g.one_gpu_time_s}};
-      SweepPoint p;
-      p.index = points.size() + mine.size();
-      p.point = Json{{"group", g.label}, {"gpus", row.gpus}};
-      try {
-        p.scenario = plan::read_scenario(doc, options.systems);
-      } catch (const InputError& e) {
-        const std::string reason = row_problem(g, row, e);
-        if (row.gpus == 1) {
-          g.skip_reason = reason;
-          break;
-        }
-        g.skipped_rows.push_back(reason);
-        continue;
+// One sweep point per measured row of a group kept. A row whose scenario does not read (a
+// precision the simulator lacks, more GPUs than the system's node holds or than trainsim
+// simulates) is valid data trainsim cannot simulate: it is skipped, and the terminal names its
+// line and why. Without its one-GPU row, or without a multi-GPU row left, the group is skipped.
+void add_group_points(Group& g, const std::string& systems_path, std::vector<SweepPoint>& points) {
+  std::vector<SweepPoint> mine;
+  std::vector<MeasuredRow> kept;
+  for (const MeasuredRow& row : g.rows) {
+    const auto precision = g.system_template->precisions.find(g.precision);
+    Json doc = scenario_document(*g.system_template, *g.mapping, g.label, g.model, g.batch,
+                                 precision == g.system_template->precisions.end() ? g.precision : precision->second,
+                                 row.nodes, row.gpus / row.nodes);
+    doc["calibration"] = Json{{"single_gpu_samples_per_s", static_cast<double>(g.batch) / g.one_gpu_time_s}};
+    SweepPoint p;
+    p.index = points.size() + mine.size();
+    p.point = Json{{"group", g.label}, {"gpus", row.gpus}};
+    try {
+      p.scenario = plan::read_scenario(doc, systems_path);
+    } catch (const InputError& e) {
+      const std::string reason = row_problem(g, row, e);
+      if (row.gpus == 1) {
+        g.skip_reason = reason;
+        break;
       }
-      kept.push_back(row);
-      kept.back().point = p.index;
-      mine.push_back(std::move(p));
-    }
-    if (g.skip_reason.empty() && std::none_of(kept.begin(), kept.end(), [](const MeasuredRow& r) { return r.gpus > 1; }))
-      g.skip_reason = "no multi-GPU row left to predict: " + join(g.skipped_rows, "; ");
-    if (!g.skip_reason.empty()) {
-      g.skipped_rows.clear();
-      std::cerr << "trainsim: warning: skipped " << g.label << ": " << g.skip_reason << "\n";
+      g.skipped_rows.push_back(reason);
       continue;
     }
-    for (const std::string& reason : g.skipped_rows) std::cerr << "trainsim: warning: skipped row " << reason << "\n";
-    g.rows = std::move(kept);
-    for (auto& p : mine) points.push_back(std::move(p));
+    kept.push_back(row);
+    kept.back().point = p.index;
+    mine.push_back(std::move(p));
   }
+  if (g.skip_reason.empty() && std::none_of(kept.begin(), kept.end(), [](const MeasuredRow& r) { return r.gpus > 1; }))
+    g.skip_reason = "no multi-GPU row left to predict: " + join(g.skipped_rows, "; ");
+  if (!g.skip_reason.empty()) {
+    g.skipped_rows.clear();
+    std::cerr << "trainsim: warning: skipped " << g.label << ": " << g.skip_reason << "\n";
+    return;
+  }
+  for (const std::string& reason : g.skipped_rows) std::cerr << "trainsim: warning: skipped row " << reason << "\n";
+  g.rows = std::move(kept);
+  for (auto& p : mine) points.push_back(std::move(p));
+}
 
-  ValidateSummary summary;
+// Simulates every point in forked children (options.jobs at a time) into v.records.
+void simulate_points(const std::vector<SweepPoint>& points, const ValidateOptions& options, Validation& v,
+                     ValidateSummary& summary) {
   auto& records = v.records;
   records.resize(points.size());
-  if (!points.empty()) {
-    SweepOptions sweep;
-    sweep.out_dir = options.out_dir;
-    sweep.jobs = options.jobs;
-    sweep.progress = options.progress;
-    std::vector<std::size_t> todo(points.size());
-    for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-    const SweepSummary s = run_points_locally(points, sweep, todo, [&](const std::string& line) {
-      auto record = plan::ResultRecord::from_json(parse_json_text(line, "a validation point's simulation"));
-      if (record.result) record.result->sim_wall_s = 0;  // the outputs are deterministic
-      const std::size_t index = record.index;
-      records.at(index) = std::move(record);
-    }, {});
-    summary.points = s.simulated;
-    summary.failed = s.failed;
-    summary.interrupted = s.interrupted;
-  }
-  // A point that needs more GPU memory than the GPU has is simulated all the same (as `simulate`
-  // does), but its measurement cannot have been taken as described: say so at its line.
-  for (const Group& g : groups)
+  if (points.empty()) return;
+  SweepOptions sweep;
+  sweep.out_dir = options.out_dir;
+  sweep.jobs = options.jobs;
+  sweep.progress = options.progress;
+  std::vector<std::size_t> todo(points.size());
+  for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  const SweepSummary s = run_points_locally(
+      points, sweep, todo,
+      [&](const std::string& line) {
+        auto record = plan::ResultRecord::from_json(parse_json_text(line, "a validation point's simulation"));
+        if (record.result) record.result->sim_wall_s = 0;  // the outputs are deterministic
+        const std::size_t index = record.index;
+        records.at(index) = std::move(record);
+      },
+      {});
+  summary.points = s.simulated;
+  summary.failed = s.failed;
+  summary.interrupted = s.interrupted;
+}
+
+// A point that needs more GPU memory than the GPU has is simulated all the same (as `simulate`
+// does), but its measurement cannot have been taken as described: say so at its line.
+void warn_memory(const Validation& v) {
+  for (const Group& g : v.groups)
     if (g.skip_reason.empty())
       for (const MeasuredRow& row : g.rows)
         if (const auto* r = v.result_of(row); r && !r->memory.fits())
-          std::cerr << fmt::format("trainsim: warning: {}: {}: {} at {} GPU{} does not fit in GPU memory: needs {} per GPU, "
-                                   "the GPU has {}; simulated anyway (fits_in_memory is false in simulated.csv)\n",
-                                   row.table->source(), row.table->location_of(row.row), g.label, row.gpus,
-                                   row.gpus == 1 ? "" : "s", format_bytes(r->memory.total), format_bytes(r->memory.available));
+          std::cerr << fmt::format(
+              "trainsim: warning: {}: {}: {} at {} GPU{} does not fit in GPU memory: needs {} per GPU, "
+              "the GPU has {}; simulated anyway (fits_in_memory is false in simulated.csv)\n",
+              row.table->source(), row.table->location_of(row.row), g.label, row.gpus, row.gpus == 1 ? "" : "s",
+              format_bytes(r->memory.total), format_bytes(r->memory.available));
+}
 
-  // Errors per multi-GPU point, MAPE per group, dataset and overall.
-  for (const Group& g : groups) {
+// Errors per multi-GPU point, MAPE per group, dataset and overall.
+void collect_errors(Validation& v, ValidateSummary& summary) {
+  for (const Group& g : v.groups) {
     if (!g.skip_reason.empty()) {
       ++summary.skipped;
       continue;
@@ -1032,15 +1100,11 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
       v.overall.add(p);
     }
   }
+}
 
-  write_simulated_csv(v);
-  write_error_tables(v);
-  run_comparisons(v);
-  write_file_atomically(v.dir / "report.html", report_html(v));
-  const std::string markdown = accuracy_markdown(v);
-  write_file_atomically(v.dir / "accuracy.md", markdown);
-
-  // stdout: the accuracy tables, what was skipped, every comparison's verdict.
+// stdout: the accuracy tables, what was skipped, every comparison's verdict.
+void print_outcome(const Validation& v, const std::string& markdown, const ValidateSummary& summary,
+                   std::ostream& out) {
   out << markdown << "\n";
   std::size_t rows_skipped = 0;
   for (const Group& g : v.groups) {
@@ -1055,11 +1119,43 @@ ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) 
     }
     out << set.name << ": " << set.report->verdict << "\n";
   }
-  if (summary.failed) out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
-  out << fmt::format("{} groups validated, {} skipped{} -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, report.html, compare/\n",
-                     summary.groups, summary.skipped,
-                     rows_skipped ? fmt::format(" ({} more row{} skipped)", rows_skipped, rows_skipped == 1 ? "" : "s") : std::string(), options.out_dir);
+  if (summary.failed)
+    out << summary.failed << " simulations failed; their rows are in simulated.csv with their error\n";
+  out << fmt::format(
+      "{} groups validated, {} skipped{} -> {}/simulated.csv, errors.csv, mape.csv, accuracy.md, skipped.csv, "
+      "report.html, compare/\n",
+      summary.groups, summary.skipped,
+      rows_skipped ? fmt::format(" ({} more row{} skipped)", rows_skipped, rows_skipped == 1 ? "" : "s")
+                   : std::string(),
+      v.options.out_dir);
+}
+
+}  // namespace
+
+ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out) {
+  // Inputs first: every error of the files comes before anything is simulated.
+  Validation v(options);
+  const std::vector<SystemTemplate> systems = read_inputs(options, v);
+  v.groups = group_rows(v.tables);
+  for (Group& g : v.groups) resolve(g, systems, options.systems);
+  for (const CsvTable& table : v.collectives) add_collective_groups(table, v.groups);
+
+  std::vector<SweepPoint> points;
+  for (Group& g : v.groups)
+    if (g.skip_reason.empty()) add_group_points(g, options.systems, points);
+  ValidateSummary summary;
+  simulate_points(points, options, v, summary);
+  warn_memory(v);
+  collect_errors(v, summary);
+
+  write_simulated_csv(v);
+  write_error_tables(v);
+  run_comparisons(v);
+  write_file_atomically(v.dir / "report.html", report_html(v));
+  const std::string markdown = accuracy_markdown(v);
+  write_file_atomically(v.dir / "accuracy.md", markdown);
+  print_outcome(v, markdown, summary, out);
   return summary;
 }
 
-}  // namespace trainsim::app
+}  // namespace trainsim::study

@@ -17,24 +17,24 @@
 #include <string>
 #include <vector>
 
-namespace trainsim::app {
+namespace trainsim::study {
 
 struct ValidateOptions {
   std::vector<std::string> measured;  ///< CSV files in the schema of tests/data/validation
   std::string systems;                ///< SYSTEMS.json
   std::string out_dir;
-  int jobs = 1;                       ///< simulations at once (≥ 1)
-  bool progress = false;              ///< progress bar on stderr
-  unsigned bootstrap = 200;           ///< bootstrap resamples per fit of the comparisons
-  double threshold = 0.10;            ///< compare's divergence threshold
+  int jobs = 1;              ///< simulations at once (≥ 1)
+  bool progress = false;     ///< progress bar on stderr
+  unsigned bootstrap = 200;  ///< bootstrap resamples per fit of the comparisons
+  double threshold = 0.10;   ///< compare's divergence threshold
 };
 
 /// What a validation did.
 struct ValidateSummary {
-  std::size_t groups = 0;    ///< groups simulated
-  std::size_t skipped = 0;   ///< groups reported and skipped
-  std::size_t points = 0;    ///< rows simulated (one-GPU rows included)
-  std::size_t failed = 0;    ///< simulations that failed (recorded with their error)
+  std::size_t groups = 0;   ///< groups simulated
+  std::size_t skipped = 0;  ///< groups reported and skipped
+  std::size_t points = 0;   ///< rows simulated (one-GPU rows included)
+  std::size_t failed = 0;   ///< simulations that failed (recorded with their error)
   bool interrupted = false;
 };
 
@@ -43,4 +43,4 @@ struct ValidateSummary {
 /// compare/<set>/…} atomically, and prints the accuracy table (Markdown) and the verdicts to `out`.
 ValidateSummary run_validate(const ValidateOptions& options, std::ostream& out);
 
-}  // namespace trainsim::app
+}  // namespace trainsim::study

@@ -1,4 +1,4 @@
-#include "sweep_report.hpp"
+#include "trainsim/study/sweep_report.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,16 +9,20 @@
 #include "trainsim/core/svg.hpp"
 #include "trainsim/core/units.hpp"
 
-namespace trainsim::app {
+namespace trainsim::study {
 
 namespace {
 
 using Record = plan::ResultRecord;
 
-std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string value_text(const Json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 // Axes that change the GPU count are the x axis; every other axis splits the points into series.
-bool is_gpu_axis(const std::string& path) { return path == "platform.nodes" || path == "platform.gpus_per_node"; }
+bool is_gpu_axis(const std::string& path) {
+  return path == "platform.nodes" || path == "platform.gpus_per_node";
+}
 
 // "platform.nodes" → "nodes".
 std::string short_name(const std::string& path) {
@@ -31,7 +35,7 @@ std::string short_name(const std::string& path) {
 // value; a number or a boolean means nothing alone, so it comes with its axis's last name ("nodes=16",
 // "overlap=true", "bucket_MB=25").
 class PointLabels {
-public:
+ public:
   explicit PointLabels(const plan::Scenario& base) {
     std::map<std::string, int> axes_with_value;
     for (const auto& [path, values] : base.sweep) {
@@ -58,7 +62,7 @@ public:
     return label;
   }
 
-private:
+ private:
   std::vector<std::string> varying_;     // in the sweep's axis order
   std::set<std::string> shared_values_;  // string values found on more than one axis
 };
@@ -69,7 +73,9 @@ std::string row_label(const PointLabels& labels, const Record& r) {
   return fmt::format("#{}{}{}", r.index, values.empty() ? "" : " ", values);
 }
 
-std::string in_unit(double value, const DisplayUnit& unit) { return fmt::format("{:.{}f}", value / unit.scale, unit.decimals); }
+std::string in_unit(double value, const DisplayUnit& unit) {
+  return fmt::format("{:.{}f}", value / unit.scale, unit.decimals);
+}
 
 const char* kStyle = R"(body{font-family:sans-serif;margin:2em;color:#222;max-width:1400px}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.5em;border-bottom:1px solid #ccc}
@@ -124,7 +130,8 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan
     t.dashed = (i / 10) % 2 == 1;  // the palette has ten colours: the next ten series are dashed
     svg::Series e = t;
     std::vector<const Record*> points = series[name];
-    std::stable_sort(points.begin(), points.end(), [](const Record* a, const Record* b) { return a->result->gpus < b->result->gpus; });
+    std::stable_sort(points.begin(), points.end(),
+                     [](const Record* a, const Record* b) { return a->result->gpus < b->result->gpus; });
     for (const Record* r : points) {
       t.x.push_back(r->result->gpus);
       t.y.push_back(r->result->samples_per_s);
@@ -153,15 +160,17 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan
                                b.idle_s / time_unit.scale, b.comm_kernel_slowdown_s / time_unit.scale}});
   }
 
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + svg::escape_xml(base.name) +
-                     " — trainsim sweep</title>\n<style>" + kStyle + "</style></head><body>\n";
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                     svg::escape_xml(base.name) + " — trainsim sweep</title>\n<style>" + kStyle +
+                     "</style></head><body>\n";
   html += "<h1>" + svg::escape_xml(base.name) + "</h1>\n";
   if (!base.description.empty()) html += "<p>" + svg::escape_xml(base.description) + "</p>\n";
-  html += fmt::format("<p class=\"note\">{} points ({} failed) from {}. Axes: ", results.size(), results.size() - ok.size(),
-                      svg::escape_xml(base.source));
+  html += fmt::format("<p class=\"note\">{} points ({} failed) from {}. Axes: ", results.size(),
+                      results.size() - ok.size(), svg::escape_xml(base.source));
   for (std::size_t a = 0; a < base.sweep.size(); ++a) {
     html += (a ? "; " : "") + svg::escape_xml(base.sweep[a].first) + " ∈ {";
-    for (std::size_t v = 0; v < base.sweep[a].second.size(); ++v) html += (v ? ", " : "") + svg::escape_xml(value_text(base.sweep[a].second[v]));
+    for (std::size_t v = 0; v < base.sweep[a].second.size(); ++v)
+      html += (v ? ", " : "") + svg::escape_xml(value_text(base.sweep[a].second[v]));
     html += "}";
   }
   html += ".</p>\n<h2>Scaling</h2>\n<div class=\"charts\">\n";
@@ -179,12 +188,14 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan
 
   html += "<h2>Results</h2>\n<table><tr><th>#</th>";
   for (const auto& [path, values] : base.sweep)
-    html += (values.empty() || !values.front().is_number() ? "<th class=\"text\">" : "<th>") + svg::escape_xml(path) + "</th>";
+    html += (values.empty() || !values.front().is_number() ? "<th class=\"text\">" : "<th>") + svg::escape_xml(path) +
+            "</th>";
   const std::string t = std::string(time_unit.symbol);
-  html += fmt::format("<th>GPUs</th><th>iteration ({0})</th><th>throughput (samples/s)</th><th>scaling efficiency (%)</th>"
-                      "<th>compute ({0})</th><th>exposed comm. ({0})</th><th>idle ({0})</th><th>network traffic ({1})</th>"
-                      "<th>memory per GPU ({2})</th><th class=\"text\">note</th></tr>\n",
-                      t, traffic_unit.symbol, memory_unit.symbol);
+  html += fmt::format(
+      "<th>GPUs</th><th>iteration ({0})</th><th>throughput (samples/s)</th><th>scaling efficiency (%)</th>"
+      "<th>compute ({0})</th><th>exposed comm. ({0})</th><th>idle ({0})</th><th>network traffic ({1})</th>"
+      "<th>memory per GPU ({2})</th><th class=\"text\">note</th></tr>\n",
+      t, traffic_unit.symbol, memory_unit.symbol);
   for (const Record& record : results) {
     html += record.ok() ? "<tr>" : "<tr class=\"failed\">";
     html += fmt::format("<td>{}</td>", record.index);
@@ -199,17 +210,21 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan
     }
     const plan::IterationResult& r = *record.result;
     const plan::Breakdown& b = r.breakdown;
-    html += fmt::format("<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                        r.gpus, in_unit(r.iteration_time_s, time_unit), r.samples_per_s, 100 * r.scaling_efficiency,
-                        in_unit(b.compute_s, time_unit), in_unit(b.exposed_communication_s, time_unit), in_unit(b.idle_s, time_unit),
-                        in_unit(r.network_bytes, traffic_unit), in_unit(r.memory.total, memory_unit));
+    html += fmt::format(
+        "<td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        r.gpus, in_unit(r.iteration_time_s, time_unit), r.samples_per_s, 100 * r.scaling_efficiency,
+        in_unit(b.compute_s, time_unit), in_unit(b.exposed_communication_s, time_unit), in_unit(b.idle_s, time_unit),
+        in_unit(r.network_bytes, traffic_unit), in_unit(r.memory.total, memory_unit));
     html += std::string("<td class=\"text\">") + (r.memory.fits() ? "" : "does not fit in GPU memory") + "</td></tr>\n";
   }
-  html += "</table>\n<p class=\"note\">Generated by trainsim. Compute is the slowest GPU's; exposed communication is the part of the "
-          "iteration not hidden behind compute and the compute time that collective kernels' SMs take from it "
-          "(nccl_allreduce; the chart shows that loss); idle is the mean time GPUs wait for slower ones. Network traffic is the bytes of "
-          "every flow in one iteration, each counted once.</p>\n</body></html>\n";
+  html +=
+      "</table>\n<p class=\"note\">Generated by trainsim. Compute is the slowest GPU's; exposed communication is the "
+      "part of the "
+      "iteration not hidden behind compute and the compute time that collective kernels' SMs take from it "
+      "(nccl_allreduce; the chart shows that loss); idle is the mean time GPUs wait for slower ones. Network traffic "
+      "is the bytes of "
+      "every flow in one iteration, each counted once.</p>\n</body></html>\n";
   return html;
 }
 
-}  // namespace trainsim::app
+}  // namespace trainsim::study

@@ -1,0 +1,69 @@
+#include "trainsim/plan/nccl_decision.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "trainsim/core/error.hpp"
+
+namespace trainsim::plan {
+
+namespace {
+
+// Why nothing in `request` runs on `topo` (the request pinned an algorithm or protocol NCCL
+// leaves out there).
+[[noreturn]] void refuse(const NcclRequest& request) {
+  const bool pinned = !request.tune_algorithm;
+  const Algorithm a = request.algorithm;
+  const bool nvls = pinned && a == Algorithm::nvls;
+  const bool nvls_tree = pinned && a == Algorithm::nvls_tree;
+  const bool collnet = pinned && (a == Algorithm::collnet_direct || a == Algorithm::collnet_chain);
+  const std::string where = (nvls || nvls_tree || collnet) && !request.protocol ? "algorithm" : "protocol";
+  if (nvls)
+    throw InputError("collective request", where,
+                     "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "
+                     "or across whole such nodes whose switches run SHARP (\"sharp\": true)");
+  if (collnet)
+    throw InputError("collective request", where,
+                     "NCCL runs CollNet only with the Simple protocol, across two or more whole nodes of at most 8 "
+                     "GPUs whose switches run SHARP (\"network\": {\"sharp\": true}); Direct also needs NVSwitch");
+  if (nvls_tree)
+    throw InputError(
+        "collective request", where,
+        "NCCL runs NVLS_TREE only with the Simple protocol, across two or more whole nodes of Hopper "
+        "or later GPUs on NVSwitch whose heads have NICs of their own (trainsim: \"nic_attach\": \"gpu\")");
+  throw InputError("collective request", where,
+                   "NCCL does not run " + to_string(pinned ? a : Algorithm::ring) + " with " +
+                       (request.protocol ? to_string(*request.protocol) : std::string("any protocol")) +
+                       " here (LL128 needs NVLink and Volta or later)");
+}
+
+}  // namespace
+
+NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclRequest& request) {
+  // Channels asked for are the ring's and the tree's: NVLS, NVLS_TREE and CollNet run on their
+  // heads, so `auto` leaves them out and naming one of them with channels is an error.
+  if (request.channels > 0 && !request.tune_algorithm && runs_on_heads(request.algorithm))
+    throw InputError("collective request", "channels",
+                     "sets the channels of NCCL's ring and tree; " + to_string(request.algorithm) +
+                         " runs on its heads (NCCL's NVLS and CollNet channels), so leave --channels out");
+  std::vector<NcclChoice> candidates = nccl_candidates(topo, bytes);
+  std::erase_if(candidates, [&](const NcclChoice& c) {
+    return (!request.tune_algorithm && c.algorithm != request.algorithm) ||
+           (request.protocol && c.protocol != *request.protocol) ||
+           (request.channels > 0 && runs_on_heads(c.algorithm));
+  });
+  if (candidates.empty()) refuse(request);
+  NcclDecision d;
+  // Ties go to the earlier candidate (nccl_candidates' order), as NCCL's strict comparison does.
+  d.choice = *std::min_element(candidates.begin(), candidates.end(),
+                               [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
+  d.costs = protocol_costs(topo, d.choice, bytes);
+  if (!runs_on_heads(d.choice.algorithm)) d.channels = request.channels > 0 ? request.channels : d.choice.channels;
+  if (d.choice.algorithm == Algorithm::ring) d.comm_channels = request.channels;
+  if (d.choice.algorithm == Algorithm::tree && topo.nodes > 1) d.comm_channels = 2 * request.channels;
+  d.kernel_sms = nccl_kernel_sms(topo, d.choice, bytes, request.gpu_sm_count, d.comm_channels);
+  return d;
+}
+
+}  // namespace trainsim::plan

@@ -1,0 +1,129 @@
+// NCCL across nodes, without SimGrid: the nccl-tests reader (rows, ranks, hosts, its refusals with
+// line numbers) and the transport's costs in closed form (nccl_network_cost: hops, loops, proxy
+// steps as enqueue.cc counts them), which the decision adds to what the tuner predicts and the
+// engine charges.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/plan/nccl_decision.hpp"
+#include "trainsim/plan/nccl_tests.hpp"
+#include "trainsim/plan/nccl_tuner.hpp"
+
+using namespace trainsim;
+using namespace trainsim::plan;
+
+namespace {
+
+const char* kTwoRanks =
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid   11 on     nodeA device  0 [0x04] NVIDIA H100 80GB HBM3\n"
+    "nodeA:11:11 [0] NCCL INFO Bootstrap : Using eth0\n"
+    "#  Rank  1 Group  0 Pid   12 on     nodeB device  0 [0x04] NVIDIA H100 80GB HBM3\n"
+    "#\n"
+    "#       size    count   type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    "           0        0  float     sum      -1     5.70    0.00    0.00      0     5.54    0.00    0.00      0\n"
+    "           8        2  float     sum      -1    20.50    0.00    0.00      0    19.00    0.00    0.00      0\n"
+    "          16        4  float     sum      -1    21.00    0.00    0.00      0    19.50    0.00    0.00      0\n"
+    "# Avg bus bandwidth    : 0.00\n";
+
+TEST(NcclTests, ReadsRowsRanksAndHosts) {
+  const NcclTestsRun run = parse_nccl_tests(kTwoRanks, "run.txt");
+  EXPECT_EQ(run.ranks, 2);
+  EXPECT_EQ(run.hosts, 2);
+  EXPECT_EQ(run.rank_line, 4);
+  ASSERT_EQ(run.rows.size(), 2u);  // the 0-byte row is left out
+  EXPECT_EQ(run.rows[0].size_bytes, 8);
+  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 20.5e-6);  // out of place
+  EXPECT_EQ(run.rows[1].line, 11);
+}
+
+TEST(NcclTests, ReadsTheOlderLayoutWithoutRoot) {
+  const std::string text =
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n#   Rank  0 Pid 1 on a device 0 [0x1] Tesla V100\n"
+      "#   Rank  1 Pid 1 on a device 1 [0x2] Tesla V100\n"
+      "           8             2   float     sum    30.1    0.00    0.00  0e+00    29.0    0.00    0.00  0e+00\n";
+  const NcclTestsRun run = parse_nccl_tests(text, "old.txt");
+  EXPECT_EQ(run.ranks, 2);
+  EXPECT_EQ(run.hosts, 1);
+  ASSERT_EQ(run.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 30.1e-6);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nccl_tests(text, "x.txt");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NcclTests, RefusesWhatIsNotAnAllReducePerfOutput) {
+  EXPECT_NE(error_of("size,time\n8,20\n").find("x.txt: line 1: not an nccl-tests all_reduce_perf output"),
+            std::string::npos);
+  std::string bad = kTwoRanks;
+  const std::string row = "16        4  float";
+  bad.replace(bad.find(row), row.size(), "16     four  float");
+  EXPECT_NE(error_of(bad).find("x.txt: line 11: expected a row of all_reduce_perf"), std::string::npos)
+      << error_of(bad);
+  EXPECT_NE(error_of("# nThread 1 nGpus 1\n           8   2 float sum -1 20.5 0 0 0 19 0 0 0\n").find("no '#  Rank"),
+            std::string::npos);
+}
+
+NcclTopology two_h100_nodes(double hop_us, double proxy_us) {
+  NcclTopology t;
+  t.ranks = 16;
+  t.nodes = 2;
+  t.compute_capability = 90;
+  t.channels = 8;
+  t.bw_intra_GBps = t.bw_inter_GBps = 20;
+  t.nvlink_GBps = 160;
+  t.nic_GBps = 25;
+  t.nics = 8;
+  t.net_hop_us = hop_us;
+  t.proxy_step_us = proxy_us;
+  return t;
+}
+
+TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
+  // 16 MiB on 16 channels of 16 ranks: one loop of 2 MiB Simple chunks; per connection 2(n−1) = 30
+  // steps of 2 slices; 16 channels × 2 nodes × 2 connections spread over 16 proxies.
+  const NcclNetworkCost c = nccl_network_cost(two_h100_nodes(10, 1), Algorithm::ring, Protocol::simple, 16, 16 << 20);
+  EXPECT_EQ(c.hops, 2);
+  EXPECT_EQ(c.loops, 1);
+  EXPECT_DOUBLE_EQ(c.proxy_steps, 30.0 * 2 * 16 * 2 * 2 / 16);
+  EXPECT_NEAR(c.seconds, (2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  // 1 GiB: 2 MiB × 16 ranks × 16 channels = 512 MiB a loop, two loops.
+  EXPECT_EQ(nccl_network_cost(two_h100_nodes(0, 1), Algorithm::ring, Protocol::simple, 16, 1 << 30).loops, 2);
+}
+
+TEST(NcclNetworkCost, TreeLoopsOverStepsAndNothingInOneNode) {
+  const NcclNetworkCost c = nccl_network_cost(two_h100_nodes(10, 1), Algorithm::tree, Protocol::simple, 16, 16 << 20);
+  EXPECT_EQ(c.hops, 2);
+  EXPECT_EQ(c.loops, 2);  // 512 KiB steps on 16 channels
+  EXPECT_DOUBLE_EQ(c.proxy_steps, 2.0 * 16 * 2 * 4 / 16);
+  NcclTopology one = two_h100_nodes(10, 1);
+  one.nodes = 1;
+  one.ranks = 8;
+  EXPECT_EQ(nccl_network_cost(one, Algorithm::ring, Protocol::simple, 16, 1 << 20).seconds, 0);
+  EXPECT_EQ(nccl_network_cost(two_h100_nodes(10, 1), Algorithm::nvls, Protocol::simple, 16, 1 << 20).seconds, 0);
+}
+
+TEST(NcclNetworkCost, TheDecisionChargesWhatTheTunerPredicts) {
+  const NcclTopology plain = two_h100_nodes(0, 0), slow = two_h100_nodes(40, 2);
+  for (double bytes : {65536.0, 16.0 * (1 << 20), 1024.0 * (1 << 20)}) {
+    const NcclDecision d = nccl_decide(slow, bytes, {});
+    EXPECT_GT(d.choice.network_software_s, 0) << bytes;
+    // The engine's launch carries the transport's cost on top of NCCL's base latency.
+    EXPECT_NEAR(d.costs.launch_s, nccl_launch_s(d.choice.algorithm, d.choice.protocol) + d.choice.network_software_s,
+                1e-12);
+    EXPECT_EQ(nccl_decide(plain, bytes, {}).choice.network_software_s, 0);
+    EXPECT_GE(d.choice.predicted_s, nccl_decide(plain, bytes, {}).choice.predicted_s);
+  }
+}
+
+}  // namespace
