@@ -26,8 +26,8 @@ constexpr double GiB = kGiB;
 // Kepler has no fast path (fp32 rate).
 std::vector<GpuSpec> make_catalog() {
   std::vector<GpuSpec> c;
-  auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes,
-                  double mem_bw, int sms, std::string source) {
+  auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes, double mem_bw,
+                  int sms, std::string source) {
     c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, sms, 0, false, std::move(source)});
   };
   // SM counts: K80 13 SMX per GK210 die (Tesla K80 board: 2 × 13 = 26 SMX, 4992 CUDA cores of 192
@@ -75,7 +75,8 @@ std::vector<GpuSpec> make_catalog() {
       "NVIDIA GB200 NVL72 datasheet (2024), per Blackwell GPU (1/72 of the rack): 80 TFLOP/s fp32, 1.25 PFLOP/s tf32, "
       "2.5 PFLOP/s fp16/bf16 dense, 186 GB HBM3e at 8 TB/s");
   add("MI300X", 163.4 * T, 653.7 * T, 1307.4 * T, 1307.4 * T, 192 * GB, 5300 * GB, 304,
-      "AMD Instinct MI300X datasheet (2023): 163.4 TFLOP/s fp32 (matrix and vector), 653.7 tf32, 1307.4 fp16/bf16 dense, "
+      "AMD Instinct MI300X datasheet (2023): 163.4 TFLOP/s fp32 (matrix and vector), 653.7 tf32, 1307.4 fp16/bf16 "
+      "dense, "
       "192 GB HBM3 at 5.3 TB/s, 304 compute units (counted as SMs)");
   for (auto& g : c) {
     // L2 per device from the architecture whitepapers (V100 6 MB, A100 40 MB, H100 50 MB, B200 2 × 63 MB
@@ -86,7 +87,16 @@ std::vector<GpuSpec> make_catalog() {
     if (g.name == "B200" || g.name == "GB200" || g.name == "B300") g.l2_bytes = 126 * kMiB;
     if (g.name == "MI300X") g.l2_bytes = 256 * kMiB;
   }
-  GpuSpec cpu{"CPU-host", 4.15 * T, 4.15 * T, 4.15 * T, 4.15 * T, 512 * GiB, 256 * GB, 0, 0, true,
+  GpuSpec cpu{"CPU-host",
+              4.15 * T,
+              4.15 * T,
+              4.15 * T,
+              4.15 * T,
+              512 * GiB,
+              256 * GB,
+              0,
+              0,
+              true,
               "2x Intel Xeon Platinum 8168 (DGX-1 V100 host): 24 cores x 2.7 GHz x 32 fp32 FLOP/cycle (AVX-512, "
               "2 FMA units) per socket; 6 DDR4-2666 channels (128 GB/s) per socket"};
   c.push_back(std::move(cpu));
@@ -129,10 +139,12 @@ std::string GpuSpec::supported_precisions() const {
 GpuSpec read_gpu(const JsonNode& node) {
   if (node.is_string()) return gpu_by_name(node.as_string(), node.source(), node.pointer());
   if (!node.is_object())
-    throw node.error("expected a catalog GPU name (trainsim platform list) or an object {\"name\", \"fp32_TFLOPS\", \"memory_GB\", "
-                     "\"memory_bandwidth_GBps\", \"sms\", ...}, got " + describe_json(node.raw()));
-  node.allow_only({"name", "fp32_TFLOPS", "tf32_TFLOPS", "fp16_TFLOPS", "bf16_TFLOPS", "memory_GB", "memory_bandwidth_GBps", "sms",
-                   "l2_MB", "source"});
+    throw node.error(
+        "expected a catalog GPU name (trainsim platform list) or an object {\"name\", \"fp32_TFLOPS\", \"memory_GB\", "
+        "\"memory_bandwidth_GBps\", \"sms\", ...}, got " +
+        describe_json(node.raw()));
+  node.allow_only({"name", "fp32_TFLOPS", "tf32_TFLOPS", "fp16_TFLOPS", "bf16_TFLOPS", "memory_GB",
+                   "memory_bandwidth_GBps", "sms", "l2_MB", "source"});
   GpuSpec g;
   g.name = node.at("name").as_string();
   if (g.name.empty()) throw node.at("name").error("must not be empty");
@@ -156,11 +168,15 @@ GpuSpec read_gpu(const JsonNode& node) {
 }
 
 Json gpu_json(const GpuSpec& gpu) {
-  if (const GpuSpec* known = gpu_by_name_or_null(gpu.name); known != nullptr && known->fp32_flops == gpu.fp32_flops &&
-                                                               known->memory_bytes == gpu.memory_bytes)
+  if (const GpuSpec* known = gpu_by_name_or_null(gpu.name);
+      known != nullptr && known->fp32_flops == gpu.fp32_flops && known->memory_bytes == gpu.memory_bytes)
     return gpu.name;
-  Json j{{"name", gpu.name}, {"fp32_TFLOPS", gpu.fp32_flops / T}, {"memory_GB", gpu.memory_bytes / GB},
-         {"memory_bandwidth_GBps", gpu.memory_bandwidth_Bps / GB}, {"sms", gpu.sm_count}, {"source", gpu.source}};
+  Json j{{"name", gpu.name},
+         {"fp32_TFLOPS", gpu.fp32_flops / T},
+         {"memory_GB", gpu.memory_bytes / GB},
+         {"memory_bandwidth_GBps", gpu.memory_bandwidth_Bps / GB},
+         {"sms", gpu.sm_count},
+         {"source", gpu.source}};
   if (gpu.tf32_flops > 0) j["tf32_TFLOPS"] = gpu.tf32_flops / T;
   if (gpu.fp16_flops > 0) j["fp16_TFLOPS"] = gpu.fp16_flops / T;
   if (gpu.bf16_flops > 0) j["bf16_TFLOPS"] = gpu.bf16_flops / T;

@@ -62,8 +62,8 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
                        format_seconds(r.breakdown.comm_kernel_slowdown_s));
   const auto& m = r.memory;
   if (m.largest_batch_per_gpu >= 0)
-    out << fmt::format("  largest batch per GPU {} (the most samples whose memory fits in {})\n", m.largest_batch_per_gpu,
-                       format_bytes(m.available));
+    out << fmt::format("  largest batch per GPU {} (the most samples whose memory fits in {})\n",
+                       m.largest_batch_per_gpu, format_bytes(m.available));
   out << fmt::format("  memory per GPU        {} of {}{} (weights {}, gradients {}, optimizer {}, activations {}, framework {})\n",
                      format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",
                      format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),

@@ -450,7 +450,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   {
     const JsonNode m = node.at("memory_per_gpu_bytes");
     m.require_object();
-    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available", "largest_batch_per_gpu"});
+    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
+                  "largest_batch_per_gpu"});
     plan.memory.weights = m.at("weights").non_negative_number();
     plan.memory.gradients = m.at("gradients").non_negative_number();
     plan.memory.optimizer_state = m.at("optimizer_state").non_negative_number();

@@ -334,9 +334,9 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   double kappa = 1.0;
   if (scenario.single_gpu_samples_per_s) {
     // Calibrated where it was measured (calibration.gpu), applied to the platform's GPU.
-    const double measured_model_s = scenario.calibration_gpu
-                                        ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
-                                        : single_model_s;
+    const double measured_model_s =
+        scenario.calibration_gpu ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
+                                 : single_model_s;
     kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
   }
   plan.calibration_factor = kappa;

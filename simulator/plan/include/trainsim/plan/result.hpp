@@ -36,7 +36,7 @@ struct MemoryUsage {
   double activations = 0;      ///< saved for backward, for the local batch
   double framework = 0;        ///< CUDA context, workspace and allocator slack
   double total = 0;
-  double available = 0;        ///< the GPU's memory that a process may use
+  double available = 0;  ///< the GPU's memory that a process may use
   /// The largest batch per GPU whose memory fits (0: not even one sample; unset: not computed, e.g. a
   /// result read from an older line).
   std::int64_t largest_batch_per_gpu = -1;
