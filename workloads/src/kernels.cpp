@@ -151,13 +151,21 @@ LayerKernels conv_backward(const Workload& w, const LayerCost& l, double b, Prec
   return out;
 }
 
+// A `linear` layer as its GEMM: [rows × k]·[k × n], n the output's last dimension, k from the
+// forward FLOPs (2·k per output element), leading dimensions folded into the rows.
+struct LinearShape {
+  double n, rows, k, weights;
+};
+LinearShape linear_shape(const LayerCost& l, double b) {
+  const double n = l.output_shape.empty() ? 1 : static_cast<double>(l.output_shape.back());
+  const double k = l.flops_fwd / (2 * l.output_elements);
+  return {n, b * l.output_elements / n, k, n * k};
+}
+
 LayerKernels linear_forward(const Workload& w, const LayerCost& l, double b, Precision p) {
   LayerKernels out;
   const double e = bytes_per_element(p);
-  const double n = l.output_shape.empty() ? 1 : static_cast<double>(l.output_shape.back());
-  const double rows = b * l.output_elements / n;
-  const double k = l.flops_fwd / (2 * l.output_elements);
-  const double weights = n * k;
+  const auto [n, rows, k, weights] = linear_shape(l, b);
   out.host_ops = 1;
   out.kernels.push_back(gemm(rows, n, k, (rows * k + rows * n) * e + weights * e));
   if (half(p)) {
@@ -171,10 +179,7 @@ LayerKernels linear_forward(const Workload& w, const LayerCost& l, double b, Pre
 LayerKernels linear_backward(const Workload&, const LayerCost& l, double b, Precision p, bool input_gradient) {
   LayerKernels out;
   const double e = bytes_per_element(p);
-  const double n = l.output_shape.empty() ? 1 : static_cast<double>(l.output_shape.back());
-  const double rows = b * l.output_elements / n;
-  const double k = l.flops_fwd / (2 * l.output_elements);
-  const double weights = n * k;
+  const auto [n, rows, k, weights] = linear_shape(l, b);
   out.host_ops = 1;
   if (input_gradient) out.kernels.push_back(gemm(rows, k, n, (rows * k + rows * n) * e + weights * e));
   if (l.flops_bwd_weight > 0) out.kernels.push_back(gemm(n, k, rows, (rows * k + rows * n) * e + weights * kF32));
