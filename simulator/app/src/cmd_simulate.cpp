@@ -74,6 +74,14 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
     out << fmt::format("  compute slowed        {} by collective kernels holding SMs while they overlap it\n",
                        format_seconds(r.breakdown.comm_kernel_slowdown_s));
   const auto& m = r.memory;
+  if (m.largest_batch_per_gpu >= 0)
+    out << fmt::format("  largest batch per GPU {} (the most samples whose memory fits in {}){}\n",
+                       m.largest_batch_per_gpu, format_bytes(m.available),
+                       r.largest_batch
+                           ? fmt::format("; {} without checkpointing, {} checkpointing every {} layers",
+                                         r.largest_batch->without_checkpointing, r.largest_batch->with_checkpointing,
+                                         r.largest_batch->checkpoint_every_layers)
+                           : std::string());
   out << fmt::format("  memory per GPU        {} of {}{} (weights {}, gradients {}, optimizer {}, activations {}, framework {})\n",
                      format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",
                      format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),
@@ -81,10 +89,6 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   if (m.gathered_parameters > 0 || m.recompute_activations > 0)
     out << fmt::format("                        + gathered parameters {}, recomputed activations {}\n",
                        format_bytes(m.gathered_parameters), format_bytes(m.recompute_activations));
-  if (r.largest_batch)
-    out << fmt::format("  largest batch / GPU   {} without checkpointing, {} checkpointing every {} layers\n",
-                       r.largest_batch->without_checkpointing, r.largest_batch->with_checkpointing,
-                       r.largest_batch->checkpoint_every_layers);
   out << fmt::format("  network traffic       {} in {} bucket{}\n", format_bytes(r.network_bytes), r.buckets.size(),
                      r.buckets.size() == 1 ? "" : "s");
   if (const auto* top = r.most_loaded_server()) {

@@ -185,8 +185,14 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
   std::vector<Warning> out;
   // First: the other findings are moot on a configuration that cannot run at all.
   if (!plan.memory.fits())
-    out.push_back({"out_of_memory", fmt::format("the configuration does not fit in GPU memory: needs {} per GPU, {} has {}",
-                                                format_bytes(plan.memory.total), platform.gpu.name, format_bytes(plan.memory.available))});
+    out.push_back(
+        {"out_of_memory",
+         fmt::format("the configuration does not fit in GPU memory: needs {} per GPU, {} has {}{}",
+                     format_bytes(plan.memory.total), platform.gpu.name, format_bytes(plan.memory.available),
+                     plan.memory.largest_batch_per_gpu > 0
+                         ? fmt::format("; the largest batch per GPU that fits is {}", plan.memory.largest_batch_per_gpu)
+                     : plan.memory.largest_batch_per_gpu == 0 ? std::string("; not even one sample per GPU fits")
+                                                              : std::string())});
   // Under worker aggregation each node's host pushes and pulls once for its GPUs.
   const int workers = plan.worker_aggregation == "host" ? plan.nodes : plan.gpus;
   const auto servers = static_cast<int>(plan.servers.size());

@@ -324,7 +324,7 @@ Json TrainingPlan::to_json() const {
   j["gpu_sm_count"] = gpu_sm_count;
   j["aggregate_flops_per_byte"] = aggregate_flops_per_byte;
   j["memory_per_gpu_bytes"] = memory.to_json();
-  if (largest_batch) j["largest_batch_per_gpu"] = largest_batch->to_json();
+  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
   // Data parallelism (data_parallel.hpp), written where it departs from plain DDP.
   if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
   if (zero_stage > 0) {
@@ -477,7 +477,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                    "host_memory_bandwidth_Bps",
                    "servers",
                    "ops",
-                   "largest_batch_per_gpu",
+                   "largest_batch",
                    "accumulation_steps",
                    "zero_stage",
                    "hybrid_sharding",
@@ -521,7 +521,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     const JsonNode m = node.at("memory_per_gpu_bytes");
     m.require_object();
     m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
-                  "gathered_parameters", "recompute_activations"});
+                  "gathered_parameters", "recompute_activations", "largest_batch_per_gpu"});
     if (const auto g = m.find("gathered_parameters")) plan.memory.gathered_parameters = g->non_negative_number();
     if (const auto g = m.find("recompute_activations")) plan.memory.recompute_activations = g->non_negative_number();
     plan.memory.weights = m.at("weights").non_negative_number();
@@ -531,6 +531,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.memory.framework = m.at("framework").non_negative_number();
     plan.memory.total = m.at("total").non_negative_number();
     plan.memory.available = m.at("available").non_negative_number();
+    if (auto v = m.find("largest_batch_per_gpu")) plan.memory.largest_batch_per_gpu = v->int_at_least(0);
   }
   {
     const JsonNode v = node.at("variables");
@@ -550,7 +551,7 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.input_pipeline = c;
   }
   if (const auto l = node.find("nccl_intra_node_latency_s")) plan.nccl_intra_node_latency_s = latency(*l);
-  if (const auto v = node.find("largest_batch_per_gpu")) plan.largest_batch = LargestBatch::from_json(*v);
+  if (const auto v = node.find("largest_batch")) plan.largest_batch = LargestBatch::from_json(*v);
   if (const auto v = node.find("accumulation_steps")) plan.accumulation_steps = read_int(*v, 1, 1'000'000);
   if (const auto v = node.find("zero_stage")) {
     plan.zero_stage = read_int(*v, 0, 3);

@@ -45,6 +45,7 @@ Json MemoryUsage::to_json() const {
          {"available", available}};
   if (gathered_parameters != 0) j["gathered_parameters"] = gathered_parameters;
   if (recompute_activations != 0) j["recompute_activations"] = recompute_activations;
+  if (largest_batch_per_gpu >= 0) j["largest_batch_per_gpu"] = largest_batch_per_gpu;
   return j;
 }
 
@@ -188,7 +189,7 @@ Json IterationResult::to_json() const {
   j["warnings"] = w;
   j["memory_per_gpu_bytes"] = memory.to_json();
   j["fits_in_memory"] = memory.fits();
-  if (largest_batch) j["largest_batch_per_gpu"] = largest_batch->to_json();
+  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
   j["strategy"] = strategy;
   if (transport != "gpu") j["transport"] = transport;
   if (representation != "auto") j["representation"] = representation;
@@ -276,11 +277,12 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   r.memory.framework = optional_number(m, "framework", 0);
   r.memory.gathered_parameters = optional_number(m, "gathered_parameters", 0);
   r.memory.recompute_activations = optional_number(m, "recompute_activations", 0);
+  if (auto v = m.find("largest_batch_per_gpu")) r.memory.largest_batch_per_gpu = v->int_at_least(0);
   // Older lines carry fits_in_memory without the GPU's memory: keep their verdict.
   r.memory.available = m.find("available") ? m.at("available").as_number() : (node.at("fits_in_memory").as_bool() ? r.memory.total : 0);
   if (node.at("fits_in_memory").as_bool() != r.memory.fits())
     throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (total vs available)");
-  if (auto v = node.find("largest_batch_per_gpu")) r.largest_batch = LargestBatch::from_json(*v);
+  if (auto v = node.find("largest_batch")) r.largest_batch = LargestBatch::from_json(*v);
   if (auto v = node.find("strategy")) r.strategy = v->as_string();
   if (auto v = node.find("transport")) r.transport = v->one_of({"gpu", "host"});
   if (auto v = node.find("representation")) r.representation = v->as_string();

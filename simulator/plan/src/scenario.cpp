@@ -287,6 +287,7 @@ workloads::IterationOptions Scenario::iteration_options(double batch) const {
   o.bucket_bytes = strategy.bucket_bytes;
   o.first_bucket_bytes = strategy.first_bucket_bytes;
   o.optimizer = workload.optimizer;
+  o.kernels.fused_attention = compute.fused_attention;
   return o;
 }
 
@@ -375,7 +376,7 @@ Scenario read_scenario(Json document, const std::string& source) {
       throw strategy.at("transport").error("a SimGrid XML platform has no node CPUs to stage through: use \"gpu\"");
   }
   if (auto c = root.find("calibration")) {
-    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s"});
+    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s", "gpu"});
     if (auto v = c->find("single_gpu_samples_per_s")) {
       if (s.cpu) throw v->error("a CPU scenario is calibrated with 'single_thread_iteration_s' (one pool, one thread)");
       s.single_gpu_samples_per_s = v->positive_number();
@@ -384,6 +385,26 @@ Scenario read_scenario(Json document, const std::string& source) {
       if (!s.cpu) throw v->error("'single_thread_iteration_s' calibrates CPU scenarios; GPU scenarios use 'single_gpu_samples_per_s'");
       s.single_thread_iteration_s = v->positive_number();
     }
+    if (auto v = c->find("gpu")) {
+      if (s.cpu)
+        throw v->error("'gpu' names the GPU a single_gpu_samples_per_s was measured on; a CPU scenario has none");
+      if (!s.single_gpu_samples_per_s)
+        throw v->error(
+            "names the GPU a measurement was taken on: give that measurement as 'single_gpu_samples_per_s' too");
+      s.calibration_gpu = platforms::read_gpu(*v);
+      if (!s.calibration_gpu->supports(s.workload.precision))
+        throw v->error("the GPU '" + s.calibration_gpu->name + "' lacks precision \"" +
+                       std::string(to_string(s.workload.precision)) + "\" (it computes in " +
+                       s.calibration_gpu->supported_precisions() +
+                       "), so nothing measured on it ran the scenario's precision");
+    }
+  }
+  // A GPU given as an object lists the precisions it has; the workload's must be one of them.
+  if (!s.cpu && !s.platform.gpu.supports(s.workload.precision)) {
+    const JsonNode workload = root.at("workload");
+    throw(workload.find("precision") ? workload.at("precision") : workload)
+        .error("precision \"" + std::string(to_string(s.workload.precision)) + "\": the GPU '" + s.platform.gpu.name +
+               "' lacks it (it computes in " + s.platform.gpu.supported_precisions() + ")");
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);

@@ -17,6 +17,7 @@
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/data_parallel.hpp"
+#include "trainsim/plan/gpu_memory.hpp"
 #include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
@@ -59,9 +60,6 @@ std::string_view to_string(CommTrigger trigger) {
 }
 
 namespace {
-
-// CUDA context, cuDNN/cuBLAS workspaces and caching-allocator slack: about 1 GiB on current stacks.
-constexpr double kFrameworkReserveBytes = 1.0 * kGiB;
 
 // Deterministic random numbers: mt19937_64's output sequence is fixed by the standard; the
 // distributions are written here because std::normal_distribution is implementation-defined.
@@ -314,44 +312,17 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
   return std::nullopt;
 }
 
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
-  MemoryUsage m;
-  const double params = static_cast<double>(workload.params());
-  const Precision p = scenario.workload.precision;
-  const bool half = bytes_per_element(p) == 2;
-  const double batch = scenario.batch_of(0);  // the largest: a strong-scaling remainder goes to the first ranks
-  m.weights = params * bytes_per_element(p) + (half ? params * 4.0 : 0.0);  // + fp32 master weights
-  m.gradients = params * bytes_per_element(p);
-  switch (scenario.workload.optimizer) {
-    case workloads::Optimizer::sgd: m.optimizer_state = 0; break;
-    case workloads::Optimizer::momentum: m.optimizer_state = params * 4.0; break;
-    case workloads::Optimizer::adam: m.optimizer_state = params * 8.0; break;
-  }
-  m.activations = workload.activation_bytes(p) * batch;
-  m.framework = kFrameworkReserveBytes;
-  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework;
-  m.available = scenario.platform.gpu.memory_bytes;
-  return m;
-}
-
-void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const workloads::Workload& workload,
-                                const std::vector<double>& bucket_bytes) {
+DataParallelMemory data_parallel_memory(const Scenario& scenario, const workloads::Workload& workload,
+                                        const std::vector<double>& bucket_bytes, int every_layers) {
+  DataParallelMemory dp;
   const ShardingConfig& sharding = scenario.strategy.sharding;
-  const Precision p = scenario.workload.precision;
-  const double params = static_cast<double>(workload.params());
-  const double model = params * bytes_per_element(p);                  // parameters at the compute precision
-  const double master = bytes_per_element(p) == 2 ? params * 4.0 : 0;  // fp32 master weights
   if (sharding.stage > 0) {
-    // ZeRO (Rajbhandari et al., SC'20, Figure 1): stage 1 partitions the optimizer state, the fp32
-    // master weights included; stage 2 the gradients too; stage 3 the parameters too.
-    const double n = sharding.group_size(scenario.gpus(), scenario.platform.gpus_per_node);
-    m.weights = model + master / n;
-    m.optimizer_state /= n;
+    dp.zero_stage = sharding.stage;
+    dp.shard_group = sharding.group_size(scenario.gpus(), scenario.platform.gpus_per_node);
     // Accumulating micro-batches keeps whole gradients until the last one's reduce-scatter
     // (FSDP's no_sync holds unsharded gradients; fully_sharded_data_parallel.py).
-    if (sharding.stage >= 2 && scenario.workload.accumulation_steps == 1) m.gradients /= n;
+    dp.whole_gradients = scenario.workload.accumulation_steps > 1;
     if (sharding.stage == 3) {
-      m.weights = (model + master) / n;
       // FSDP keeps the group it computes and the one it prefetches gathered, and one group's
       // unsharded gradients until its reduce-scatter (bucket bytes = the group's parameter bytes).
       double pair = 0, largest = 0;
@@ -359,36 +330,46 @@ void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const 
         largest = std::max(largest, bucket_bytes[i]);
         pair = std::max(pair, bucket_bytes[i] + (i + 1 < bucket_bytes.size() ? bucket_bytes[i + 1] : 0.0));
       }
-      m.gathered_parameters = pair + largest;
+      dp.gathered_parameters = pair + largest;
     }
   }
-  if (scenario.workload.checkpointing.on()) {
-    const ActivationBytes a = activation_bytes_per_sample(workload, p, scenario.workload.checkpointing.every_layers);
-    const double batch = scenario.batch_of(0);
-    m.activations = a.stored * batch;
-    m.recompute_activations = a.recompute * batch;
+  if (every_layers > 0) {
+    // The per-layer saved tensors say which share of the activations the checkpoints keep.
+    const Precision p = scenario.workload.precision;
+    const double all = activation_bytes_per_sample(workload, p, 0).stored;
+    if (all > 0) {
+      const ActivationBytes a = activation_bytes_per_sample(workload, p, every_layers);
+      dp.stored_share = a.stored / all;
+      dp.recompute_share = a.recompute / all;
+    }
   }
-  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework + m.gathered_parameters +
-            m.recompute_activations;
+  return dp;
+}
+
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes) {
+  const auto& ck = scenario.workload.checkpointing;
+  const DataParallelMemory dp = data_parallel_memory(scenario, workload, bucket_bytes, ck.on() ? ck.every_layers : 0);
+  // The largest local batch: a strong-scaling remainder goes to the first ranks.
+  MemoryUsage m = memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0)), dp),
+                               scenario.platform.gpu.memory_bytes);
+  m.largest_batch_per_gpu =
+      largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes, dp);
+  return m;
 }
 
 LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
                            const std::vector<double>& bucket_bytes) {
-  MemoryUsage m = memory_per_gpu(scenario, workload);
-  apply_data_parallel_memory(m, scenario, workload, bucket_bytes);
-  const double fixed = m.total - m.activations - m.recompute_activations;
-  const Precision p = scenario.workload.precision;
   LargestBatch out;
-  out.checkpoint_every_layers = scenario.workload.checkpointing.on() ? scenario.workload.checkpointing.every_layers
-                                                                     : default_checkpoint_every(workload);
-  // Memory is linear in the batch: the fixed terms plus the activations of every sample.
-  auto fit = [&](double per_sample) -> std::int64_t {
-    const double room = m.available - fixed;
-    if (room < per_sample || !(per_sample > 0)) return room >= 0 && !(per_sample > 0) ? kMaxReportedBatch : 0;
-    return static_cast<std::int64_t>(std::min(std::floor(room / per_sample), static_cast<double>(kMaxReportedBatch)));
+  const auto& ck = scenario.workload.checkpointing;
+  out.checkpoint_every_layers = ck.on() ? ck.every_layers : default_checkpoint_every(workload);
+  auto fit = [&](int every_layers) {
+    return largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes,
+                                 data_parallel_memory(scenario, workload, bucket_bytes, every_layers),
+                                 kMaxReportedBatch);
   };
-  out.without_checkpointing = fit(activation_bytes_per_sample(workload, p, 0).total());
-  out.with_checkpointing = fit(activation_bytes_per_sample(workload, p, out.checkpoint_every_layers).total());
+  out.without_checkpointing = fit(0);
+  out.with_checkpointing = fit(out.checkpoint_every_layers);
   return out;
 }
 
@@ -519,7 +500,13 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
-  if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
+  if (scenario.single_gpu_samples_per_s) {
+    // Calibrated where it was measured (calibration.gpu), applied to the platform's GPU.
+    const double measured_model_s =
+        scenario.calibration_gpu ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
+                                 : single_model_s;
+    kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
+  }
   plan.calibration_factor = kappa;
   plan.single_gpu_iteration_s = kappa * single_model_s;
   plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
@@ -554,8 +541,7 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   }
   std::vector<double> bucket_bytes;
   for (const PlannedBucket& b : plan.buckets) bucket_bytes.push_back(b.bytes);
-  plan.memory = memory_per_gpu(scenario, workload);
-  apply_data_parallel_memory(plan.memory, scenario, workload, bucket_bytes);
+  plan.memory = memory_per_gpu(scenario, workload, bucket_bytes);
   plan.largest_batch = largest_batch(scenario, workload, bucket_bytes);
 }
 

@@ -36,16 +36,20 @@ struct MemoryUsage {
   double activations = 0;      ///< saved for backward, for the local batch
   double framework = 0;        ///< CUDA context, workspace and allocator slack
   double total = 0;
-  double available = 0;        ///< the GPU's memory
+  double available = 0;  ///< the GPU's memory that a process may use
   /// Sharded parameters (zero_stage 3): the layer groups gathered at once (the one computing and the
   /// one prefetched) and one group's unsharded gradients before its reduce-scatter.
   double gathered_parameters = 0;
   /// Activation checkpointing: the largest recomputed segment's activations, live while its
   /// backward runs (`activations` then holds the checkpoints and the last segment's).
   double recompute_activations = 0;
+  /// The largest batch per GPU whose memory fits (0: not even one sample; unset: not computed, e.g. a
+  /// result read from an older line).
+  std::int64_t largest_batch_per_gpu = -1;
   bool fits() const { return total <= available; }
   /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"},
-  /// then "gathered_parameters" and "recompute_activations" where not 0.
+  /// then "gathered_parameters" and "recompute_activations" where not 0, and "largest_batch_per_gpu"
+  /// where computed.
   Json to_json() const;
 };
 
@@ -192,7 +196,7 @@ struct IterationResult {
   IterationBound bound;
   std::vector<Warning> warnings;
   MemoryUsage memory;
-  std::optional<LargestBatch> largest_batch;  ///< GPU scenarios: "largest_batch_per_gpu"
+  std::optional<LargestBatch> largest_batch;  ///< GPU scenarios: "largest_batch"
   std::string strategy;
   std::string transport = "gpu";        ///< all-reduce strategies: "gpu" or "host" (JSON only when "host")
   std::string representation = "auto";  ///< the flows' representation asked for (JSON only when not "auto")

@@ -116,6 +116,9 @@ struct Scenario {
   std::optional<double> single_thread_iteration_s;  ///< CPU calibration: one pool, one thread
   StrategyConfig strategy;
   std::optional<double> single_gpu_samples_per_s;  ///< calibration
+  /// `calibration.gpu`: the GPU single_gpu_samples_per_s was measured on, when not the platform's:
+  /// the model is calibrated there and predicts the platform's GPU.
+  std::optional<platforms::GpuSpec> calibration_gpu;
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
   std::vector<std::pair<std::string, std::vector<Json>>> sweep;  ///< dotted path → values, in file order

@@ -30,27 +30,27 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
-#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/gpu_memory.hpp"
 #include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/server_placement.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::plan {
 
-/// Memory per GPU of a scenario (pure arithmetic).
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload);
-/// The data-parallel terms of the memory (data_parallel.hpp), applied to `m` from memory_per_gpu:
-/// ZeRO / FSDP divide optimizer state (and the fp32 master weights), gradients and parameters by
-/// the shard group, stage 3 adds gathered_parameters (the two largest adjacent layer groups of
-/// `buckets` and the largest group's gradients), accumulation under stage 2 keeps whole gradients
-/// (FSDP's no_sync), checkpointing replaces activations by the checkpoints and adds
-/// recompute_activations. Recomputes m.total. Kept apart from memory_per_gpu so that a memory
-/// model rewritten there keeps these terms.
-void apply_data_parallel_memory(MemoryUsage& m, const Scenario& scenario, const workloads::Workload& workload,
-                                const std::vector<double>& bucket_bytes);
+/// What the scenario's data parallelism changes in one GPU's memory (gpu_memory.hpp): ZeRO / FSDP
+/// sharding over the shard group, stage 3's gathered layer groups (the two largest adjacent groups
+/// of `bucket_bytes` and the largest group's unsharded gradients), accumulation under stage 2
+/// keeping whole gradients (FSDP's no_sync), and checkpointing every `every_layers` layers (0: none).
+DataParallelMemory data_parallel_memory(const Scenario& scenario, const workloads::Workload& workload,
+                                        const std::vector<double>& bucket_bytes, int every_layers);
+/// Memory per GPU of a scenario (pure arithmetic), its data-parallel terms included, and the
+/// largest batch per GPU that fits with them.
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes = {});
 /// The most largest_batch reports (a model whose activations take no memory fits any batch).
 inline constexpr std::int64_t kMaxReportedBatch = 1'000'000'000;
 /// The largest micro-batch per GPU that fits, without and with checkpointing (the scenario's
