@@ -26,9 +26,9 @@ constexpr double GiB = kGiB;
 // Kepler has no fast path (fp32 rate).
 std::vector<GpuSpec> make_catalog() {
   std::vector<GpuSpec> c;
-  auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes,
-                  double mem_bw, int sms, std::string source) {
-    c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, sms, false, std::move(source)});
+  auto add = [&c](std::string name, double fp32, double tf32, double fp16, double bf16, double mem_bytes, double mem_bw,
+                  int sms, std::string source) {
+    c.push_back(GpuSpec{std::move(name), fp32, tf32, fp16, bf16, mem_bytes, mem_bw, sms, 0, false, std::move(source)});
   };
   // SM counts: K80 13 SMX per GK210 die (Tesla K80 board: 2 × 13 = 26 SMX, 4992 CUDA cores of 192
   // per SMX); P100 56 (Tesla P100 whitepaper, 2016, both form factors); V100 80 (Tesla V100 GPU
@@ -67,7 +67,36 @@ std::vector<GpuSpec> make_catalog() {
   add("B200", 80 * T, 1100 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB, 148,
       "NVIDIA DGX B200 datasheet (2024), per GPU: 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, 180 GB, "
       "8 TB/s; fp32 80 TFLOP/s from the HGX B200 spec sheet");
-  GpuSpec cpu{"CPU-host", 4.15 * T, 4.15 * T, 4.15 * T, 4.15 * T, 512 * GiB, 256 * GB, 0, true,
+  // Blackwell Ultra: 160 SMs (NVIDIA technical blog "Inside NVIDIA Blackwell Ultra", 2025).
+  add("B300", 75 * T, 1100 * T, 2250 * T, 2250 * T, 288 * GB, 8000 * GB, 160,
+      "NVIDIA HGX B300 datasheet (2025), per GPU: 75 TFLOP/s fp32, 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, "
+      "288 GB HBM3e at 8 TB/s");
+  add("GB200", 80 * T, 1250 * T, 2500 * T, 2500 * T, 186 * GB, 8000 * GB, 148,
+      "NVIDIA GB200 NVL72 datasheet (2024), per Blackwell GPU (1/72 of the rack): 80 TFLOP/s fp32, 1.25 PFLOP/s tf32, "
+      "2.5 PFLOP/s fp16/bf16 dense, 186 GB HBM3e at 8 TB/s");
+  add("MI300X", 163.4 * T, 653.7 * T, 1307.4 * T, 1307.4 * T, 192 * GB, 5300 * GB, 304,
+      "AMD Instinct MI300X datasheet (2023): 163.4 TFLOP/s fp32 (matrix and vector), 653.7 tf32, 1307.4 fp16/bf16 "
+      "dense, "
+      "192 GB HBM3 at 5.3 TB/s, 304 compute units (counted as SMs)");
+  for (auto& g : c) {
+    // L2 per device from the architecture whitepapers (V100 6 MB, A100 40 MB, H100 50 MB, B200 2 × 63 MB
+    // (Chips and Cheese), MI300X: 256 MB Infinity Cache); 0 where not listed.
+    if (g.name.rfind("V100", 0) == 0) g.l2_bytes = 6 * kMiB;
+    if (g.name.rfind("A100", 0) == 0) g.l2_bytes = 40 * kMiB;
+    if (g.name.rfind("H100", 0) == 0 || g.name == "H200") g.l2_bytes = 50 * kMiB;
+    if (g.name == "B200" || g.name == "GB200" || g.name == "B300") g.l2_bytes = 126 * kMiB;
+    if (g.name == "MI300X") g.l2_bytes = 256 * kMiB;
+  }
+  GpuSpec cpu{"CPU-host",
+              4.15 * T,
+              4.15 * T,
+              4.15 * T,
+              4.15 * T,
+              512 * GiB,
+              256 * GB,
+              0,
+              0,
+              true,
               "2x Intel Xeon Platinum 8168 (DGX-1 V100 host): 24 cores x 2.7 GHz x 32 fp32 FLOP/cycle (AVX-512, "
               "2 FMA units) per socket; 6 DDR4-2666 channels (128 GB/s) per socket"};
   c.push_back(std::move(cpu));
@@ -99,5 +128,60 @@ const GpuSpec& gpu_by_name(const std::string& name, const std::string& source, c
 }
 
 const GpuSpec& cpu_host() { return *gpu_by_name_or_null("CPU-host"); }
+
+std::string GpuSpec::supported_precisions() const {
+  std::string out;
+  for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+    if (supports(p)) out += (out.empty() ? "" : ", ") + std::string(to_string(p));
+  return out;
+}
+
+GpuSpec read_gpu(const JsonNode& node) {
+  if (node.is_string()) return gpu_by_name(node.as_string(), node.source(), node.pointer());
+  if (!node.is_object())
+    throw node.error(
+        "expected a catalog GPU name (trainsim platform list) or an object {\"name\", \"fp32_TFLOPS\", \"memory_GB\", "
+        "\"memory_bandwidth_GBps\", \"sms\", ...}, got " +
+        describe_json(node.raw()));
+  node.allow_only({"name", "fp32_TFLOPS", "tf32_TFLOPS", "fp16_TFLOPS", "bf16_TFLOPS", "memory_GB",
+                   "memory_bandwidth_GBps", "sms", "l2_MB", "source"});
+  GpuSpec g;
+  g.name = node.at("name").as_string();
+  if (g.name.empty()) throw node.at("name").error("must not be empty");
+  // A field given must be positive; one left out is a precision the GPU lacks.
+  auto tflops = [&node](const char* key, bool required) -> double {
+    const auto v = required ? std::optional<JsonNode>(node.at(key)) : node.find(key);
+    if (!v) return 0;
+    return v->number_in(1e-6, 1e6) * T;
+  };
+  g.fp32_flops = tflops("fp32_TFLOPS", true);
+  g.tf32_flops = tflops("tf32_TFLOPS", false);
+  g.fp16_flops = tflops("fp16_TFLOPS", false);
+  g.bf16_flops = tflops("bf16_TFLOPS", false);
+  g.memory_bytes = node.at("memory_GB").number_in(1e-3, 1e6) * GB;
+  g.memory_bandwidth_Bps = node.at("memory_bandwidth_GBps").number_in(1e-3, 1e7) * GB;
+  g.sm_count = static_cast<int>(node.at("sms").int_at_least(1));
+  if (g.sm_count > 100'000) throw node.at("sms").error("must be at most 100000");
+  if (auto v = node.find("l2_MB")) g.l2_bytes = v->number_in(0, 1e6) * kMiB;
+  g.source = node.find("source") ? node.at("source").as_string() : "given as an object";
+  return g;
+}
+
+Json gpu_json(const GpuSpec& gpu) {
+  if (const GpuSpec* known = gpu_by_name_or_null(gpu.name);
+      known != nullptr && known->fp32_flops == gpu.fp32_flops && known->memory_bytes == gpu.memory_bytes)
+    return gpu.name;
+  Json j{{"name", gpu.name},
+         {"fp32_TFLOPS", gpu.fp32_flops / T},
+         {"memory_GB", gpu.memory_bytes / GB},
+         {"memory_bandwidth_GBps", gpu.memory_bandwidth_Bps / GB},
+         {"sms", gpu.sm_count},
+         {"source", gpu.source}};
+  if (gpu.tf32_flops > 0) j["tf32_TFLOPS"] = gpu.tf32_flops / T;
+  if (gpu.fp16_flops > 0) j["fp16_TFLOPS"] = gpu.fp16_flops / T;
+  if (gpu.bf16_flops > 0) j["bf16_TFLOPS"] = gpu.bf16_flops / T;
+  if (gpu.l2_bytes > 0) j["l2_MB"] = gpu.l2_bytes / kMiB;
+  return j;
+}
 
 }  // namespace trainsim::platforms

@@ -360,8 +360,7 @@ PlatformSpec read_full(const JsonNode& node, bool board_given = true) {
   if (auto n = node.find("name")) spec.name = n->as_string();
   if (auto s = node.find("source")) spec.source = s->as_string();
   if (auto d = node.find("description")) (void)d->as_string();
-  const JsonNode gpu = node.at("gpu");
-  spec.gpu = gpu_by_name(gpu.as_string(), gpu.source(), gpu.pointer());
+  spec.gpu = read_gpu(node.at("gpu"));
   spec.cpu = cpu_host();
   if (auto c = node.find("cpu")) spec.cpu = gpu_by_name(c->as_string(), c->source(), c->pointer());
   spec.nodes = static_cast<int>(read_unsigned(node.at("nodes"), 1));
@@ -435,7 +434,7 @@ void apply_xml_overrides(PlatformSpec& spec, const JsonNode& o) {
           key != "price_per_gpu_hour" && key != "description")
         throw value.error("not allowed beside a SimGrid XML file (the XML describes the platform)");
     if (auto n = o.find("name")) spec.name = n->as_string();
-    if (auto g = o.find("gpu")) spec.gpu = gpu_by_name(g->as_string(), g->source(), g->pointer());
+    if (auto g = o.find("gpu")) spec.gpu = read_gpu(*g);
     if (auto g = o.find("gpus_per_node")) spec.gpus_per_node = read_gpus_per_node(*g);
     if (auto p = o.find("price_per_gpu_hour")) spec.price_per_gpu_hour = p->non_negative_number();
     if (auto net = o.find("network")) {
@@ -792,7 +791,7 @@ Json to_json(const PlatformSpec& spec) {
   j["name"] = spec.name;
   if (!spec.source.empty()) j["source"] = spec.source;
   if (spec.simgrid_xml) j["file"] = *spec.simgrid_xml;
-  j["gpu"] = spec.gpu.name;
+  j["gpu"] = gpu_json(spec.gpu);
   if (spec.cpu.name != cpu_host().name) j["cpu"] = spec.cpu.name;
   j["nodes"] = spec.nodes;
   j["gpus_per_node"] = spec.gpus_per_node;

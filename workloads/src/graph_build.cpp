@@ -172,6 +172,8 @@ Workload build_workload(std::string name, std::string source, std::vector<LayerS
     for (const auto& s : inputs) cost.input_elements += element_count(s);
     cost.output_elements = element_count(e.output);
     cost.saved_elements = e.saved_elements;
+    cost.heads = e.heads;
+    cost.activation = e.activation;
     cost.parents = spec.parents;
     cost.output_shape = e.output;
     workload.layers.push_back(std::move(cost));

@@ -51,6 +51,10 @@ OptimizerCost optimizer_cost(Optimizer optimizer) {
 
 }  // namespace
 
+// Under autocast every operator passes the Autocast dispatch key as well (a cast-policy lookup
+// on each call): its dispatch costs about a tenth more.
+constexpr double kAutocastDispatch = 1.1;
+
 IterationGraph expand_iteration(const Workload& workload, const IterationOptions& options) {
   TRAINSIM_CHECK(options.batch > 0, "batch must be positive");
   TRAINSIM_CHECK(options.bucket_bytes >= 0 && options.first_bucket_bytes >= 0, "bucket sizes must be ≥ 0");
@@ -71,6 +75,9 @@ IterationGraph expand_iteration(const Workload& workload, const IterationOptions
     task.flops = layer.flops_fwd * b;
     task.bytes = (layer.input_elements + layer.output_elements) * b * element + layer.params * element;
     task.kernels = layer.op_class == OpClass::data ? 0 : 1;
+    LayerKernels launched = forward_kernels(workload, layer, b, options.precision, options.kernels);
+    task.launches = std::move(launched.kernels);
+    task.host_ops = launched.host_ops * (element == 2 ? kAutocastDispatch : 1.0);
     graph.forward.push_back(task);
   }
 
@@ -94,6 +101,10 @@ IterationGraph expand_iteration(const Workload& workload, const IterationOptions
     if (weight_gradient) bytes += (layer.output_elements + layer.input_elements) * b * element + 2.0 * layer.params * element;
     task.bytes = bytes;
     task.kernels = (input_gradient ? 1 : 0) + (weight_gradient ? 1 : 0);
+    LayerKernels launched = backward_kernels(workload, layer, b, options.precision, input_gradient, options.kernels);
+    for (Kernel& k : launched.kernels) k.backward = k.kind == KernelKind::gemm;
+    task.launches = std::move(launched.kernels);
+    task.host_ops = launched.host_ops * (element == 2 ? kAutocastDispatch : 1.0);
     graph.backward.push_back(task);
   }
 
@@ -128,6 +139,24 @@ IterationGraph expand_iteration(const Workload& workload, const IterationOptions
   // Optimizer state and master weights are kept in fp32 whatever the compute precision.
   graph.update.bytes = opt.words_moved * 4.0 * static_cast<double>(graph.params);
   graph.update.kernels = graph.params > 0 ? 1 : 0;
+  if (graph.params > 0) {
+    // PyTorch's default optimizer implementation on CUDA is "foreach" (torch.optim's
+    // _default_to_fused_or_foreach): one multi-tensor kernel per arithmetic step over every
+    // parameter, each step reading and writing whole tensors. Words moved per parameter, from
+    // torch/optim/sgd.py and adamw.py (_multi_tensor_*): SGD add_ 3; momentum mul_ 2 + add_ 3 +
+    // add_ 3; AdamW weight-decay mul_ 2, lerp_ 3, mul_ 2, addcmul_ 3, sqrt 2, div_ 2, add_ 2,
+    // addcdiv_ 4.
+    const double words = options.optimizer == Optimizer::sgd ? 3 : options.optimizer == Optimizer::momentum ? 8 : 20;
+    const int steps = options.optimizer == Optimizer::sgd ? 1 : options.optimizer == Optimizer::momentum ? 3 : 8;
+    Kernel step;
+    step.bytes = words * 4.0 * static_cast<double>(graph.params);
+    graph.update.launches.push_back(step);
+    // Each foreach step is one operator; Python builds the per-tensor lists (about 1/20 of an
+    // operator per tensor: two tensors per layer with weights).
+    int tensors = 0;
+    for (const LayerCost& layer : workload.layers) tensors += layer.params > 0 ? 2 : 0;
+    graph.update.host_ops = steps + 2 + tensors / 20.0;
+  }
   return graph;
 }
 

@@ -611,6 +611,7 @@ LayerEstimate estimate_attention(const LayerSpec& spec, const AttentionAttrs& a,
   const double tokens = static_cast<double>(x[0]), d = static_cast<double>(x[1]), heads = static_cast<double>(a.heads);
   LayerEstimate e = attention_costs(tokens, d, heads, a.bias);
   e.output = x;
+  e.heads = a.heads;
   return e;
 }
 
@@ -628,7 +629,7 @@ LayerEstimate estimate_attention(const LayerSpec& spec, const AttentionAttrs& a,
 // The feed-forward activations a block may use, with their FLOPs per element.
 const std::map<std::string, double, std::less<>>& feed_forward_activations() {
   static const std::map<std::string, double, std::less<>> table{
-      {"gelu", kGeluFlops}, {"relu", kReluFlops}, {"silu", kSiluFlops}};
+      {"gelu", kGeluFlops}, {"gelu_new", kGeluFlops}, {"relu", kReluFlops}, {"silu", kSiluFlops}};
   return table;
 }
 
@@ -660,6 +661,8 @@ LayerEstimate estimate_transformer(const LayerSpec& spec, const TransformerAttrs
   const double act = feed_forward_activations().at(a.activation);
   LayerEstimate e = attention_costs(tokens, d, heads, true);
   e.output = x;
+  e.heads = a.heads;
+  e.activation = a.activation;
   e.params += 2 * 2 * d + 2 * d * f + f + d;
   e.flops_fwd += 2 * kNormFlops * tokens * d + 2 * tokens * d + 4 * tokens * d * f + act * tokens * f;
   e.flops_bwd_weight += 4 * tokens * d * f + 2 * 2 * tokens * d;

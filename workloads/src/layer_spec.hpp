@@ -130,6 +130,8 @@ struct LayerEstimate {
   double flops_bwd_edge = 0;       ///< gradient w.r.t. the layer's own inputs: only when they need it
   double flops_bwd_weight = 0;
   double saved_elements = 0;
+  std::int64_t heads = 0;  ///< attention and transformer: heads
+  std::string activation;  ///< transformer: the feed-forward activation
 };
 
 /// Every type of the layer-graph format, sorted.

@@ -348,8 +348,33 @@ Json bert(const ZooEntry& e, const TransformerConfig& c) {
   return g.document();
 }
 
+// Hugging Face BertForMaskedLM: BertModel without the pooler, and the masked-LM head (dense +
+// GELU + LayerNorm, a decoder tied to the word embeddings with its own bias) scored over the
+// vocabulary at every position.
+Json bert_mlm(const ZooEntry& e, const TransformerConfig& c) {
+  GraphBuilder g(e);
+  const std::string tokens = g.input("input_ids", {c.sequence});
+  const std::string word =
+      g.add("embeddings.word_embeddings", "embedding", {tokens}, {{"num_embeddings", c.vocab}, {"dim", c.dim}});
+  const std::string pos = g.add("embeddings.position_embeddings", "embedding", {tokens},
+                                {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
+  const std::string type =
+      g.add("embeddings.token_type_embeddings", "embedding", {tokens}, {{"num_embeddings", 2}, {"dim", c.dim}});
+  std::string x = g.add("embeddings.sum", "add", {word, pos, type});
+  x = g.dropout("embeddings.dropout", g.unary("embeddings.LayerNorm", "layernorm", x), 0.1);
+  for (std::int64_t i = 0; i < c.layers; ++i)
+    x = g.add("encoder.layer." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu"}});
+  x = g.unary("cls.predictions.transform.act", "gelu", g.linear("cls.predictions.transform.dense", x, c.dim));
+  x = g.unary("cls.predictions.transform.LayerNorm", "layernorm", x);
+  x = g.add("cls.predictions.decoder", "linear", {x}, {{"out_features", c.vocab}, {"bias", true}, {"tied_to", word}});
+  g.add("loss", "loss", {x});
+  return g.document();
+}
+
 // Hugging Face GPT2LMHeadModel: token and position embeddings, pre-LN causal blocks, final
 // LayerNorm, LM head sharing the token embedding's weight, cross-entropy over the vocabulary.
+// Its feed-forward activation is "gelu_new": the tanh approximation written as Python
+// arithmetic (transformers' NewGELUActivation), eight elementwise operators.
 Json gpt2(const ZooEntry& e, const TransformerConfig& c) {
   GraphBuilder g(e);
   const std::string tokens = g.input("input_ids", {c.sequence});
@@ -357,7 +382,8 @@ Json gpt2(const ZooEntry& e, const TransformerConfig& c) {
   const std::string wpe = g.add("wpe", "embedding", {tokens}, {{"num_embeddings", c.positions}, {"dim", c.dim}, {"positional", true}});
   std::string x = g.dropout("drop", g.add("embeddings.sum", "add", {wte, wpe}), 0.1);
   for (std::int64_t i = 0; i < c.layers; ++i)
-    x = g.add("h." + std::to_string(i), "transformer", {x}, {{"heads", c.heads}, {"activation", "gelu"}, {"causal", true}});
+    x = g.add("h." + std::to_string(i), "transformer", {x},
+              {{"heads", c.heads}, {"activation", "gelu_new"}, {"causal", true}});
   x = g.unary("ln_f", "layernorm", x);
   x = g.add("lm_head", "linear", {x}, {{"out_features", c.vocab}, {"bias", false}, {"tied_to", wte}});
   g.add("loss", "loss", {x});
@@ -374,30 +400,79 @@ const std::vector<ZooModel>& models() {
   static const std::vector<ZooModel> list{
       {{"alexnet", "AlexNet (torchvision), 224x224", 61'100'840}, {}, alexnet},
       {{"vgg16", "VGG-16 (torchvision), 224x224", 138'357'544}, {}, [](const ZooEntry& e) { return vgg16(e, false); }},
-      {{"vgg16_bn", "VGG-16 with batch norm (torchvision), 224x224", 138'365'992}, {}, [](const ZooEntry& e) { return vgg16(e, true); }},
-      {{"resnet18", "ResNet-18 (torchvision), 224x224", 11'689'512}, {}, [](const ZooEntry& e) { return resnet(e, false, {2, 2, 2, 2}); }},
-      {{"resnet34", "ResNet-34 (torchvision), 224x224", 21'797'672}, {}, [](const ZooEntry& e) { return resnet(e, false, {3, 4, 6, 3}); }},
-      {{"resnet50", "ResNet-50 v1.5 (torchvision), 224x224", 25'557'032}, {}, [](const ZooEntry& e) { return resnet(e, true, {3, 4, 6, 3}); }},
-      {{"resnet101", "ResNet-101 v1.5 (torchvision), 224x224", 44'549'160}, {}, [](const ZooEntry& e) { return resnet(e, true, {3, 4, 23, 3}); }},
-      {{"resnet152", "ResNet-152 v1.5 (torchvision), 224x224", 60'192'808}, {}, [](const ZooEntry& e) { return resnet(e, true, {3, 8, 36, 3}); }},
-      {{"inception_v3", "Inception v3 with auxiliary classifier (torchvision), 299x299", 27'161'264}, {"inception3", "inception"}, inception_v3},
-      {{"googlenet", "GoogLeNet without auxiliary classifiers (torchvision), 224x224", 6'624'904}, {"inception_v1"}, googlenet},
+      {{"vgg16_bn", "VGG-16 with batch norm (torchvision), 224x224", 138'365'992},
+       {},
+       [](const ZooEntry& e) { return vgg16(e, true); }},
+      {{"resnet18", "ResNet-18 (torchvision), 224x224", 11'689'512},
+       {},
+       [](const ZooEntry& e) {
+         return resnet(e, false, {2, 2, 2, 2});
+       }},
+      {{"resnet34", "ResNet-34 (torchvision), 224x224", 21'797'672},
+       {},
+       [](const ZooEntry& e) {
+         return resnet(e, false, {3, 4, 6, 3});
+       }},
+      {{"resnet50", "ResNet-50 v1.5 (torchvision), 224x224", 25'557'032},
+       {},
+       [](const ZooEntry& e) {
+         return resnet(e, true, {3, 4, 6, 3});
+       }},
+      {{"resnet101", "ResNet-101 v1.5 (torchvision), 224x224", 44'549'160},
+       {},
+       [](const ZooEntry& e) {
+         return resnet(e, true, {3, 4, 23, 3});
+       }},
+      {{"resnet152", "ResNet-152 v1.5 (torchvision), 224x224", 60'192'808},
+       {},
+       [](const ZooEntry& e) {
+         return resnet(e, true, {3, 8, 36, 3});
+       }},
+      {{"inception_v3", "Inception v3 with auxiliary classifier (torchvision), 299x299", 27'161'264},
+       {"inception3", "inception"},
+       inception_v3},
+      {{"googlenet", "GoogLeNet without auxiliary classifiers (torchvision), 224x224", 6'624'904},
+       {"inception_v1"},
+       googlenet},
       {{"nin", "Network in Network (Caffe model zoo, ImageNet), 224x224", 7'595'176}, {"network_in_network"}, nin},
       {{"mlp", "MLP 784-512-512-10, MNIST (Keras mnist_mlp)", 669'706}, {}, mlp},
       {{"autoencoder", "Autoencoder 784-128-64-32-64-128-784, MNIST", 222'384}, {"ae"}, autoencoder},
       {{"cnn", "Small CNN, 2 conv + 2 dense, MNIST (Keras mnist_cnn)", 1'199'882}, {"small_cnn", "mnist_cnn"}, cnn},
-      {{"bert_base", "BERT-base with pooler (Hugging Face), sequence 128", 109'482'240}, {"bert"},
-       [](const ZooEntry& e) { return bert(e, {12, 768, 12, 30522, 512, 128}); }},
-      {{"bert_large", "BERT-large with pooler (Hugging Face), sequence 128", 335'141'888}, {},
-       [](const ZooEntry& e) { return bert(e, {24, 1024, 16, 30522, 512, 128}); }},
-      {{"gpt2", "GPT-2 small, tied LM head (Hugging Face), sequence 1024", 124'439'808}, {"gpt2_small", "gpt2_124m"},
-       [](const ZooEntry& e) { return gpt2(e, {12, 768, 12, 50257, 1024, 1024}); }},
-      {{"gpt2_medium", "GPT-2 medium, tied LM head (Hugging Face), sequence 1024", 354'823'168}, {"gpt2_355m"},
-       [](const ZooEntry& e) { return gpt2(e, {24, 1024, 16, 50257, 1024, 1024}); }},
-      {{"gpt2_large", "GPT-2 large, tied LM head (Hugging Face), sequence 1024", 774'030'080}, {"gpt2_774m"},
-       [](const ZooEntry& e) { return gpt2(e, {36, 1280, 20, 50257, 1024, 1024}); }},
-      {{"gpt2_xl", "GPT-2 XL, tied LM head (Hugging Face), sequence 1024", 1'557'611'200}, {"gpt2_1.5b"},
-       [](const ZooEntry& e) { return gpt2(e, {48, 1600, 25, 50257, 1024, 1024}); }},
+      {{"bert_base", "BERT-base with pooler (Hugging Face), sequence 128", 109'482'240},
+       {"bert"},
+       [](const ZooEntry& e) {
+         return bert(e, {12, 768, 12, 30522, 512, 128});
+       }},
+      {{"bert_base_mlm", "BERT-base masked-LM (Hugging Face BertForMaskedLM), sequence 128", 109'514'298},
+       {"bert_mlm"},
+       [](const ZooEntry& e) {
+         return bert_mlm(e, {12, 768, 12, 30522, 512, 128});
+       }},
+      {{"bert_large", "BERT-large with pooler (Hugging Face), sequence 128", 335'141'888},
+       {},
+       [](const ZooEntry& e) {
+         return bert(e, {24, 1024, 16, 30522, 512, 128});
+       }},
+      {{"gpt2", "GPT-2 small, tied LM head (Hugging Face), sequence 1024", 124'439'808},
+       {"gpt2_small", "gpt2_124m"},
+       [](const ZooEntry& e) {
+         return gpt2(e, {12, 768, 12, 50257, 1024, 1024});
+       }},
+      {{"gpt2_medium", "GPT-2 medium, tied LM head (Hugging Face), sequence 1024", 354'823'168},
+       {"gpt2_355m"},
+       [](const ZooEntry& e) {
+         return gpt2(e, {24, 1024, 16, 50257, 1024, 1024});
+       }},
+      {{"gpt2_large", "GPT-2 large, tied LM head (Hugging Face), sequence 1024", 774'030'080},
+       {"gpt2_774m"},
+       [](const ZooEntry& e) {
+         return gpt2(e, {36, 1280, 20, 50257, 1024, 1024});
+       }},
+      {{"gpt2_xl", "GPT-2 XL, tied LM head (Hugging Face), sequence 1024", 1'557'611'200},
+       {"gpt2_1.5b"},
+       [](const ZooEntry& e) {
+         return gpt2(e, {48, 1600, 25, 50257, 1024, 1024});
+       }},
   };
   return list;
 }

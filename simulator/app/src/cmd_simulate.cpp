@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
@@ -51,6 +52,18 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
                      plan.bucket_bytes > 0 ? format_bytes(plan.bucket_bytes) : std::string("per-layer"),
                      plan.overlap ? "on" : "off", r.network_model);
   out << fmt::format("  global batch {:g} ({} scaling), {}\n", r.global_batch, plan.scaling, plan.variables.precision);
+  if (plan.accumulation_steps > 1 || plan.zero_stage > 0 || plan.checkpoint_every_layers > 0) {
+    std::vector<std::string> parts;
+    if (plan.accumulation_steps > 1)
+      parts.push_back(
+          fmt::format("{} micro-batches of {:g} per step", plan.accumulation_steps, plan.profiles.front().batch));
+    if (plan.zero_stage > 0)
+      parts.push_back(fmt::format("ZeRO stage {} over {} GPUs{}", plan.zero_stage, plan.shard_group,
+                                  plan.hybrid_sharding ? " (each node; replicated across nodes)" : ""));
+    if (plan.checkpoint_every_layers > 0)
+      parts.push_back(fmt::format("activations checkpointed every {} layers", plan.checkpoint_every_layers));
+    out << "  data parallelism      " << fmt::format("{}", fmt::join(parts, ", ")) << "\n";
+  }
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
   if (r.band)
@@ -66,10 +79,21 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
     out << fmt::format("  compute slowed        {} by collective kernels holding SMs while they overlap it\n",
                        format_seconds(r.breakdown.comm_kernel_slowdown_s));
   const auto& m = r.memory;
+  if (m.largest_batch_per_gpu >= 0)
+    out << fmt::format("  largest batch per GPU {} (the most samples whose memory fits in {}){}\n",
+                       m.largest_batch_per_gpu, format_bytes(m.available),
+                       r.largest_batch
+                           ? fmt::format("; {} without checkpointing, {} checkpointing every {} layers",
+                                         r.largest_batch->without_checkpointing, r.largest_batch->with_checkpointing,
+                                         r.largest_batch->checkpoint_every_layers)
+                           : std::string());
   out << fmt::format("  memory per GPU        {} of {}{} (weights {}, gradients {}, optimizer {}, activations {}, framework {})\n",
                      format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",
                      format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),
                      format_bytes(m.activations), format_bytes(m.framework));
+  if (m.gathered_parameters > 0 || m.recompute_activations > 0)
+    out << fmt::format("                        + gathered parameters {}, recomputed activations {}\n",
+                       format_bytes(m.gathered_parameters), format_bytes(m.recompute_activations));
   out << fmt::format("  network traffic       {} in {} bucket{}\n", format_bytes(r.network_bytes), r.buckets.size(),
                      r.buckets.size() == 1 ? "" : "s");
   if (const auto* top = r.most_loaded_server()) {

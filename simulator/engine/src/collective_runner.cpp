@@ -318,6 +318,11 @@ namespace {
 /// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
 /// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
 /// the rest slept. Edges are tree t's edge between participant p and its parent, index t·n + p.
+// MERGE NOTE (wt3-dp <- sync2): this file is sync2's. wt3-dp's commit 3beb375 cached the tree
+// solve per simulation (SolvedTrees in Simulation::collective_memo(), bytes accounted in bulk with
+// Simulation::account_flows; ResNet-50 nccl_allreduce on 1,024 DGX A100: 34 s -> 6 s). That cache
+// is not re-applied yet: it must go into TreeLockstep (see `git show 3beb375`), and
+// bench_nccl_scale / the performance docs re-measured after it.
 class TreeLockstep {
  public:
   TreeLockstep(Simulation& sim, std::vector<sg4::Host*> hosts, const plan::TreeSchedule& schedule,

@@ -110,6 +110,22 @@ CollectiveStats all_gather(Simulation& sim, const std::vector<int>& ranks, doubl
   return reduce_scatter(sim, ranks, bytes, options);  // the same flows: n−1 steps of bytes/n around the ring
 }
 
+CollectiveStats node_local_collective(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                                      bool reduce_scatter_and_all_reduce, const CollectiveOptions& options) {
+  if (ranks.size() < 2 || bytes == 0) return {};
+  // The hierarchical all-reduce's phases: its intra-node rings are every node's reduce-scatter
+  // (all-gather: the same flows), its inter-node rings all-reduce the 1/g shards across nodes.
+  const plan::HierarchicalPhases phases =
+      plan::hierarchical_all_reduce(ranks, bytes, plan::ring_layout(sim.spec()), options);
+  CollectiveStats stats = run_rings(sim, phases.intra, options);
+  if (reduce_scatter_and_all_reduce) {
+    const CollectiveStats inter = run_rings(sim, phases.inter, options);
+    stats.flows += inter.flows;
+    if (inter.used == Representation::step) stats.used = Representation::step;
+  }
+  return stats;
+}
+
 CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double bytes,
                           const CollectiveOptions& options) {
   const int n = static_cast<int>(ranks.size());

@@ -143,6 +143,19 @@ double Simulation::account_flow(sg4::Host* src, sg4::Host* dst, double bytes) {
   return size;
 }
 
+void Simulation::account_flows(const std::vector<std::pair<const sg4::Link*, double>>& flows_per_link, double flows,
+                               double bytes_per_flow) {
+  TRAINSIM_CHECK(bytes_per_flow >= 0 && std::isfinite(bytes_per_flow), "flow size must be finite and ≥ 0");
+  const double size = static_cast<double>(std::llround(bytes_per_flow));
+  for (const auto& [l, count] : flows_per_link) {
+    Traffic& t = link_bytes_[l];
+    if (t.recent == 0 && size > 0 && count > 0) recent_links_.push_back(l);
+    t.total += count * size;
+    t.recent += count * size;
+  }
+  total_bytes_ += flows * size;
+}
+
 std::vector<LinkBytes> Simulation::take_recent_bytes() {
   std::vector<LinkBytes> out;
   out.reserve(recent_links_.size());

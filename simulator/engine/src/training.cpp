@@ -64,6 +64,12 @@ struct Run {
   int pushes_left = 0;                              // parameter servers: pushes of the iteration not yet ended
   int barrier_waiters = 0;       // pulls that start after all pushes (plan::CommOp::after_all_pushes)
   sg4::SemaphorePtr all_pushed;  // released once per waiter when the last push ends
+  // zero_stage 3: per gate (TrainingPlan::gates), released once per GPU actor when its all-gather
+  // is done, and once per GPU when that GPU begins the compute after it.
+  std::vector<sg4::SemaphorePtr> gate_open;
+  std::vector<sg4::SemaphorePtr> gate_passed;
+  sg4::SemaphorePtr update_done;     // released once per GPU after its optimizer step
+  sg4::SemaphorePtr iteration_done;  // released once per GPU actor after the post-update operations
 };
 
 void execute_seconds(double seconds) {
@@ -112,6 +118,18 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
     case CommKind::device_to_host: copy_to_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
     case CommKind::host_sum: compute_on_hosts(run.sim, ranks, op.host_seconds); break;
     case CommKind::host_to_device: copy_from_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: {
+      CollectiveOptions o = options;
+      if (op.bytes > 0 && op.ranks > 1 && op.launch_s > 0) sg4::this_actor::sleep_for(op.launch_s);
+      if (op.node_local)
+        node_local_collective(run.sim, ranks, op.bytes, op.kind == CommKind::reduce_scatter, o);
+      else if (op.kind == CommKind::reduce_scatter)
+        reduce_scatter(run.sim, ranks, op.bytes, o);
+      else
+        all_gather(run.sim, ranks, op.bytes, o);
+      break;
+    }
   }
 }
 
@@ -127,10 +145,26 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
   const bool communicate = !run.plan.ops.empty();
   const auto first = static_cast<std::size_t>(ranks.front());
   double lost_s = 0;
+  // zero_stage 3: wait until gate g's parameters are gathered, then say every GPU passed it.
+  auto pass_gate = [&run, &ranks](std::size_t g) {
+    run.gate_open[g]->acquire();
+    for (std::size_t i = 0; i < ranks.size(); ++i) run.gate_passed[g]->release();
+  };
+  const bool gated = !run.gate_open.empty();
   for (std::size_t segment = 0; segment < profile.segments_s.size(); ++segment) {
     const double begin = sg4::Engine::get_clock();
     run.kernel_overlapped[first] = run.kernels_on[first] > 0;
-    execute_seconds(profile.segments_s[segment] * gpu.slowdown);
+    if (gated && segment == 0 && !profile.forward_groups_s.empty()) {
+      // The forward in layer groups, each after its all-gather: waits are not compute.
+      execute_seconds(profile.accumulation_s * gpu.slowdown);
+      for (std::size_t g = 0; g < profile.forward_groups_s.size(); ++g) {
+        pass_gate(g);
+        execute_seconds(profile.forward_groups_s[g] * gpu.slowdown);
+      }
+    } else {
+      if (gated && segment >= 1 && segment <= k) pass_gate(k + segment - 1);
+      execute_seconds(profile.segments_s[segment] * gpu.slowdown);
+    }
     const double now = sg4::Engine::get_clock();
     // A segment overlapped by a collective's kernel runs at that kernel's compute share for the
     // overlap: what it took beyond its planned time is the loss. Segments no kernel overlapped
@@ -146,6 +180,11 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
     for (std::size_t i = 0; i < ranks.size(); ++i) run.communication_done->acquire();
   }
   execute_seconds(profile.update.seconds * gpu.slowdown);
+  if (run.update_done) {
+    // Stages 1–2: the updated shards are all-gathered before the next iteration may begin.
+    for (std::size_t i = 0; i < ranks.size(); ++i) run.update_done->release();
+    run.iteration_done->acquire();
+  }
   const double end = sg4::Engine::get_clock();
   for (int r : ranks) {
     run.end_s[static_cast<std::size_t>(r)] = end;
@@ -170,7 +209,9 @@ struct HeldSms {
 
 HeldSms hold_sms(Run& run, const plan::CommOp& op) {
   HeldSms kernels;
-  if (op.kind != CommKind::all_reduce || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
+  const bool gpu_collective =
+      op.kind == CommKind::all_reduce || op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
+  if (!gpu_collective || op.kernel_sms <= 0 || op.compute_share >= 1) return kernels;
   const auto inside = [&op](int r) { return r >= op.first_rank && r < op.first_rank + op.ranks; };
   for (const std::vector<int>& group : run.compute_groups) {
     const auto in = std::count_if(group.begin(), group.end(), inside);
@@ -205,9 +246,21 @@ void communicator_actor(Run& run) {
   ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
   std::vector<bool> bucket_waited(plan.buckets.size(), false);
   bool backward_waited = false;
+  bool update_waited = false;
   for (const plan::CommOp& op : plan.ops) {
     TRAINSIM_CHECK(op.after_op == op.id - 1, "the engine runs operations one at a time, in plan order");
     switch (op.trigger) {
+      case CommTrigger::update_done:
+        if (!update_waited) {
+          // Every operation before this one is done: the GPUs may step the optimizer.
+          for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
+          for (int i = 0; i < plan.gpus; ++i) run.update_done->acquire();
+        }
+        update_waited = true;
+        break;
+      case CommTrigger::gate_passed:
+        for (int i = 0; i < plan.gpus; ++i) run.gate_passed.at(static_cast<std::size_t>(op.trigger_gate))->acquire();
+        break;
       case CommTrigger::bucket_ready:
         if (!bucket_waited[op.bucket])
           for (int i = 0; i < op.ranks; ++i) run.bucket_ready[op.bucket]->acquire();
@@ -230,8 +283,14 @@ void communicator_actor(Run& run) {
     // window (which opens when the last GPU's backward ends): only its total bytes matter.
     std::vector<LinkBytes> bytes = run.sim.take_recent_bytes();
     if (run.backward_finished == plan.gpus) run.exposed.ops.push_back({timing.start_s, timing.end_s, std::move(bytes)});
+    if (op.opens_gate >= 0)
+      for (std::size_t i = 0; i < run.compute_groups.size(); ++i)
+        run.gate_open.at(static_cast<std::size_t>(op.opens_gate))->release();
   }
-  for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
+  if (update_waited)
+    for (std::size_t i = 0; i < run.compute_groups.size(); ++i) run.iteration_done->release();
+  else
+    for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
 }
 
 // The bytes a push, pull or host copy puts on each link, from the routes of its flows
@@ -271,7 +330,9 @@ std::vector<LinkBytes> server_op_bytes(Run& run, const plan::CommOp& op) {
       }
       break;
     case CommKind::host_sum:
-    case CommKind::all_reduce: break;
+    case CommKind::all_reduce:
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: break;
   }
   return out;
 }
@@ -495,8 +556,11 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
     const int node = gpu.node;
     trace.name_thread(node, r, "GPU " + std::to_string(r));
     const auto& ends = run.segment_end_s[static_cast<std::size_t>(r)];
-    // Forward: layers back to back from 0.
-    double clock = 0;
+    // Forward: the earlier micro-batches (accumulation), then layers back to back.
+    if (profile.accumulation_s > 0)
+      trace.complete(node, r, "micro-batches 1–" + std::to_string(plan.accumulation_steps - 1), "accumulation", 0,
+                     profile.accumulation_s * gpu.slowdown);
+    double clock = profile.accumulation_s * gpu.slowdown;
     for (const auto& task : profile.forward) {
       const double d = task.seconds * gpu.slowdown;
       if (d > 0) trace.complete(node, r, task.layer, "forward", clock, d);
@@ -534,7 +598,8 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr, {}, {}, {}, {}, 0, 0, nullptr};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {},      {}, {}, 0,       {},     nullptr,
+          {},   {},  {}, {}, 0,       0,       nullptr, {}, {}, nullptr, nullptr};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);
@@ -545,6 +610,14 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) run.bucket_ready.push_back(sg4::Semaphore::create(0));
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
+  for (int g = 0; g < plan.gates(); ++g) {
+    run.gate_open.push_back(sg4::Semaphore::create(0));
+    run.gate_passed.push_back(sg4::Semaphore::create(0));
+  }
+  if (plan.has_post_update_ops()) {
+    run.update_done = sg4::Semaphore::create(0);
+    run.iteration_done = sg4::Semaphore::create(0);
+  }
 
   std::vector<std::vector<int>>& groups = run.compute_groups;
   groups = gpu_groups(plan);

@@ -154,6 +154,13 @@ double latency_steps(const CommOp& op, int gpus_per_node) {
     case CommKind::device_to_host:
     case CommKind::host_to_device: return 1;
     case CommKind::host_sum: return 0;
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: {
+      // A ring's n−1 steps; inside a node, g−1 (a hybrid reduce-scatter adds its cross-node ring's 2(N−1)).
+      if (!op.node_local) return n - 1;
+      const double g = std::min<double>(gpus_per_node, n), nodes = std::ceil(n / g);
+      return (g - 1) + (op.kind == CommKind::reduce_scatter ? 2 * (nodes - 1) : 0);
+    }
     case CommKind::all_reduce: break;
   }
   switch (op.algorithm) {
@@ -178,8 +185,14 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
   std::vector<Warning> out;
   // First: the other findings are moot on a configuration that cannot run at all.
   if (!plan.memory.fits())
-    out.push_back({"out_of_memory", fmt::format("the configuration does not fit in GPU memory: needs {} per GPU, {} has {}",
-                                                format_bytes(plan.memory.total), platform.gpu.name, format_bytes(plan.memory.available))});
+    out.push_back(
+        {"out_of_memory",
+         fmt::format("the configuration does not fit in GPU memory: needs {} per GPU, {} has {}{}",
+                     format_bytes(plan.memory.total), platform.gpu.name, format_bytes(plan.memory.available),
+                     plan.memory.largest_batch_per_gpu > 0
+                         ? fmt::format("; the largest batch per GPU that fits is {}", plan.memory.largest_batch_per_gpu)
+                     : plan.memory.largest_batch_per_gpu == 0 ? std::string("; not even one sample per GPU fits")
+                                                              : std::string())});
   // Under worker aggregation each node's host pushes and pulls once for its GPUs.
   const int workers = plan.worker_aggregation == "host" ? plan.nodes : plan.gpus;
   const auto servers = static_cast<int>(plan.servers.size());
@@ -347,6 +360,7 @@ IterationResult analyse_iteration(const TrainingPlan& plan, MeasuredIteration me
                                         server_bytes[static_cast<std::size_t>(server.id)]});
   result.variable_placement = plan.variable_placement;
   result.memory = plan.memory;
+  result.largest_batch = plan.largest_batch;
   result.strategy = plan.strategy;
   result.transport = plan.transport;
   result.representation = plan.representation;

@@ -277,6 +277,7 @@ void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& b
     throw segments.error(fmt::format("has {} entries; a plan of {} buckets has {} (forward, one per bucket, the rest of backward)",
                                      p.segments_s.size(), buckets.size(), buckets.size() + 2));
   std::vector<double> sums(p.segments_s.size(), 0.0);
+  sums[0] = p.accumulation_s;
   for (const auto& t : p.forward) sums[0] += t.seconds;
   std::size_t segment = 1;
   for (std::size_t i = 0; i < p.backward.size(); ++i) {
@@ -287,6 +288,17 @@ void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& b
     if (std::abs(sums[i] - p.segments_s[i]) > 1e-9 * std::max({std::abs(sums[i]), std::abs(p.segments_s[i]), 1e-12}))
       throw segments.element(i).error(fmt::format("is {:.17g} s but its tasks sum to {:.17g} s: edit the tasks and segments_s together",
                                                   p.segments_s[i], sums[i]));
+  if (const auto groups = node.find("forward_groups_s")) {
+    double forward = 0, total = 0;
+    for (const auto& t : p.forward) forward += t.seconds;
+    for (double g : p.forward_groups_s) total += g;
+    if (p.forward_groups_s.size() != buckets.size())
+      throw groups->error(fmt::format("has {} entries; a plan of {} buckets has one layer group per bucket",
+                                      p.forward_groups_s.size(), buckets.size()));
+    if (std::abs(total - forward) > 1e-9 * std::max({forward, total, 1e-12}))
+      throw groups->error(
+          fmt::format("sums to {:.17g} s but the forward tasks to {:.17g} s: edit them together", total, forward));
+  }
 }
 
 }  // namespace
@@ -312,6 +324,15 @@ Json TrainingPlan::to_json() const {
   j["gpu_sm_count"] = gpu_sm_count;
   j["aggregate_flops_per_byte"] = aggregate_flops_per_byte;
   j["memory_per_gpu_bytes"] = memory.to_json();
+  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
+  // Data parallelism (data_parallel.hpp), written where it departs from plain DDP.
+  if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
+  if (zero_stage > 0) {
+    j["zero_stage"] = zero_stage;
+    j["hybrid_sharding"] = hybrid_sharding;
+    j["shard_group"] = shard_group;
+  }
+  if (checkpoint_every_layers > 0) j["checkpoint_every_layers"] = checkpoint_every_layers;
   j["variables"] = variables.to_json();
   j["platform"] = platform_json(platform);
   if (input_pipeline)
@@ -324,8 +345,14 @@ Json TrainingPlan::to_json() const {
     Json fwd = Json::array(), bwd = Json::array();
     for (const auto& t : p.forward) fwd.push_back(task_json(t));
     for (const auto& t : p.backward) bwd.push_back(task_json(t));
-    profiles_json.push_back(Json{{"batch", p.batch}, {"segments_s", p.segments_s}, {"forward", fwd}, {"backward", bwd},
-                                 {"update", task_json(p.update)}});
+    Json one{{"batch", p.batch},
+             {"segments_s", p.segments_s},
+             {"forward", fwd},
+             {"backward", bwd},
+             {"update", task_json(p.update)}};
+    if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
+    if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
+    profiles_json.push_back(one);
   }
   j["profiles"] = profiles_json;
   Json gpus_json = Json::array();
@@ -398,7 +425,16 @@ Json TrainingPlan::to_json() const {
       if (op.after_all_pushes) o["after_all_pushes"] = true;
     } else if (op.kind == CommKind::host_sum) {
       o["host_seconds"] = op.host_seconds;
+    } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
+      o["launch_s"] = op.launch_s;
+      if (op.kernel_sms > 0) {
+        o["kernel_sms"] = op.kernel_sms;
+        o["compute_share"] = op.compute_share;
+      }
+      if (op.node_local) o["node_local"] = true;
+      if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
     }
+    if (op.trigger == CommTrigger::gate_passed) o["trigger_gate"] = op.trigger_gate;
     if (const auto bytes = link_class_bytes(op))
       o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
     else
@@ -450,7 +486,13 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                    "straggler_s",
                    "barrier_s",
                    "servers",
-                   "ops"});
+                   "ops",
+                   "largest_batch",
+                   "accumulation_steps",
+                   "zero_stage",
+                   "hybrid_sharding",
+                   "shard_group",
+                   "checkpoint_every_layers"});
   TrainingPlan plan;
   plan.name = node.at("name").as_string();
   plan.strategy = node.at("strategy").one_of({"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
@@ -488,7 +530,10 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   {
     const JsonNode m = node.at("memory_per_gpu_bytes");
     m.require_object();
-    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"});
+    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
+                  "gathered_parameters", "recompute_activations", "largest_batch_per_gpu"});
+    if (const auto g = m.find("gathered_parameters")) plan.memory.gathered_parameters = g->non_negative_number();
+    if (const auto g = m.find("recompute_activations")) plan.memory.recompute_activations = g->non_negative_number();
     plan.memory.weights = m.at("weights").non_negative_number();
     plan.memory.gradients = m.at("gradients").non_negative_number();
     plan.memory.optimizer_state = m.at("optimizer_state").non_negative_number();
@@ -496,13 +541,14 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.memory.framework = m.at("framework").non_negative_number();
     plan.memory.total = m.at("total").non_negative_number();
     plan.memory.available = m.at("available").non_negative_number();
+    if (auto v = m.find("largest_batch_per_gpu")) plan.memory.largest_batch_per_gpu = v->int_at_least(0);
   }
   {
     const JsonNode v = node.at("variables");
     v.require_object();
-    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
-                  "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers",
-                  "single_gpu_time_s", "dataset_samples"});
+    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
+                  "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
+                  "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "accumulation_steps"});
     plan.variables = ModelVariables::from_json(v);
   }
   if (const auto in = node.find("input_pipeline")) {
@@ -515,6 +561,17 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     plan.input_pipeline = c;
   }
   if (const auto l = node.find("nccl_intra_node_latency_s")) plan.nccl_intra_node_latency_s = latency(*l);
+  if (const auto v = node.find("largest_batch")) plan.largest_batch = LargestBatch::from_json(*v);
+  if (const auto v = node.find("accumulation_steps")) plan.accumulation_steps = read_int(*v, 1, 1'000'000);
+  if (const auto v = node.find("zero_stage")) {
+    plan.zero_stage = read_int(*v, 0, 3);
+    plan.hybrid_sharding = node.at("hybrid_sharding").as_bool();
+    plan.shard_group = read_int(node.at("shard_group"), 1, plan.gpus);
+  } else {
+    for (const char* key : {"hybrid_sharding", "shard_group"})
+      if (const auto k = node.find(key)) throw k->error("applies with zero_stage only");
+  }
+  if (const auto v = node.find("checkpoint_every_layers")) plan.checkpoint_every_layers = read_int(*v, 1, 1'000'000);
 
   // Buckets first: the profiles' segments are cut at their boundaries.
   const JsonNode buckets = node.at("buckets");
@@ -540,13 +597,18 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   if (profiles.size() == 0) throw profiles.error("must hold at least one compute profile");
   for (const auto& e : profiles.elements()) {
     e.require_object();
-    e.allow_only({"batch", "segments_s", "forward", "backward", "update"});
+    e.allow_only({"batch", "segments_s", "forward", "backward", "update", "accumulation_s", "forward_groups_s"});
     ComputeProfile p;
     p.batch = e.at("batch").positive_number();
     p.forward = read_tasks(e.at("forward"));
     p.backward = read_tasks(e.at("backward"));
     p.update = read_task(e.at("update"));
     p.segments_s = read_numbers(e.at("segments_s"));
+    if (const auto a = e.find("accumulation_s")) p.accumulation_s = a->non_negative_number();
+    if (const auto g = e.find("forward_groups_s")) {
+      if (plan.zero_stage != 3) throw g->error("applies to plans of zero_stage 3 only");
+      p.forward_groups_s = read_numbers(*g);
+    }
     for (std::size_t b = 0; b < plan.buckets.size(); ++b)
       if (plan.buckets[b].ready_after >= p.backward.size())
         throw buckets.element(b).at("ready_after").error(
@@ -640,18 +702,37 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                   "stream_Bps",
                   "reduce_Bps",
                   "software_s",
-                  "after_all_pushes"});
+                  "after_all_pushes",
+                  "node_local",
+                  "opens_gate",
+                  "trigger_gate"});
     CommOp op;
     op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
-    op.kind = read_enum(e.at("kind"), {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host, CommKind::host_sum,
-                                       CommKind::host_to_device});
+    op.kind = read_enum(e.at("kind"),
+                        {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host,
+                         CommKind::host_sum, CommKind::host_to_device, CommKind::reduce_scatter, CommKind::all_gather});
+    const bool sharded_kind = op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
+    if (sharded_kind && plan.zero_stage == 0) throw e.at("kind").error("applies to plans of zero_stage 1–3 only");
     const bool server_kind = op.kind == CommKind::push || op.kind == CommKind::pull || op.kind == CommKind::host_sum;
     if (servers_plan ? op.kind == CommKind::all_reduce : server_kind)
       throw e.at("kind").error(servers_plan ? "a parameter_server plan moves gradients with push and pull, not all_reduce"
                                             : "an all-reduce plan's operations are all_reduce and host copies");
     if (plan.buckets.empty()) throw e.error("an operation needs a bucket: the plan has none");
     op.bucket = static_cast<std::size_t>(read_int(e.at("bucket"), 0, static_cast<std::int64_t>(plan.buckets.size()) - 1));
-    op.trigger = read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op});
+    op.trigger =
+        read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op,
+                                    CommTrigger::update_done, CommTrigger::gate_passed});
+    if ((op.trigger == CommTrigger::update_done || op.trigger == CommTrigger::gate_passed) && plan.zero_stage == 0)
+      throw e.at("trigger").error("applies to plans of zero_stage 1–3 only");
+    if (op.trigger == CommTrigger::gate_passed) {
+      // A gate must have been opened by an earlier operation, or the GPUs would wait for ever.
+      op.trigger_gate = read_int(e.at("trigger_gate"), 0, std::max(0, plan.gates() - 1));
+      const bool opened = std::any_of(plan.ops.begin(), plan.ops.end(),
+                                      [&op](const CommOp& o) { return o.opens_gate == op.trigger_gate; });
+      if (!opened) throw e.at("trigger_gate").error("names a gate no earlier operation opens");
+    } else if (const auto t = e.find("trigger_gate")) {
+      throw t->error("applies to trigger gate_passed only");
+    }
     const JsonNode after = e.at("after_op");
     op.after_op = after.is_null() ? -1 : static_cast<int>(after.as_int());
     // What the engine's executors can run: all-reduce plans one operation at a time in order; a
@@ -719,9 +800,32 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
       } else {
         only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
       }
+    } else if (sharded_kind) {
+      if (on_nodes) throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
+      op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
+      if (const auto v = e.find("node_local")) op.node_local = v->as_bool();
+      if (op.node_local && !plan.hybrid_sharding)
+        throw e.at("node_local").error("applies to plans of hybrid sharding only");
+      if (const auto v = e.find("opens_gate")) {
+        if (op.kind != CommKind::all_gather || plan.zero_stage != 3)
+          throw v->error("applies to all_gather of zero_stage 3 only");
+        op.opens_gate = read_int(*v, 0, std::max(0, plan.gates() - 1));
+        for (const CommOp& o : plan.ops)
+          if (o.opens_gate == op.opens_gate)
+            throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
+      }
+      if (const auto v = e.find("kernel_sms")) {
+        op.kernel_sms = read_int(*v, 0, std::max(0, plan.gpu_sm_count - 1));
+        op.compute_share = fraction(e.at("compute_share"));
+      }
+      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
+            "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "stream_Bps", "reduce_Bps",
+            "software_s"},
+           "other kinds");
     } else {
       only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
-      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"},
+      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor",
+            "kernel_sms", "compute_share", "node_local", "opens_gate"},
            "all_reduce");
       if (op.kind == CommKind::push || op.kind == CommKind::pull) {
         op.bytes_per_server = read_numbers(e.at("bytes_per_server"));
@@ -749,6 +853,10 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     }
     plan.ops.push_back(std::move(op));
   }
+  for (int g = 0; g < plan.gates(); ++g)
+    if (std::none_of(plan.ops.begin(), plan.ops.end(), [g](const CommOp& o) { return o.opens_gate == g; }))
+      throw ops.error(fmt::format("no all_gather opens gate {}: a zero_stage 3 plan opens every one of its {} gates", g,
+                                  plan.gates()));
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   if (!plan.servers.empty()) plan.server_representation = resolve_server_representation(plan);
   return plan;

@@ -40,26 +40,48 @@ BoundKind read_bound_kind(const JsonNode& node) {
 }  // namespace
 
 Json MemoryUsage::to_json() const {
-  return Json{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
-              {"activations", activations}, {"framework", framework}, {"total", total},
-              {"available", available}};
+  Json j{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
+         {"activations", activations}, {"framework", framework}, {"total", total},
+         {"available", available}};
+  if (gathered_parameters != 0) j["gathered_parameters"] = gathered_parameters;
+  if (recompute_activations != 0) j["recompute_activations"] = recompute_activations;
+  if (largest_batch_per_gpu >= 0) j["largest_batch_per_gpu"] = largest_batch_per_gpu;
+  return j;
+}
+
+Json LargestBatch::to_json() const {
+  return Json{{"without_checkpointing", without_checkpointing},
+              {"with_checkpointing", with_checkpointing},
+              {"checkpoint_every_layers", checkpoint_every_layers}};
+}
+
+LargestBatch LargestBatch::from_json(const JsonNode& node) {
+  node.require_object();
+  node.allow_only({"without_checkpointing", "with_checkpointing", "checkpoint_every_layers"});
+  LargestBatch b;
+  b.without_checkpointing = node.at("without_checkpointing").int_at_least(0);
+  b.with_checkpointing = node.at("with_checkpointing").int_at_least(0);
+  b.checkpoint_every_layers = node.at("checkpoint_every_layers").int_in(1, 1'000'000);
+  return b;
 }
 
 Json ModelVariables::to_json() const {
-  return Json{{"gpus_per_node", gpus_per_node},
-              {"batch_per_gpu", batch_per_gpu},
-              {"flops_per_sample", flops_per_sample},
-              {"model_bytes", model_bytes},
-              {"params", params},
-              {"precision", precision},
-              {"intra_node_bandwidth_GBps", intra_node_bandwidth_GBps},
-              {"intra_node_latency_us", intra_node_latency_us},
-              {"network_bandwidth_Gbps", network_bandwidth_Gbps},
-              {"network_latency_us", network_latency_us},
-              {"nics_per_node", nics_per_node},
-              {"servers", servers},
-              {"single_gpu_time_s", single_gpu_time_s},
-              {"dataset_samples", dataset_samples}};
+  Json j{{"gpus_per_node", gpus_per_node},
+         {"batch_per_gpu", batch_per_gpu},
+         {"flops_per_sample", flops_per_sample},
+         {"model_bytes", model_bytes},
+         {"params", params},
+         {"precision", precision},
+         {"intra_node_bandwidth_GBps", intra_node_bandwidth_GBps},
+         {"intra_node_latency_us", intra_node_latency_us},
+         {"network_bandwidth_Gbps", network_bandwidth_Gbps},
+         {"network_latency_us", network_latency_us},
+         {"nics_per_node", nics_per_node},
+         {"servers", servers},
+         {"single_gpu_time_s", single_gpu_time_s},
+         {"dataset_samples", dataset_samples}};
+  if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
+  return j;
 }
 
 ModelVariables ModelVariables::from_json(const JsonNode& node) {
@@ -79,6 +101,7 @@ ModelVariables ModelVariables::from_json(const JsonNode& node) {
   v.servers = node.at("servers").int_in(0, std::numeric_limits<int>::max());
   v.single_gpu_time_s = node.at("single_gpu_time_s").as_number();
   v.dataset_samples = node.at("dataset_samples").as_number();
+  if (auto a = node.find("accumulation_steps")) v.accumulation_steps = a->int_in(1, 1'000'000);
   return v;
 }
 
@@ -166,6 +189,7 @@ Json IterationResult::to_json() const {
   j["warnings"] = w;
   j["memory_per_gpu_bytes"] = memory.to_json();
   j["fits_in_memory"] = memory.fits();
+  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
   j["strategy"] = strategy;
   if (transport != "gpu") j["transport"] = transport;
   if (representation != "auto") j["representation"] = representation;
@@ -257,10 +281,14 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   r.memory.optimizer_state = optional_number(m, "optimizer_state", 0);
   r.memory.activations = optional_number(m, "activations", 0);
   r.memory.framework = optional_number(m, "framework", 0);
+  r.memory.gathered_parameters = optional_number(m, "gathered_parameters", 0);
+  r.memory.recompute_activations = optional_number(m, "recompute_activations", 0);
+  if (auto v = m.find("largest_batch_per_gpu")) r.memory.largest_batch_per_gpu = v->int_at_least(0);
   // Older lines carry fits_in_memory without the GPU's memory: keep their verdict.
   r.memory.available = m.find("available") ? m.at("available").as_number() : (node.at("fits_in_memory").as_bool() ? r.memory.total : 0);
   if (node.at("fits_in_memory").as_bool() != r.memory.fits())
     throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (total vs available)");
+  if (auto v = node.find("largest_batch")) r.largest_batch = LargestBatch::from_json(*v);
   if (auto v = node.find("strategy")) r.strategy = v->as_string();
   if (auto v = node.find("transport")) r.transport = v->one_of({"gpu", "host"});
   if (auto v = node.find("representation")) r.representation = v->as_string();

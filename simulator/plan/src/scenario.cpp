@@ -79,7 +79,8 @@ std::string resolve_relative(const std::string& path, const std::string& source)
 
 WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   node.allow_only({"model", "file", "onnx", "onnx_dims", "batch_per_gpu", "global_batch", "precision", "scaling",
-                   "optimizer", "sequence_length", "image_size", "dataset_samples", "input_pipeline"});
+                   "optimizer", "sequence_length", "image_size", "dataset_samples", "input_pipeline",
+                   "accumulation_steps", "activation_checkpointing"});
   WorkloadConfig w;
   const auto model = node.find("model");
   const auto file = node.find("file");
@@ -113,6 +114,8 @@ WorkloadConfig read_workload(const JsonNode& node, const std::string& source) {
   for (const char* key : {"sequence_length", "image_size"})
     if (auto v = node.find(key); v && v->as_int() > 1'000'000) throw v->error("must be ≤ 1000000, got " + v->raw().dump());
   if (auto v = node.find("input_pipeline")) w.input_pipeline = InputPipelineConfig::read(*v);
+  if (auto v = node.find("accumulation_steps")) w.accumulation_steps = v->int_in(1, 1'000'000);
+  if (auto v = node.find("activation_checkpointing")) w.checkpointing = read_checkpointing(*v);
   if (auto o = node.find("optimizer"))
     w.optimizer = *workloads::parse_optimizer(o->one_of(workloads::optimizer_names()));
   return w;
@@ -129,8 +132,9 @@ std::vector<StrategyKind> possible_kinds(StrategyKind own, const JsonNode& root)
 }
 
 StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
-  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation", "placement",
-                   "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation", "transport", "hd_order"});
+  node.allow_only({"kind", "bucket_MB", "first_bucket_MB", "overlap", "servers", "server_placement", "aggregation",
+                   "placement", "partition_MB", "server_throughput_GBps", "representation", "worker_aggregation",
+                   "transport", "hd_order", "zero_stage", "fsdp"});
   StrategyConfig s;
   s.kind = kStrategyKinds.read(node.at("kind"));
   const auto kinds = possible_kinds(s.kind, root);
@@ -198,6 +202,20 @@ StrategyConfig read_strategy(const JsonNode& node, const JsonNode& root) {
       throw v->error("'hd_order' orders the exchanges of kind \"halving_doubling\" only, and this scenario uses \"" +
                      std::string(to_string(s.kind)) + "\"");
   }
+  s.sharding = read_sharding(node);
+  if (s.sharding.stage > 0 || s.sharding.hybrid) {
+    // Sharding splits what an all-reduce group holds; parameter servers already keep the state on
+    // the servers, and the host-staged MPI ring is Horovod's, which shards nothing.
+    const JsonNode at = node.at(s.sharding.key);
+    if (may_be_ps)
+      throw at.error(
+          "sharded training state (ZeRO / FSDP) applies to the all-reduce kinds; kind \"parameter_server\" keeps "
+          "the variables on its servers already: remove '" +
+          s.sharding.key + "' or use an all-reduce kind");
+    if (s.transport == Transport::host)
+      throw at.error(
+          "sharded training state needs GPU collectives (reduce-scatter, all-gather): use transport \"gpu\"");
+  }
   return s;
 }
 
@@ -245,18 +263,21 @@ void read_cpu_parts(Scenario& s, const JsonNode& root) {
 }  // namespace
 
 double Scenario::global_batch() const {
-  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) * gpus()
-                                           : static_cast<double>(workload.global_batch);
+  return workload.scaling == Scaling::weak
+             ? static_cast<double>(workload.batch_per_gpu) * gpus() * workload.accumulation_steps
+             : static_cast<double>(workload.global_batch);
 }
 
 double Scenario::batch_of(int rank) const {
   if (workload.scaling == Scaling::weak) return static_cast<double>(workload.batch_per_gpu);
   const std::int64_t n = gpus();
-  return static_cast<double>(workload.global_batch / n + (rank < workload.global_batch % n ? 1 : 0));
+  const double share = static_cast<double>(workload.global_batch / n + (rank < workload.global_batch % n ? 1 : 0));
+  return share / workload.accumulation_steps;
 }
 
 double Scenario::reference_batch() const {
-  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) : static_cast<double>(workload.global_batch);
+  return workload.scaling == Scaling::weak ? static_cast<double>(workload.batch_per_gpu) * workload.accumulation_steps
+                                           : static_cast<double>(workload.global_batch);
 }
 
 workloads::IterationOptions Scenario::iteration_options(double batch) const {
@@ -266,6 +287,7 @@ workloads::IterationOptions Scenario::iteration_options(double batch) const {
   o.bucket_bytes = strategy.bucket_bytes;
   o.first_bucket_bytes = strategy.first_bucket_bytes;
   o.optimizer = workload.optimizer;
+  o.kernels.fused_attention = compute.fused_attention;
   return o;
 }
 
@@ -354,7 +376,7 @@ Scenario read_scenario(Json document, const std::string& source) {
       throw strategy.at("transport").error("a SimGrid XML platform has no node CPUs to stage through: use \"gpu\"");
   }
   if (auto c = root.find("calibration")) {
-    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s"});
+    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s", "gpu"});
     if (auto v = c->find("single_gpu_samples_per_s")) {
       if (s.cpu) throw v->error("a CPU scenario is calibrated with 'single_thread_iteration_s' (one pool, one thread)");
       s.single_gpu_samples_per_s = v->positive_number();
@@ -363,6 +385,26 @@ Scenario read_scenario(Json document, const std::string& source) {
       if (!s.cpu) throw v->error("'single_thread_iteration_s' calibrates CPU scenarios; GPU scenarios use 'single_gpu_samples_per_s'");
       s.single_thread_iteration_s = v->positive_number();
     }
+    if (auto v = c->find("gpu")) {
+      if (s.cpu)
+        throw v->error("'gpu' names the GPU a single_gpu_samples_per_s was measured on; a CPU scenario has none");
+      if (!s.single_gpu_samples_per_s)
+        throw v->error(
+            "names the GPU a measurement was taken on: give that measurement as 'single_gpu_samples_per_s' too");
+      s.calibration_gpu = platforms::read_gpu(*v);
+      if (!s.calibration_gpu->supports(s.workload.precision))
+        throw v->error("the GPU '" + s.calibration_gpu->name + "' lacks precision \"" +
+                       std::string(to_string(s.workload.precision)) + "\" (it computes in " +
+                       s.calibration_gpu->supported_precisions() +
+                       "), so nothing measured on it ran the scenario's precision");
+    }
+  }
+  // A GPU given as an object lists the precisions it has; the workload's must be one of them.
+  if (!s.cpu && !s.platform.gpu.supports(s.workload.precision)) {
+    const JsonNode workload = root.at("workload");
+    throw(workload.find("precision") ? workload.at("precision") : workload)
+        .error("precision \"" + std::string(to_string(s.workload.precision)) + "\": the GPU '" + s.platform.gpu.name +
+               "' lacks it (it computes in " + s.platform.gpu.supported_precisions() + ")");
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
@@ -402,6 +444,31 @@ void check_against_platform(const Scenario& s, const JsonNode& root) {
                std::to_string(platforms::kMaxGpus) + " (GPUs and server nodes) trainsim builds: SimGrid 3.32 builds larger "
                "platforms too slowly (simulator/README.md, Troubleshooting and limits)");
   }
+  if ((s.strategy.sharding.stage > 0 || s.strategy.sharding.hybrid) &&
+      s.strategy.sharding.group_size(s.gpus(), s.platform.gpus_per_node) < 2)
+    throw root.at("strategy")
+        .at(s.strategy.sharding.key)
+        .error(s.strategy.sharding.hybrid ? "hybrid sharding shards inside a node, and a node here has one GPU: "
+                                            "nothing to shard; use a platform with several "
+                                            "GPUs per node or a non-hybrid stage"
+                                          : "sharding over " + std::to_string(s.gpus()) +
+                                                " GPU shards nothing: every GPU would hold the whole state; use ≥ 2 "
+                                                "GPUs or zero_stage 0");
+  if (s.strategy.sharding.stage == 3 && s.workload.accumulation_steps > 1)
+    throw root.at("workload")
+        .at("accumulation_steps")
+        .error(
+            "accumulation with parameters sharded (zero_stage 3, FULL_SHARD) is not modelled: every micro-batch would "
+            "gather the "
+            "parameters again (simulator/README.md, Accumulation, sharding and recomputation); use stage 2 or one "
+            "step");
+  if (s.workload.scaling == Scaling::strong && s.workload.accumulation_steps > 1 &&
+      s.workload.global_batch < std::int64_t(s.gpus()) * s.workload.accumulation_steps)
+    throw root.at("workload")
+        .at("global_batch")
+        .error("global batch " + std::to_string(s.workload.global_batch) + " is smaller than " +
+               std::to_string(s.gpus()) + " GPUs × " + std::to_string(s.workload.accumulation_steps) +
+               " micro-batches: every micro-batch needs at least one sample");
   if (s.workload.scaling == Scaling::strong && s.workload.global_batch < s.gpus())
     throw root.at("workload").at("global_batch").error("global batch " + std::to_string(s.workload.global_batch) +
                                                        " is smaller than the " + std::to_string(s.gpus()) + " GPUs it is split across");

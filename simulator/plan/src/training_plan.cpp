@@ -16,6 +16,8 @@
 #include "trainsim/plan/all_reduce_schedule.hpp"
 #include "trainsim/plan/collective_schedule.hpp"
 #include "trainsim/plan/compute_model.hpp"
+#include "trainsim/plan/data_parallel.hpp"
+#include "trainsim/plan/gpu_memory.hpp"
 #include "trainsim/plan/nccl_decision.hpp"
 #include "trainsim/plan/nccl_tuner.hpp"
 
@@ -24,17 +26,21 @@ namespace trainsim::plan {
 namespace {
 constexpr EnumNames<ServerHost, 3> kServerHosts{
     {{{ServerHost::node_cpu, "node_cpu"}, {ServerHost::gpu, "gpu"}, {ServerHost::server_node, "server_node"}}}};
-constexpr EnumNames<CommKind, 6> kCommKinds{{{{CommKind::all_reduce, "all_reduce"},
+constexpr EnumNames<CommKind, 8> kCommKinds{{{{CommKind::all_reduce, "all_reduce"},
                                               {CommKind::push, "push"},
                                               {CommKind::pull, "pull"},
                                               {CommKind::device_to_host, "device_to_host"},
                                               {CommKind::host_sum, "host_sum"},
-                                              {CommKind::host_to_device, "host_to_device"}}}};
+                                              {CommKind::host_to_device, "host_to_device"},
+                                              {CommKind::reduce_scatter, "reduce_scatter"},
+                                              {CommKind::all_gather, "all_gather"}}}};
 constexpr EnumNames<CommEndpoints, 2> kCommEndpoints{
     {{{CommEndpoints::gpus, "gpus"}, {CommEndpoints::node_hosts, "node_hosts"}}}};
-constexpr EnumNames<CommTrigger, 3> kCommTriggers{{{{CommTrigger::bucket_ready, "bucket_ready"},
+constexpr EnumNames<CommTrigger, 5> kCommTriggers{{{{CommTrigger::bucket_ready, "bucket_ready"},
                                                     {CommTrigger::backward_done, "backward_done"},
-                                                    {CommTrigger::previous_op, "previous_op"}}}};
+                                                    {CommTrigger::previous_op, "previous_op"},
+                                                    {CommTrigger::update_done, "update_done"},
+                                                    {CommTrigger::gate_passed, "gate_passed"}}}};
 }  // namespace
 
 std::string_view to_string(ServerHost host) {
@@ -54,9 +60,6 @@ std::string_view to_string(CommTrigger trigger) {
 }
 
 namespace {
-
-// CUDA context, cuDNN/cuBLAS workspaces and caching-allocator slack: about 1 GiB on current stacks.
-constexpr double kFrameworkReserveBytes = 1.0 * kGiB;
 
 // Deterministic random numbers: mt19937_64's output sequence is fixed by the standard; the
 // distributions are written here because std::normal_distribution is implementation-defined.
@@ -205,6 +208,7 @@ ModelVariables model_variables(const Scenario& s, const workloads::Workload& wor
   v.servers = s.strategy.kind == StrategyKind::parameter_server ? s.strategy.servers : 0;
   v.single_gpu_time_s = single_gpu_iteration_s;
   v.dataset_samples = s.workload.dataset_samples;
+  v.accumulation_steps = s.workload.accumulation_steps;
   return v;
 }
 
@@ -281,34 +285,160 @@ std::optional<LinkClassBytes> TrainingPlan::link_class_bytes(const CommOp& op) c
     case CommKind::device_to_host:
     case CommKind::host_to_device: out.intra_node = op.ranks * op.bytes; return out;
     case CommKind::host_sum: return out;
+    case CommKind::reduce_scatter:
+    case CommKind::all_gather: {
+      if (op.ranks <= 1) return out;
+      if (op.first_rank != 0 || op.ranks != gpus) return std::nullopt;
+      if (op.node_local) {
+        // A ring inside every node: each GPU sends (g−1)/g of the buffer to its neighbour. A
+        // reduce-scatter then all-reduces its 1/g shard across the N nodes, one ring per local
+        // rank: 2(N−1)/N of S/g from every GPU over the network.
+        const double g = gpus_per_node, nodes_n = static_cast<double>(op.ranks) / g;
+        out.intra_node = op.ranks * (g - 1) / g * op.bytes;
+        if (op.kind == CommKind::reduce_scatter && nodes_n > 1)
+          out.inter_node = op.ranks * 2 * (nodes_n - 1) / nodes_n * op.bytes / g;
+        return out;
+      }
+      // The ring all-reduce's flows are a reduce-scatter's followed by an all-gather's on the same
+      // ring order (collective_schedule.hpp): each is half of them.
+      if (const auto it = all_reduce_bytes_per_byte.find(Algorithm::ring); it != all_reduce_bytes_per_byte.end()) {
+        out.intra_node = 0.5 * it->second.intra_node * op.bytes;
+        out.inter_node = 0.5 * it->second.inter_node * op.bytes;
+        return out;
+      }
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
 
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload) {
-  MemoryUsage m;
-  const double params = static_cast<double>(workload.params());
-  const Precision p = scenario.workload.precision;
-  const bool half = bytes_per_element(p) == 2;
-  const double batch = scenario.batch_of(0);  // the largest: a strong-scaling remainder goes to the first ranks
-  m.weights = params * bytes_per_element(p) + (half ? params * 4.0 : 0.0);  // + fp32 master weights
-  m.gradients = params * bytes_per_element(p);
-  switch (scenario.workload.optimizer) {
-    case workloads::Optimizer::sgd: m.optimizer_state = 0; break;
-    case workloads::Optimizer::momentum: m.optimizer_state = params * 4.0; break;
-    case workloads::Optimizer::adam: m.optimizer_state = params * 8.0; break;
+DataParallelMemory data_parallel_memory(const Scenario& scenario, const workloads::Workload& workload,
+                                        const std::vector<double>& bucket_bytes, int every_layers) {
+  DataParallelMemory dp;
+  const ShardingConfig& sharding = scenario.strategy.sharding;
+  if (sharding.stage > 0) {
+    dp.zero_stage = sharding.stage;
+    dp.shard_group = sharding.group_size(scenario.gpus(), scenario.platform.gpus_per_node);
+    // Accumulating micro-batches keeps whole gradients until the last one's reduce-scatter
+    // (FSDP's no_sync holds unsharded gradients; fully_sharded_data_parallel.py).
+    dp.whole_gradients = scenario.workload.accumulation_steps > 1;
+    if (sharding.stage == 3) {
+      // FSDP keeps the group it computes and the one it prefetches gathered, and one group's
+      // unsharded gradients until its reduce-scatter (bucket bytes = the group's parameter bytes).
+      double pair = 0, largest = 0;
+      for (std::size_t i = 0; i < bucket_bytes.size(); ++i) {
+        largest = std::max(largest, bucket_bytes[i]);
+        pair = std::max(pair, bucket_bytes[i] + (i + 1 < bucket_bytes.size() ? bucket_bytes[i + 1] : 0.0));
+      }
+      dp.gathered_parameters = pair + largest;
+    }
   }
-  m.activations = workload.activation_bytes(p) * batch;
-  m.framework = kFrameworkReserveBytes;
-  m.total = m.weights + m.gradients + m.optimizer_state + m.activations + m.framework;
-  m.available = scenario.platform.gpu.memory_bytes;
+  if (every_layers > 0) {
+    // The per-layer saved tensors say which share of the activations the checkpoints keep.
+    const Precision p = scenario.workload.precision;
+    const double all = activation_bytes_per_sample(workload, p, 0).stored;
+    if (all > 0) {
+      const ActivationBytes a = activation_bytes_per_sample(workload, p, every_layers);
+      dp.stored_share = a.stored / all;
+      dp.recompute_share = a.recompute / all;
+    }
+  }
+  return dp;
+}
+
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes) {
+  const auto& ck = scenario.workload.checkpointing;
+  const DataParallelMemory dp = data_parallel_memory(scenario, workload, bucket_bytes, ck.on() ? ck.every_layers : 0);
+  // The largest local batch: a strong-scaling remainder goes to the first ranks.
+  MemoryUsage m = memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0)), dp),
+                               scenario.platform.gpu.memory_bytes);
+  m.largest_batch_per_gpu =
+      largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes, dp);
   return m;
+}
+
+LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes) {
+  LargestBatch out;
+  const auto& ck = scenario.workload.checkpointing;
+  out.checkpoint_every_layers = ck.on() ? ck.every_layers : default_checkpoint_every(workload);
+  auto fit = [&](int every_layers) {
+    return largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes,
+                                 data_parallel_memory(scenario, workload, bucket_bytes, every_layers),
+                                 kMaxReportedBatch);
+  };
+  out.without_checkpointing = fit(0);
+  out.with_checkpointing = fit(out.checkpoint_every_layers);
+  return out;
 }
 
 namespace {
 
+// Reduce-scatters and all-gathers of sharded training state (data_parallel.hpp), after the
+// per-bucket all-reduces of stage 1 (already in plan.ops). NCCL runs both on rings (the only
+// algorithm it has for them without NVLS or PAT, src/enqueue.cc): ring flows, with the ring's
+// launch cost per call.
+void add_sharded_ops(TrainingPlan& plan, bool overlap, const std::optional<NcclTopology>& topo, int gpu_sms) {
+  const std::size_t k = plan.buckets.size();
+  const CommTrigger ready = overlap ? CommTrigger::bucket_ready : CommTrigger::backward_done;
+  auto make = [&plan, &topo, gpu_sms](CommKind kind, std::size_t bucket, CommTrigger trigger) {
+    CommOp op;
+    op.kind = kind;
+    op.bucket = bucket;
+    op.trigger = trigger;
+    op.first_rank = 0;
+    op.ranks = plan.gpus;
+    op.bytes = plan.buckets[bucket].bytes;
+    op.algorithm = Algorithm::ring;
+    op.launch_s = nccl_launch_s(Algorithm::ring);
+    op.node_local = plan.hybrid_sharding;
+    // nccl_allreduce: their ring kernels hold SMs as the all-reduces' do (one CTA per channel of
+    // the ring NCCL would run for this size), so sharded stages slow overlapped compute alike.
+    if (topo && gpu_sms > 0) {
+      const NcclChoice ring = nccl_choose(*topo, op.bytes, Algorithm::ring);
+      op.kernel_sms = nccl_kernel_sms(*topo, ring, op.bytes, gpu_sms);
+      if (op.kernel_sms > 0) op.compute_share = double(gpu_sms - op.kernel_sms) / gpu_sms;
+    }
+    return op;
+  };
+  auto add = [&plan](CommOp op) {
+    op.id = static_cast<int>(plan.ops.size());
+    op.after_op = op.id - 1;
+    plan.ops.push_back(std::move(op));
+  };
+  if (plan.zero_stage == 3) {
+    // FSDP FULL_SHARD: gather a group's parameters before its forward, the next group's gather
+    // issued as the GPUs begin this one (forward_prefetch, limit_all_gathers); in backward gather
+    // again, the next group's before this group's reduce-scatter (BackwardPrefetch.BACKWARD_PRE).
+    for (std::size_t j = 0; j < k; ++j) {
+      CommOp op = make(CommKind::all_gather, k - 1 - j, j == 0 ? CommTrigger::previous_op : CommTrigger::gate_passed);
+      op.opens_gate = static_cast<int>(j);
+      op.trigger_gate = static_cast<int>(j) - 1;
+      add(op);
+    }
+    for (std::size_t b = 0; b < k; ++b) {
+      CommOp op = make(CommKind::all_gather, b, CommTrigger::gate_passed);
+      op.opens_gate = static_cast<int>(k + b);
+      op.trigger_gate = static_cast<int>(k + b) - 1;
+      add(op);
+      if (overlap && b >= 1) add(make(CommKind::reduce_scatter, b - 1, ready));
+    }
+    if (overlap) add(make(CommKind::reduce_scatter, k - 1, ready));
+    if (!overlap)
+      for (std::size_t b = 0; b < k; ++b) add(make(CommKind::reduce_scatter, b, ready));
+    return;
+  }
+  if (plan.zero_stage == 2)
+    for (std::size_t b = 0; b < k; ++b) add(make(CommKind::reduce_scatter, b, ready));
+  // Stages 1 and 2: every GPU updates its shard, then all-gathers the updated parameters
+  // (DeepSpeed's stage_1_and_2.py all_gather_dp_groups, bucket by bucket).
+  for (std::size_t b = 0; b < k; ++b)
+    add(make(CommKind::all_gather, b, b == 0 ? CommTrigger::update_done : CommTrigger::previous_op));
+}
+
 // What the plan copies from the scenario: names, sizes, options, the platform and report fields.
-TrainingPlan plan_header(const Scenario& scenario, const workloads::Workload& workload) {
+TrainingPlan plan_header(const Scenario& scenario) {
   TrainingPlan plan;
   plan.name = scenario.name;
   plan.strategy = std::string(to_string(scenario.strategy.kind));
@@ -323,7 +453,6 @@ TrainingPlan plan_header(const Scenario& scenario, const workloads::Workload& wo
   plan.aggregate_flops_per_byte = 1.0 / bytes_per_element(scenario.workload.precision);
   plan.server_throughput_Bps = scenario.strategy.server_throughput_Bps;
   plan.host_memory_bandwidth_Bps = scenario.platform.cpu.memory_bandwidth_Bps;
-  plan.memory = memory_per_gpu(scenario, workload);
   plan.platform = scenario.platform;
   plan.input_pipeline = scenario.workload.input_pipeline;
   plan.bucket_bytes = scenario.strategy.bucket_bytes;
@@ -340,12 +469,44 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   // Calibration: κ so that one GPU running the same scenario (its whole reference batch)
   // reproduces the measured throughput. One GPU has no communication: its iteration is its compute.
   plan.reference_batch = scenario.reference_batch();
-  const auto single_graph = workloads::expand_iteration(workload, scenario.iteration_options(plan.reference_batch));
-  const double single_model_s = iteration_times(single_graph, gpu, scenario.compute).total_s();
+  const int steps = scenario.workload.accumulation_steps;
+  const int every = scenario.workload.checkpointing.every_layers;
+  if (every > 0 && recomputed_layer_count(workload, every) == 0)
+    throw scenario.root()
+        .at("workload")
+        .at("activation_checkpointing")
+        .error(fmt::format(
+            "the workload '{}' has {} layers: checkpointing every {} leaves one segment, the last, which is never "
+            "recomputed; there is nothing to recompute (use fewer layers per segment, or false)",
+            workload.name, workload.layers.size(), every));
+  const ShardingConfig& sharding = scenario.strategy.sharding;
+  plan.accumulation_steps = steps;
+  plan.zero_stage = sharding.stage;
+  plan.hybrid_sharding = sharding.hybrid && sharding.stage > 0;
+  plan.shard_group = sharding.stage > 0 ? sharding.group_size(plan.gpus, scenario.platform.gpus_per_node) : 1;
+  plan.checkpoint_every_layers = every;
+  // One GPU's iteration for a micro-batch: the workload's expansion, with the recomputed forward
+  // in backward under checkpointing.
+  auto expand = [&](double batch) {
+    workloads::IterationGraph graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
+    if (every > 0) add_recomputation(graph, workload, every);
+    return graph;
+  };
+  const auto single_graph = expand(plan.reference_batch / steps);
+  const IterationTimes single_times = iteration_times(single_graph, gpu, scenario.compute);
+  // Accumulation: every micro-batch's forward and backward, one optimizer step.
+  const double single_model_s =
+      steps * (single_times.forward_total_s() + single_times.backward_total_s()) + single_times.update_s;
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
   double kappa = 1.0;
-  if (scenario.single_gpu_samples_per_s) kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / single_model_s;
+  if (scenario.single_gpu_samples_per_s) {
+    // Calibrated where it was measured (calibration.gpu), applied to the platform's GPU.
+    const double measured_model_s =
+        scenario.calibration_gpu ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
+                                 : single_model_s;
+    kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
+  }
   plan.calibration_factor = kappa;
   plan.single_gpu_iteration_s = kappa * single_model_s;
   plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
@@ -358,13 +519,30 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
     const double batch = scenario.batch_of(r);
     auto [it, fresh] = profile_of_batch.emplace(batch, plan.profiles.size());
     if (fresh) {
-      const auto graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
-      plan.profiles.push_back(make_profile(graph, iteration_times(graph, gpu, scenario.compute, kappa)));
+      const auto graph = expand(batch);
+      const IterationTimes times = iteration_times(graph, gpu, scenario.compute, kappa);
+      ComputeProfile profile = make_profile(graph, times);
+      profile.accumulation_s = (steps - 1) * (times.forward_total_s() + times.backward_total_s());
+      profile.segments_s.front() += profile.accumulation_s;
+      // Each GPU steps the optimizer over its shard only.
+      profile.update.seconds /= plan.shard_group;
+      if (plan.zero_stage == 3 && !graph.buckets.empty()) {
+        const std::size_t k = graph.buckets.size();
+        profile.forward_groups_s.assign(k, 0.0);
+        const std::vector<std::size_t> groups = forward_groups(graph);
+        for (std::size_t i = 0; i < groups.size(); ++i)
+          profile.forward_groups_s[k - 1 - groups[i]] += times.forward_s[i];
+      }
+      plan.profiles.push_back(std::move(profile));
       if (r == 0)
         for (const auto& b : graph.buckets) plan.buckets.push_back(PlannedBucket{b.bytes, b.ready_after, b.layers});
     }
     plan.gpu_plans.push_back(GpuPlan{r, r / scenario.platform.gpus_per_node, it->second, slowdowns[r]});
   }
+  std::vector<double> bucket_bytes;
+  for (const PlannedBucket& b : plan.buckets) bucket_bytes.push_back(b.bytes);
+  plan.memory = memory_per_gpu(scenario, workload, bucket_bytes);
+  plan.largest_batch = largest_batch(scenario, workload, bucket_bytes);
 }
 
 // tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and
@@ -489,7 +667,7 @@ void add_all_reduce(TrainingPlan& plan, const Scenario& scenario, const std::opt
 
 // The plan of a scenario whose platform size is known.
 TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workload& workload) {
-  TrainingPlan plan = plan_header(scenario, workload);
+  TrainingPlan plan = plan_header(scenario);
   plan_compute(plan, scenario, workload);
   const bool ps = scenario.strategy.kind == StrategyKind::parameter_server;
   if (ps) plan_servers(plan, scenario, workload);
@@ -515,9 +693,12 @@ TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workloa
     op.bytes = plan.buckets[b].bytes;
     if (ps)
       add_server_chain(plan, scenario, op);
+    else if (plan.zero_stage >= 2)
+      continue;  // reduce-scatters instead of all-reduces: add_sharded_ops below
     else
       add_all_reduce(plan, scenario, topo, op);
   }
+  if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap, topo, scenario.platform.gpu.sm_count);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   apply_stack_costs(plan, scenario);
   if (ps) plan.server_representation = resolve_server_representation(plan);
@@ -542,10 +723,18 @@ std::map<Algorithm, LinkClassBytes> all_reduce_bytes_per_byte(const TrainingPlan
   std::iota(ranks.begin(), ranks.end(), 0);
   // Parameter servers and host-staged rings have no GPU all-reduce schedules to count.
   if (!plan.servers.empty() || plan.transport == "host") return out;
-  for (const CommOp& op : plan.ops)
-    if (op.kind == CommKind::all_reduce && !out.contains(op.algorithm))
-      out[op.algorithm] = all_reduce_link_bytes(op.algorithm, ranks, plan.platform, plan.hd_order);
+  for (const CommOp& op : plan.ops) {
+    // Sharded collectives over all GPUs run as rings: their bytes are the ring all-reduce's halves.
+    const bool ring_halves = (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) && !op.node_local;
+    const Algorithm algorithm = ring_halves ? Algorithm::ring : op.algorithm;
+    if ((op.kind == CommKind::all_reduce || ring_halves) && !out.contains(algorithm))
+      out[algorithm] = all_reduce_link_bytes(algorithm, ranks, plan.platform, plan.hd_order);
+  }
   return out;
+}
+
+bool TrainingPlan::has_post_update_ops() const {
+  return std::any_of(ops.begin(), ops.end(), [](const CommOp& op) { return op.trigger == CommTrigger::update_done; });
 }
 
 std::vector<double> TrainingPlan::server_bytes() const {
@@ -583,6 +772,8 @@ long long server_flows(const TrainingPlan& plan) {
           if (b != 0) flows += op.ranks;
         break;
       case CommKind::all_reduce:
+      case CommKind::reduce_scatter:
+      case CommKind::all_gather:
       case CommKind::host_sum: break;
     }
   return plan.servers.empty() ? 0 : flows;

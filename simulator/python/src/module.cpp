@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -313,6 +314,11 @@ py::object sweep(py::handle scenario, const std::optional<std::string>& out, int
       std::filesystem::remove_all(dir, ec);
     }
     if (summary.interrupted) raise_run_error("the sweep was interrupted");
+    // results.jsonl is written as points finish (jobs > 1: in any order); the caller gets them in
+    // the sweep's point order, the same list for the same scenario whatever the jobs.
+    std::stable_sort(lines.begin(), lines.end(), [](const Json& a, const Json& b) {
+      return a.at("index").get<std::size_t>() < b.at("index").get<std::size_t>();
+    });
     py::list rows;
     for (const auto& line : lines) rows.append(to_python(line));
     return py::object(std::move(rows));
@@ -557,7 +563,7 @@ class RunError(RuntimeError):
       py::arg("sets") = std::vector<std::string>{}, py::arg("source") = "scenario",
       "Simulates every point of the scenario's `sweep` (jobs child processes at a time) and returns the lines of\n"
       "results.jsonl as dicts (each with index, point and the result fields, or error). With `out`, the folder keeps\n"
-      "results.jsonl, results.csv and report.html as `trainsim sweep --out` writes them.");
+      "results.jsonl (in point order), results.csv and report.html as `trainsim sweep --out` writes them.");
   m.def("collective", &collective, py::arg("platform"), py::kw_only(), py::arg("op") = "allreduce",
         py::arg("algorithm") = "ring", py::arg("bytes") = "8:8G:x2", py::arg("gpus") = 0, py::arg("nodes") = 0,
         py::arg("protocol") = py::none(), py::arg("network_model") = py::none(),

@@ -56,6 +56,7 @@ struct StrategyMapping {
   int servers_per_node = 0;             // > 0: strategy.servers = this × nodes
   std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
   Json stack;                           // a scenario's stack object (null: the defaults)
+  Json workload = Json::object();       // the run's settings beside the CSV's columns (accumulation_steps, …)
 };
 
 struct SystemTemplate {
@@ -76,7 +77,8 @@ struct SystemTemplate {
 Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapping, const std::string& name,
                        const std::string& model, std::int64_t batch, const std::string& precision, int nodes,
                        int gpus_per_node) {
-  Json workload = system.workload;
+  Json workload = system.workload.is_object() ? system.workload : Json::object();
+  for (const auto& [key, value] : mapping.workload.items()) workload[key] = value;
   workload["model"] = model;
   workload["batch_per_gpu"] = batch;
   workload["precision"] = precision;
@@ -118,9 +120,17 @@ void check_template(const SystemTemplate& system, const std::string& name, const
 // One entry of `strategies`: the scenario strategy that simulates a measured strategy.
 StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
   m.require_object();
-  m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "stack"});
+  m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "stack", "workload"});
   StrategyMapping mapping;
   mapping.label = m.find("label") ? m.at("label").as_string() : name;
+  // How the measured run trained beyond the CSV's columns, as the source states it (NVIDIA's
+  // BERT recipes: the accumulation steps of each precision and phase).
+  if (auto w = m.find("workload")) {
+    w->require_object();
+    for (const char* key : {"model", "file", "batch_per_gpu", "global_batch", "precision", "scaling"})
+      if (w->has(key)) throw w->at(key).error("comes from the measured CSV (model, batch_per_gpu, precision columns)");
+    mapping.workload = w->raw();
+  }
   const JsonNode strategy = m.at("strategy");
   strategy.require_object();
   mapping.strategy = strategy.raw();

@@ -63,10 +63,12 @@ TEST(OnnxCli, ScenarioWithOnnxModelSimulatesCloseToTheZooModel) {
   const double onnx_rate = json::parse(onnx.out).at("samples_per_s").get<double>();
   const double zoo_rate = json::parse(zoo.out).at("samples_per_s").get<double>();
   EXPECT_GT(onnx_rate, 0);
-  // Node-by-node costing launches more kernels and moves elementwise tensors the zoo's fused
-  // blocks keep on chip: slower, but the same model.
-  EXPECT_LE(onnx_rate, zoo_rate * 1.01);
-  EXPECT_GE(onnx_rate, zoo_rate * 0.5);  // 0.61 on scenarios/bert_base_onnx.json
+  // The same model costed two ways: node by node (more kernels, elementwise tensors the zoo's fused
+  // blocks keep on chip) against the zoo's per-kernel PyTorch model, which also counts what an
+  // exported inference graph lacks (dropout, autocast casts, the host's per-op dispatch of the eager
+  // training step). Neither may stray far from the other: 1.17 on scenarios/bert_base_onnx.json.
+  EXPECT_LE(onnx_rate, zoo_rate * 1.3);
+  EXPECT_GE(onnx_rate, zoo_rate * 0.5);
   RecordProperty("onnx_samples_per_s", std::to_string(onnx_rate));
   RecordProperty("zoo_samples_per_s", std::to_string(zoo_rate));
   std::filesystem::remove_all(dir);

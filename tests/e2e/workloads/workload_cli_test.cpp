@@ -81,7 +81,7 @@ TEST(WorkloadCli, ListShowsEveryModel) {
     EXPECT_NE(r.out.find(model), std::string::npos) << model;
   const auto j = run_trainsim({"workload", "list", "--json", "-"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  EXPECT_EQ(json::parse(j.out).size(), 20u);
+  EXPECT_EQ(json::parse(j.out).size(), 21u);
 }
 
 TEST(WorkloadCli, PaleoFilesRunUnchanged) {

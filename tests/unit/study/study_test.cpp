@@ -87,34 +87,31 @@ TEST(StudyValidate, TheSameMeasuredFileTwiceIsRefusedBeforeAnySimulation) {
   EXPECT_TRUE(out.str().empty());
 }
 
-TEST(StudyValidate, ASystemsPlatformThatSetsNodesIsRefusedAtItsPointer) {
-  const fs::path dir = trainsim_test::make_temp_dir("study_systems");
+// The error `validate` gives for the test's measured CSV against a systems file holding `text`.
+trainsim::InputError validate_error(const std::string& name, const std::string& text) {
+  const fs::path dir = trainsim_test::make_temp_dir(name);
   const fs::path systems = dir / "systems.json";
-  std::ofstream(systems)
-      << R"({"systems": [{"dataset": "d", "system": "s", "platform": {"preset": "dgx1-v100", "nodes": 2},
-    "strategies": {"ring": {"strategy": {"kind": "ring_allreduce"}}}}]})";
+  std::ofstream(systems) << text;
   trainsim::study::ValidateOptions o;
   o.measured = {std::string(TRAINSIM_TEST_DATA_DIR) + "/good/validate/measured.csv"};
   o.systems = systems.string();
   o.out_dir = (dir / "out").string();
   std::ostringstream out;
-  const auto e = error_of([&] { trainsim::study::run_validate(o, out); });
+  return error_of([&] { trainsim::study::run_validate(o, out); });
+}
+
+TEST(StudyValidate, ASystemsPlatformThatSetsNodesIsRefusedAtItsPointer) {
+  const auto e = validate_error(
+      "study_systems", R"({"systems": [{"dataset": "d", "system": "s", "platform": {"preset": "dgx1-v100", "nodes": 2},
+    "strategies": {"ring": {"strategy": {"kind": "ring_allreduce"}}}}]})");
   EXPECT_EQ(e.location(), "/systems/0/platform/nodes") << e.what();
   EXPECT_NE(e.detail().find("comes from the measured CSV's nodes and gpus columns"), std::string::npos) << e.what();
 }
 
 TEST(StudyValidate, TwoEntriesForOneDatasetAndSystemAreRefused) {
-  const fs::path dir = trainsim_test::make_temp_dir("study_duplicate");
-  const fs::path systems = dir / "systems.json";
   const std::string entry = R"({"dataset": "d", "system": "s", "platform": {"preset": "dgx1-v100"},
     "strategies": {"ring": {"strategy": {"kind": "ring_allreduce"}}}})";
-  std::ofstream(systems) << R"({"systems": [)" << entry << "," << entry << "]}";
-  trainsim::study::ValidateOptions o;
-  o.measured = {std::string(TRAINSIM_TEST_DATA_DIR) + "/good/validate/measured.csv"};
-  o.systems = systems.string();
-  o.out_dir = (dir / "out").string();
-  std::ostringstream out;
-  const auto e = error_of([&] { trainsim::study::run_validate(o, out); });
+  const auto e = validate_error("study_duplicate", R"({"systems": [)" + entry + "," + entry + "]}");
   EXPECT_EQ(e.location(), "/systems/1") << e.what();
   EXPECT_NE(e.detail().find("is already mapped at /systems/0"), std::string::npos) << e.what();
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "trainsim/core/json_reader.hpp"
 #include "trainsim/core/units.hpp"
 
 namespace trainsim::platforms {
@@ -22,11 +23,17 @@ struct GpuSpec {
   /// Streaming multiprocessors (SMs) of one device, from NVIDIA's architecture whitepapers; NCCL's
   /// kernels hold one per channel while a collective runs (0 for the CPU host entry).
   int sm_count = 0;
+  double l2_bytes = 0;             ///< last-level on-chip cache, bytes (0 = not given)
   bool is_cpu = false;             ///< true for the CPU host entry
   std::string source;              ///< where the figures come from
 
-  /// Peak FLOP/s at precision `p` (> 0 for every catalog entry).
+  /// Peak FLOP/s at precision `p` (> 0 for every catalog entry; 0 for a precision a GPU given as
+  /// an object does not list).
   double peak_flops(Precision p) const;
+  /// True when the GPU computes in `p` (a rate for it is known).
+  bool supports(Precision p) const { return peak_flops(p) > 0; }
+  /// The precisions it computes in, "fp32, tf32, bf16".
+  std::string supported_precisions() const;
 };
 
 /// Every catalog entry, in a fixed order (GPUs by generation, then the CPU host).
@@ -39,6 +46,15 @@ const GpuSpec& gpu_by_name(const std::string& name, const std::string& source = 
                            const std::string& location = "");
 /// The entry called `name`, or nullptr.
 const GpuSpec* gpu_by_name_or_null(const std::string& name);
+/// A GPU as a scenario or platform file gives it: a catalog name, or an object describing a part
+/// the catalog lacks: {"name", "fp32_TFLOPS", "tf32_TFLOPS"?, "fp16_TFLOPS"?, "bf16_TFLOPS"?,
+/// "memory_GB", "memory_bandwidth_GBps", "sms", "l2_MB"?, "source"?} (dense peaks; a precision
+/// left out is one the GPU lacks). Throws InputError at the node (unknown name with a suggestion;
+/// missing, zero or negative fields).
+GpuSpec read_gpu(const JsonNode& node);
+/// The GPU as JSON in the object form read_gpu accepts (a catalog entry as its name).
+Json gpu_json(const GpuSpec& gpu);
+
 /// The CPU host entry used for the host CPUs of every node ("CPU-host").
 const GpuSpec& cpu_host();
 

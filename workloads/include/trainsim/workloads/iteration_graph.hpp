@@ -16,6 +16,7 @@
 
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim/core/units.hpp"
+#include "trainsim/workloads/kernels.hpp"
 #include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::workloads {
@@ -31,6 +32,10 @@ struct ComputeTask {
   double flops = 0;           ///< FLOPs for the local batch
   double bytes = 0;           ///< bytes read and written in device memory for the local batch
   int kernels = 1;            ///< kernel launches (each pays the launch overhead)
+  /// The kernels as the framework launches them, with their shapes (kernels.hpp); the compute
+  /// model times these. Empty for a task built by hand: then flops and bytes are timed.
+  std::vector<Kernel> launches;
+  double host_ops = 0;  ///< operators the framework dispatches for this task (kernels.hpp's units)
 };
 
 /// A group of gradients reduced together (PyTorch DDP bucket, Horovod fusion buffer).
@@ -53,6 +58,7 @@ struct IterationOptions {
   double bucket_bytes = 25.0 * kMiB;   ///< bucket capacity; 0 = one bucket per layer with parameters
   double first_bucket_bytes = 0;       ///< capacity of the first bucket (PyTorch DDP: 1 MiB); 0 = bucket_bytes
   Optimizer optimizer = Optimizer::momentum;
+  KernelOptions kernels;  ///< how the framework's kernels are chosen (fused attention)
 };
 
 /// The expansion of one workload for one GPU.

@@ -38,6 +38,8 @@ struct LayerCost {
   double saved_elements = 0;              ///< per sample, activations kept for backward (usually = output)
   std::vector<std::string> parents;       ///< names of the layers whose outputs feed this one, in input order
   std::vector<std::int64_t> output_shape; ///< per-sample output shape ([C, H, W] images, [T, D] sequences)
+  std::int64_t heads = 0;                 ///< attention and transformer blocks: attention heads (0 otherwise)
+  std::string activation;                 ///< transformer blocks: the feed-forward activation ("gelu", "gelu_new", …)
 
   /// Bytes of the output activation at precision p: output_elements × bytes_per_element(p).
   double activation_bytes(Precision p) const;

@@ -60,6 +60,12 @@ CollectiveStats reduce_scatter(Simulation& sim, const std::vector<int>& ranks, d
 /// All-gather producing `bytes` on every rank (each contributes bytes/n) around a ring.
 CollectiveStats all_gather(Simulation& sim, const std::vector<int>& ranks, double bytes,
                            const CollectiveOptions& options = {});
+/// Hybrid sharding: a reduce-scatter (all-gather) of `bytes` inside every node of `ranks` at once,
+/// one ring per node; with `reduce_scatter_and_all_reduce`, each GPU's 1/g shard is then
+/// all-reduced across the nodes, one ring per local rank (FSDP HYBRID_SHARD's gradient reduction).
+/// `ranks` fill whole nodes (as hierarchical_all_reduce requires).
+CollectiveStats node_local_collective(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                                      bool reduce_scatter_and_all_reduce, const CollectiveOptions& options = {});
 /// Broadcast of `bytes` from ranks[0] along a pipelined chain (NCCL's ring broadcast).
 CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double bytes,
                           const CollectiveOptions& options = {});

@@ -1,5 +1,6 @@
 #pragma once
 // The process's SimGrid simulation: network model, platform, rank ↔ host mapping, byte accounting.
+#include <any>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -105,6 +106,14 @@ public:
   /// Counts a flow's bytes on its route for link_report without simulating it (representations
   /// that repeat a simulated step). Returns the bytes, rounded as start_flow rounds them.
   double account_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
+  /// Counts `flows` flows of `bytes_per_flow` each (rounded as account_flow rounds one) whose
+  /// routes cross each link of `flows_per_link` that many times: account_flow over many flows at
+  /// once, for executors that know their routes' links already.
+  void account_flows(const std::vector<std::pair<const simgrid::s4u::Link*, double>>& flows_per_link, double flows,
+                     double bytes_per_flow);
+  /// Engine-private memo of what collectives solved on this platform (collective_runner.cpp),
+  /// dropped with the simulation.
+  std::any& collective_memo() noexcept { return collective_memo_; }
   /// The route from src to dst (cached).
   const RouteInfo& route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
   /// Latency multiplier of the configured network model (1 for ideal, 13.01 for tcp).
@@ -136,6 +145,7 @@ private:
   std::unordered_map<const simgrid::s4u::Link*, Traffic> link_bytes_;
   std::vector<const simgrid::s4u::Link*> recent_links_;  ///< links with recent > 0, in first-use order
   double total_bytes_ = 0;
+  std::any collective_memo_;
 };
 
 }  // namespace trainsim::engine

@@ -1,10 +1,23 @@
 #pragma once
-// Per-task GPU time: Paleo's "platform percent of peak", made per operation class.
+// Per-task GPU time from the kernels the framework launches (workloads/kernels.hpp):
 //
-//   t = max(flops / (peak(precision) · efficiency(op_class)), bytes / (memory_bandwidth · memory_efficiency))
-//       + kernels · launch_overhead
+//   GEMM-shaped kernel:  flops / (peak(precision) · e_engine · utilisation(m, n, k, SMs))
+//                        utilisation = the best tile's fill of the problem (tile quantisation) ×
+//                        its waves over the SMs (wave quantisation) × k / (k + k0)
+//                        (NVIDIA, "Matrix Multiplication Background User's Guide", Deep Learning
+//                        Performance documentation: tile and wave quantisation), floored by its
+//                        bytes at the streaming bandwidth
+//   fused attention:     flops / (peak · attention_efficiency)
+//   memory-bound kernel: bytes / (memory bandwidth · memory_efficiency · the kernel's own
+//                        efficiency · the share of SMs its thread blocks occupy)
+//   every kernel:        + launch_overhead (the GPU's gap between dependent kernels)
 //
-// then multiplied by a calibration factor κ (1 unless calibrated). Calibration fits κ alone, so
+// The framework's host floor: an eager framework dispatches every operator from the CPU, so an
+// iteration takes at least host_ops · host_op_us; when the host is slower than the GPU every task
+// stretches in proportion (the queue of launched kernels runs dry). `graph_capture` (CUDA graphs,
+// torch.compile's "reduce-overhead") replays the iteration without dispatching: no floor.
+//
+// Then multiplied by a calibration factor κ (1 unless calibrated). Calibration fits κ alone, so
 // that one GPU running the scenario reproduces a measured throughput; it never changes the
 // relative cost of layers.
 #include <optional>
@@ -16,16 +29,26 @@
 
 namespace trainsim::plan {
 
-/// Fractions of peak reached by each operation class, and the per-kernel launch overhead.
-/// Defaults are typical of cuDNN/cuBLAS on large batches (Paleo reports 40–70% for convolutions);
-/// calibration absorbs the absolute level, these set the shape.
+/// Fractions of peak the GPU's engines reach, the per-kernel gap and the framework's host costs.
+/// The per-class efficiencies time tasks without a kernel list (hand-built graphs); the kernel
+/// model uses tensor_core_efficiency, cuda_core_efficiency, attention_efficiency and
+/// memory_efficiency (sources in simulator/README.md, "Single-GPU compute and memory").
 struct ComputeModelOptions {
-  double conv_efficiency = 0.55;         ///< convolutions (implicit GEMM / Winograd)
-  double matmul_efficiency = 0.65;       ///< dense layers, embeddings' projections, matmuls
-  double attention_efficiency = 0.45;    ///< attention score/context products and softmax
-  double other_efficiency = 0.25;        ///< FLOP-bound share of elementwise, norm, pooling, loss
-  double memory_efficiency = 0.75;       ///< fraction of peak memory bandwidth reached by streaming kernels
-  double launch_overhead_s = 4e-6;       ///< per kernel (CUDA launch + framework dispatch)
+  double conv_efficiency = 0.55;         ///< convolutions (implicit GEMM / Winograd), task model
+  double matmul_efficiency = 0.65;       ///< dense layers, embeddings' projections, matmuls, task model
+  double attention_efficiency = 0.35;    ///< fused attention (FlashAttention-2 reaches 35-50% of an H100's peak)
+  double other_efficiency = 0.25;        ///< FLOP-bound share of elementwise, norm, pooling, loss, task model
+  double memory_efficiency = 0.85;       ///< fraction of peak memory bandwidth a streaming kernel reaches
+  double tensor_core_efficiency = 0.75;  ///< a large tf32 GEMM on tensor cores (cuBLAS: 70-80% of the dense peak)
+  /// A large fp16/bf16 GEMM on tensor cores: Hopper's 16-bit peak needs wgmma kernels, which
+  /// cuDNN's NCHW convolutions and batched GEMMs mostly are not (Ampere-style mma.sync reaches
+  /// about two thirds of it: FlashAttention-3, Shah et al. 2024).
+  double half_tensor_core_efficiency = 0.6;
+  double cuda_core_efficiency = 0.8;  ///< a large fp32 GEMM on CUDA cores (SGEMM)
+  double launch_overhead_s = 3e-6;    ///< per kernel: the gap between dependent kernels on the GPU
+  double host_op_s = 40e-6;           ///< per operator the eager framework dispatches (Python, dispatcher, launch)
+  bool graph_capture = false;         ///< CUDA graphs / torch.compile: no per-operator host cost
+  bool fused_attention = true;        ///< attention as scaled_dot_product_attention's fused kernels (false: eager)
 
   /// Throws InputError (at `where`) when a value is out of range.
   void validate(const JsonNode& where) const;
@@ -43,6 +66,8 @@ struct IterationTimes {
   std::vector<double> backward_s;  ///< parallel to IterationGraph::backward
   double update_s = 0;
   double calibration_factor = 1;   ///< κ applied to every task
+  double gpu_s = 0;                ///< the GPU's work, uncalibrated
+  double host_s = 0;               ///< the framework's dispatch, uncalibrated
 
   double forward_total_s() const;
   double backward_total_s() const;

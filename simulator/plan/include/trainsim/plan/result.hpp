@@ -36,10 +36,32 @@ struct MemoryUsage {
   double activations = 0;      ///< saved for backward, for the local batch
   double framework = 0;        ///< CUDA context, workspace and allocator slack
   double total = 0;
-  double available = 0;        ///< the GPU's memory
+  double available = 0;  ///< the GPU's memory that a process may use
+  /// Sharded parameters (zero_stage 3): the layer groups gathered at once (the one computing and the
+  /// one prefetched) and one group's unsharded gradients before its reduce-scatter.
+  double gathered_parameters = 0;
+  /// Activation checkpointing: the largest recomputed segment's activations, live while its
+  /// backward runs (`activations` then holds the checkpoints and the last segment's).
+  double recompute_activations = 0;
+  /// The largest batch per GPU whose memory fits (0: not even one sample; unset: not computed, e.g. a
+  /// result read from an older line).
+  std::int64_t largest_batch_per_gpu = -1;
   bool fits() const { return total <= available; }
-  /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"}.
+  /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"},
+  /// then "gathered_parameters" and "recompute_activations" where not 0, and "largest_batch_per_gpu"
+  /// where computed.
   Json to_json() const;
+};
+
+/// The largest micro-batch per GPU whose memory fits the GPU, without and with activation
+/// checkpointing (memory grows linearly in the batch: activations; the rest is fixed).
+struct LargestBatch {
+  std::int64_t without_checkpointing = 0;  ///< 0: not even one sample fits
+  std::int64_t with_checkpointing = 0;
+  int checkpoint_every_layers = 0;  ///< the segments "with" assumes: the scenario's, or ⌈√layers⌉
+  /// {"without_checkpointing", "with_checkpointing", "checkpoint_every_layers"}.
+  Json to_json() const;
+  static LargestBatch from_json(const JsonNode& node);
 };
 
 /// One direction of one link over the iteration (platforms/link_names.hpp names them).
@@ -113,7 +135,10 @@ struct ModelVariables {
   int servers = 0;                   ///< parameter servers (0 for all-reduce strategies)
   double single_gpu_time_s = 0;      ///< the scenario scaled down to one GPU: its iteration time (calibrated models)
   double dataset_samples = 0;        ///< samples in one epoch (workload.dataset_samples)
+  /// micro-batches per optimizer step (workload.accumulation_steps); batch_per_gpu counts all of them
+  int accumulation_steps = 1;
 
+  /// accumulation_steps is written only when above 1 (and read as 1 when absent).
   Json to_json() const;
   static ModelVariables from_json(const JsonNode& node);
 };
@@ -181,6 +206,7 @@ struct IterationResult {
   IterationBound bound;
   std::vector<Warning> warnings;
   MemoryUsage memory;
+  std::optional<LargestBatch> largest_batch;  ///< GPU scenarios: "largest_batch"
   std::string strategy;
   std::string transport = "gpu";        ///< all-reduce strategies: "gpu" or "host" (JSON only when "host")
   std::string representation = "auto";  ///< the flows' representation asked for (JSON only when not "auto")

@@ -13,6 +13,7 @@
 #include "trainsim/plan/collective_options.hpp"
 #include "trainsim/plan/compute_model.hpp"
 #include "trainsim/plan/cpu_threading.hpp"
+#include "trainsim/plan/data_parallel.hpp"
 #include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/plan/server_placement.hpp"
 #include "trainsim/plan/software_stack.hpp"
@@ -60,6 +61,11 @@ struct WorkloadConfig {
   double dataset_samples = 1'281'167;
   /// `input_pipeline`: loader threads decoding samples on the host CPU (GPU scenarios).
   std::optional<InputPipelineConfig> input_pipeline;
+  /// `accumulation_steps`: micro-batches per optimizer step (≥ 1). batch_per_gpu is one
+  /// micro-batch; global_batch (strong scaling) is one optimizer step's samples.
+  int accumulation_steps = 1;
+  /// `activation_checkpointing`: recompute forward in backward (data_parallel.hpp).
+  CheckpointingConfig checkpointing;
 };
 
 struct StrategyConfig {
@@ -83,6 +89,8 @@ struct StrategyConfig {
   Transport transport = Transport::gpu;  ///< `transport`: ring_allreduce only
   /// `hd_order`: halving_doubling's exchange order, "near" (default) or "far" (HdOrder)
   HdOrder hd_order = HdOrder::near;
+  /// `zero_stage` / `fsdp`: sharded optimizer state, gradients, parameters (data_parallel.hpp).
+  ShardingConfig sharding;
 };
 
 /// Per-GPU speed differences and random slowdowns; synchronous SGD waits for the slowest GPU.
@@ -109,6 +117,9 @@ struct Scenario {
   std::optional<double> single_thread_iteration_s;  ///< CPU calibration: one pool, one thread
   StrategyConfig strategy;
   std::optional<double> single_gpu_samples_per_s;  ///< calibration
+  /// `calibration.gpu`: the GPU single_gpu_samples_per_s was measured on, when not the platform's:
+  /// the model is calibrated there and predicts the platform's GPU.
+  std::optional<platforms::GpuSpec> calibration_gpu;
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
   SoftwareStack stack;  ///< the `stack` object: software costs and their bands (software_stack.hpp)
@@ -116,12 +127,14 @@ struct Scenario {
 
   /// GPUs of the platform; a CPU scenario counts as one device.
   int gpus() const { return cpu ? 1 : platform.total_gpus(); }
-  /// Samples per iteration over all GPUs.
+  /// Samples per iteration (one optimizer step: every micro-batch of every GPU).
   double global_batch() const;
-  /// Samples on GPU `rank` (strong scaling spreads the remainder over the first ranks).
+  /// Samples GPU `rank` computes at once: one micro-batch (strong scaling spreads the remainder
+  /// over the first ranks, then splits a GPU's share into accumulation_steps micro-batches).
   double batch_of(int rank) const;
-  /// The batch one GPU runs when the scenario is scaled down to one GPU, which calibration and
-  /// scaling efficiency refer to: batch_per_gpu (weak scaling) or the whole global_batch (strong).
+  /// The samples one GPU runs per optimizer step when the scenario is scaled down to one GPU, which
+  /// calibration and scaling efficiency refer to: batch_per_gpu × accumulation_steps (weak
+  /// scaling) or the whole global_batch (strong), in accumulation_steps micro-batches.
   double reference_batch() const;
   /// How one GPU's iteration is expanded for a local batch of `batch` samples: precision,
   /// optimizer and the strategy's bucketing.

@@ -30,18 +30,33 @@
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
-#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/plan/collective_options.hpp"
+#include "trainsim/plan/gpu_memory.hpp"
 #include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/server_placement.hpp"
+#include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/workload.hpp"
 
 namespace trainsim::plan {
 
-/// Memory per GPU of a scenario (pure arithmetic).
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload);
+/// What the scenario's data parallelism changes in one GPU's memory (gpu_memory.hpp): ZeRO / FSDP
+/// sharding over the shard group, stage 3's gathered layer groups (the two largest adjacent groups
+/// of `bucket_bytes` and the largest group's unsharded gradients), accumulation under stage 2
+/// keeping whole gradients (FSDP's no_sync), and checkpointing every `every_layers` layers (0: none).
+DataParallelMemory data_parallel_memory(const Scenario& scenario, const workloads::Workload& workload,
+                                        const std::vector<double>& bucket_bytes, int every_layers);
+/// Memory per GPU of a scenario (pure arithmetic), its data-parallel terms included, and the
+/// largest batch per GPU that fits with them.
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes = {});
+/// The most largest_batch reports (a model whose activations take no memory fits any batch).
+inline constexpr std::int64_t kMaxReportedBatch = 1'000'000'000;
+/// The largest micro-batch per GPU that fits, without and with checkpointing (the scenario's
+/// segments, or ⌈√layers⌉ without), every other term as the scenario has it.
+LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes);
 
 /// One layer's forward or backward work (or the optimizer step) on one GPU.
 struct PlannedTask {
@@ -54,10 +69,17 @@ struct ComputeProfile {
   double batch = 0;                   ///< samples per GPU
   std::vector<PlannedTask> forward;   ///< forward order
   std::vector<PlannedTask> backward;  ///< backward order
-  PlannedTask update;                 ///< the optimizer step
+  PlannedTask update;                 ///< the optimizer step (of the GPU's shard under zero_stage ≥ 1)
   /// Sums of consecutive tasks between bucket boundaries: [0] forward, [1..K] backward up to and
-  /// including bucket k−1's last gradient, [K+1] the rest of backward. K+2 entries.
+  /// including bucket k−1's last gradient, [K+1] the rest of backward. K+2 entries. [0] begins with
+  /// accumulation_s.
   std::vector<double> segments_s;
+  /// Gradient accumulation: forward and backward of the accumulation_steps − 1 micro-batches before
+  /// the last, which communicate nothing (DDP's no_sync); 0 without accumulation.
+  double accumulation_s = 0;
+  /// zero_stage 3: the forward split by layer group, in forward order (group j needs bucket K−1−j's
+  /// parameters); sums to segments_s[0] − accumulation_s. Empty otherwise.
+  std::vector<double> forward_groups_s;
 
   /// Forward + backward + update, seconds (before slowdown).
   double total_s() const;
@@ -99,15 +121,19 @@ enum class CommKind {
   pull,            ///< every server sends its share of the updated parameters to every worker
   device_to_host,  ///< every participating GPU copies the bucket to its node's host memory (PCIe)
   host_sum,        ///< every participating node's CPU adds up its GPUs' copies (memory-bandwidth bound)
-  host_to_device   ///< every participating node's CPU copies the bucket to each of its GPUs (PCIe)
+  host_to_device,  ///< every participating node's CPU copies the bucket to each of its GPUs (PCIe)
+  reduce_scatter,  ///< sharded gradients: every participant ends with its 1/n of the bucket's sum
+  all_gather       ///< sharded parameters: every participant ends with the whole bucket from everyone's 1/n
 };
 std::string_view to_string(CommKind kind);
 
 /// What a communication operation waits for besides the previous operation.
 enum class CommTrigger {
-  bucket_ready,    ///< its bucket's last gradient is computed on every participant (overlap)
-  backward_done,   ///< every participant finished backward (no overlap)
-  previous_op      ///< only the previous operation (a pull after its push)
+  bucket_ready,   ///< its bucket's last gradient is computed on every participant (overlap)
+  backward_done,  ///< every participant finished backward (no overlap)
+  previous_op,    ///< only the previous operation (a pull after its push)
+  update_done,    ///< every GPU finished its optimizer step (the all-gathers of updated parameters, zero_stage 1–2)
+  gate_passed     ///< every GPU began the compute after gate `trigger_gate` (zero_stage 3's prefetch)
 };
 std::string_view to_string(CommTrigger trigger);
 
@@ -167,6 +193,13 @@ struct CommOp {
   /// let the workers through (TensorFlow's synchronous barrier before the updated variables are
   /// read; TrainingPlan::barrier_s).
   bool after_all_pushes = false;
+  /// reduce_scatter, all_gather: within each node (hybrid sharding; a reduce-scatter then all-reduces
+  /// its shard across nodes, one ring per local rank) instead of over all participants.
+  bool node_local = false;
+  /// all_gather of zero_stage 3: the compute gate it opens (TrainingPlan::gates); −1 for none.
+  int opens_gate = -1;
+  /// trigger gate_passed: the gate every GPU must have passed.
+  int trigger_gate = -1;
 };
 
 /// Bytes an operation moves, split by the class of link they cross (closed forms over the plan's
@@ -219,6 +252,20 @@ struct TrainingPlan {
   std::string variable_placement;       ///< parameter servers: round_robin, greedy or sharded
   std::vector<PlacedVariable> placed_variables;  ///< owner of every variable (empty when sharded)
   std::vector<CommOp> ops;              ///< in execution order
+  /// Data parallelism (data_parallel.hpp): micro-batches per step, ZeRO stage, hybrid sharding,
+  /// the shard group's GPUs and checkpointing's segment length (0 = off).
+  int accumulation_steps = 1;
+  int zero_stage = 0;
+  bool hybrid_sharding = false;
+  int shard_group = 1;
+  int checkpoint_every_layers = 0;
+  std::optional<LargestBatch> largest_batch;
+  /// zero_stage 3: compute gates, each waited for by every GPU until the all-gather that opens it
+  /// is done: K before the forward groups (forward order), then K before backward segments 1..K
+  /// (bucket order). 0 otherwise.
+  int gates() const { return zero_stage == 3 ? 2 * static_cast<int>(buckets.size()) : 0; }
+  /// Operations that run after the GPUs' optimizer step (trigger update_done and what follows).
+  bool has_post_update_ops() const;
   /// Parameter servers: how the engine runs the pushes, pulls and copies, decided by the plan from
   /// `representation` and the operations (resolve_server_representation; never automatic once
   /// planned or read). Derived: not written to the plan's JSON.
