@@ -376,12 +376,12 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
   // concurrently; then, when reducing, each node's ranks add the received chunks.
   auto step = [&](bool reduce, bool simulate) {
     std::vector<sg4::CommPtr> comms;
+    const double step_start = sim.now();
     if (count > 1)
       for (std::size_t k = 0; k < count; ++k) {
         sg4::Host* to = cpus[(k + 1) % count];
         if (simulate)
-          comms.push_back(stream_Bps > 0 ? sim.start_flow(cpus[k], to, chunk, stream_Bps)
-                                         : sim.start_flow(cpus[k], to, chunk));
+          comms.push_back(sim.start_flow(cpus[k], to, chunk));
         else
           sim.account_flow(cpus[k], to, chunk);
       }
@@ -395,6 +395,11 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
         copies.push_back(exec_on(cpus[k], 2.0 * shm_hops * chunk / memory_Bps(shm_hops) * cpus[k]->get_speed()));
     }
     for (auto& c : comms) c->wait();
+    // One TCP stream per hop cannot exceed its cap. SimGrid 3.32 refuses set_rate() on host-to-host
+    // comms, so the cap is a floor on the hop's time (as the CPU engine's bandwidth caps): the
+    // flow shares the links as an uncapped one would, and the step lasts at least chunk / cap.
+    if (count > 1 && stream_Bps > 0 && sim.now() < step_start + chunk / stream_Bps)
+      sg4::this_actor::sleep_until(step_start + chunk / stream_Bps);
     for (auto& e : copies) e->wait();
     if (reduce) {
       std::vector<sg4::ExecPtr> sums;

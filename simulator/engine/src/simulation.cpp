@@ -111,15 +111,6 @@ sg4::CommPtr Simulation::start_flow(sg4::Host* src, sg4::Host* dst, double bytes
   return sg4::Comm::sendto_async(src, dst, size);
 }
 
-sg4::CommPtr Simulation::start_flow(sg4::Host* src, sg4::Host* dst, double bytes, double rate_Bps) {
-  const auto size = static_cast<std::uint64_t>(std::llround(account_flow(src, dst, bytes)));
-  sg4::CommPtr comm = sg4::Comm::sendto_init(src, dst);
-  comm->set_payload_size(size);
-  comm->set_rate(rate_Bps);
-  comm->start();
-  return comm;
-}
-
 const platforms::LinkInfo& Simulation::link_info(const sg4::Link* link) const {
   const auto it = built_.links.find(link);
   TRAINSIM_CHECK(it != built_.links.end(), "link " + link->get_name() + " was not recorded by the platform builder");

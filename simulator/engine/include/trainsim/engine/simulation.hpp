@@ -101,8 +101,6 @@ public:
   /// Starts a flow of `bytes` from src to dst (Comm::sendto_async) and records it for link_report.
   /// Call from inside an actor. bytes ≥ 0.
   simgrid::s4u::CommPtr start_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
-  /// The same, at most `rate_Bps` (> 0; a software bound on one stream, as one TCP connection's).
-  simgrid::s4u::CommPtr start_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes, double rate_Bps);
   /// Counts a flow's bytes on its route for link_report without simulating it (representations
   /// that repeat a simulated step). Returns the bytes, rounded as start_flow rounds them.
   double account_flow(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
