@@ -32,6 +32,7 @@ struct SimulateArgs {
   std::string csv;
   std::size_t links = 5;
   bool reproducible = false;
+  bool no_band = false;
 };
 
 /// Terminal columns of UTF-8 text (link names hold arrows): code points, not bytes.
@@ -171,6 +172,8 @@ void add_simulate(CLI::App& app, Action& action) {
       ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
+  cmd->add_flag("--no-band", args->no_band,
+                "Skip the band over the software stack's ranges (it simulates the scenario 2 + k more times)");
   cmd->callback([args, &action] {
     action = [args] {
       const int to_stdout = names_stdout(args->json) + names_stdout(args->dump_plan) + names_stdout(args->csv);
@@ -216,7 +219,8 @@ void add_simulate(CLI::App& app, Action& action) {
         if (scenario->cpu) notice_large_platform(scenario->platform.nodes);
         // After the size limits, so that a refused scenario gets one message.
         options.before_build = [&scenario] { notice_large_platform(scenario->platform.nodes); };
-        result = study::simulate_with_band(*scenario, options);
+        result = args->no_band ? engine::simulate_iteration(*scenario, options)
+                               : study::simulate_with_band(*scenario, options);
       }
       if (args->reproducible) result.sim_wall_s = 0;
       if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");

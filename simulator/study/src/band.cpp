@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -15,16 +17,22 @@ namespace trainsim::study {
 
 namespace {
 
-// The iteration time of `scenario` simulated in a child process (nullopt when it fails).
-std::optional<double> iteration_in_child(const plan::Scenario& scenario) {
+// A child process simulating one variant of the scenario; its iteration time comes back on a pipe.
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+// Starts the child that simulates `scenario` (pid −1 when it cannot start).
+Child start_child(const plan::Scenario& scenario) {
   int channel[2];
-  if (::pipe(channel) != 0) return std::nullopt;
+  if (::pipe(channel) != 0) return {};
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(channel[0]);
     ::close(channel[1]);
-    return std::nullopt;
+    return {};
   }
   if (pid == 0) {
     // Nothing may unwind into the parent's code: the child ends in _exit, always.
@@ -40,10 +48,16 @@ std::optional<double> iteration_in_child(const plan::Scenario& scenario) {
     ::_exit(status);
   }
   ::close(channel[1]);
+  return {pid, channel[0]};
+}
+
+// The child's iteration time once it has ended (nullopt when it failed or never started).
+std::optional<double> finish_child(const Child& child) {
+  if (child.pid < 0) return std::nullopt;
   std::string text;
   char buffer[256];
   for (;;) {
-    const ssize_t n = ::read(channel[0], buffer, sizeof buffer);
+    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
     if (n > 0) {
       text.append(buffer, static_cast<std::size_t>(n));
       continue;
@@ -51,12 +65,26 @@ std::optional<double> iteration_in_child(const plan::Scenario& scenario) {
     if (n < 0 && errno == EINTR) continue;
     break;
   }
-  ::close(channel[0]);
+  ::close(child.fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) return std::nullopt;
   return std::stod(text);
+}
+
+// Runs the variants in children, at most as many at once as the machine has hardware threads
+// (each holds a whole simulation's memory), in order; their times in the same order.
+std::vector<std::optional<double>> iterations_in_children(const std::vector<plan::Scenario>& variants) {
+  const std::size_t width = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  std::vector<std::optional<double>> out(variants.size());
+  for (std::size_t first = 0; first < variants.size(); first += width) {
+    const std::size_t last = std::min(variants.size(), first + width);
+    std::vector<Child> children;
+    for (std::size_t i = first; i < last; ++i) children.push_back(start_child(variants[i]));
+    for (std::size_t i = first; i < last; ++i) out[i] = finish_child(children[i - first]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -77,17 +105,25 @@ engine::IterationResult simulate_with_band(const plan::Scenario& scenario, const
     s.stack = stack;
     return s;
   };
-  const std::optional<double> fast = iteration_in_child(with(scenario.stack.at(plan::BandEnd::fast)));
-  const std::optional<double> slow = iteration_in_child(with(scenario.stack.at(plan::BandEnd::slow)));
-  // Each acting constant alone at its slow end: the one that slows the iteration most widens the band most.
-  std::optional<plan::StackKey> widest;
-  double widest_s = 0;
+  // Every constant at its fast end, at its slow end, then each acting constant alone at its slow
+  // end: the one that slows the iteration most widens the band most.
+  std::vector<plan::Scenario> variants{with(scenario.stack.at(plan::BandEnd::fast)),
+                                       with(scenario.stack.at(plan::BandEnd::slow))};
+  std::vector<plan::StackKey> keys;
   for (plan::StackKey key : scenario.stack.acting_on(strategy)) {
     const plan::StackConstant& c = scenario.stack.constants.at(static_cast<std::size_t>(key));
     if (!(c.high > c.low)) continue;
-    const std::optional<double> t = iteration_in_child(with(scenario.stack.at(plan::BandEnd::slow, key)));
+    keys.push_back(key);
+    variants.push_back(with(scenario.stack.at(plan::BandEnd::slow, key)));
+  }
+  const std::vector<std::optional<double>> times = iterations_in_children(variants);
+  const std::optional<double> fast = times[0], slow = times[1];
+  std::optional<plan::StackKey> widest;
+  double widest_s = 0;
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const std::optional<double> t = times[2 + k];
     if (t && (!widest || *t > widest_s)) {
-      widest = key;
+      widest = keys[k];
       widest_s = *t;
     }
   }
