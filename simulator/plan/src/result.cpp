@@ -363,13 +363,15 @@ ResultRecord ResultRecord::from_json(const JsonNode& node) {
 
 const std::vector<std::string>& result_csv_columns() {
   static const std::vector<std::string> columns{
-      "gpus",      "nodes",           "global_batch",   "iteration_time_s", "samples_per_s",           "scaling_efficiency",
-      "network_bytes", "strategy",    "network_model",  "fits_in_memory",   "compute_s",               "communication_s",
-      "exposed_communication_s", "idle_s", "memory_per_gpu_bytes",
+      "gpus", "nodes", "global_batch", "iteration_time_s", "samples_per_s", "scaling_efficiency", "network_bytes",
+      "strategy", "network_model", "fits_in_memory", "compute_s", "communication_s", "exposed_communication_s",
+      "idle_s", "memory_per_gpu_bytes",
       // Kavarakuntla et al.'s variables (what the built-in fitting models read), then the epoch.
-      "gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
-      "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers", "single_gpu_time_s",
-      "dataset_samples", "epoch_time_s", "sim_wall_s", "error"};
+      "gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
+      "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
+      "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "epoch_time_s",
+      // The band over the software stack's ranges (empty without one).
+      "samples_per_s_low", "samples_per_s_high", "sim_wall_s", "error"};
   return columns;
 }
 
@@ -426,6 +428,8 @@ std::string result_csv_row(const ResultRecord& record, const std::vector<std::st
                         r.variables.single_gpu_time_s,
                         r.variables.dataset_samples,
                         r.epoch_time_s(),
+                        r.band ? Json(r.global_batch / r.band->iteration_time_high_s) : Json(""),
+                        r.band ? Json(r.global_batch / r.band->iteration_time_low_s) : Json(""),
                         r.sim_wall_s,
                         ""};
   for (const Json& c : cells) append_cell(out, cell(c));
