@@ -122,7 +122,10 @@ SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
   std::vector<std::string> allowed{"model", "bands", "ps_rpc"};
   for (const Row& r : kRows) allowed.emplace_back(r.name);
   node->allow_only(allowed);
-  if (auto m = node->find("model")) stack.modelled = m->one_of({"published", "ideal"}) == "published";
+  if (auto m = node->find("model")) {
+    stack.modelled = m->one_of({"published", "ideal"}) == "published";
+    stack.model_set = true;
+  }
   if (auto r = node->find("ps_rpc")) stack.ps_rpc = r->one_of({"auto", "grpc", "in_process"});
   for (const Row& r : kRows) {
     auto v = node->find(r.name);

@@ -38,10 +38,12 @@ struct StackConstant {
 
 /// The software stack of a scenario (`stack` object; absent = the published defaults).
 struct SoftwareStack {
-  /// true under `"model": "published"`: these costs and their bands. false under `"ideal"` (the
-  /// default for now, so that earlier results stand until the suite's expectations are moved):
-  /// none of these costs (the hardware-only model: line-rate gRPC and MPI, no stragglers).
+  /// true under `"model": "published"`: these costs and their bands. false under `"ideal"`: none of
+  /// these costs (the hardware-only model: line-rate gRPC and MPI, no stragglers). Without a
+  /// `model` key the scenario reader decides by strategy (parameter servers and host-staged
+  /// all-reduces: published; GPU collectives: ideal).
   bool modelled = false;
+  bool model_set = false;  ///< the scenario gave `model`
   std::array<StackConstant, kStackKeys> constants{};
   /// How parameter servers and workers talk (`ps_rpc`): "auto" (gRPC between processes when the
   /// job spans several machines or dedicated server nodes, in process on one machine, as
