@@ -390,6 +390,7 @@ void add_calibrate(CLI::App& app, Action& action) {
   nccl->add_option("--out", o->out, "write the calibrated platform JSON to FILE")->required();
   nccl->add_option("--json", o->json_output, "write the constants and residuals as JSON to FILE (- = stdout)");
   nccl->callback([&action, o] { action = [o] { return run_calibrate(*o); }; });
+  add_calibrate_stack(*cmd, action);
 }
 
 [[maybe_unused]] static const bool registered = register_command(55, &add_calibrate);

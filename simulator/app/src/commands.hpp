@@ -26,6 +26,9 @@ CLI::Validator non_negative_number();
 /// (simulator/README.md, Troubleshooting and limits), so a long wait is not mistaken for a hang.
 void notice_large_platform(int nodes);
 
+/// Adds `calibrate stack` (cmd_calibrate_stack.cpp) under the `calibrate` command.
+void add_calibrate_stack(CLI::App& calibrate, Action& action);
+
 /// Registers a command; `order` sorts the commands in --help. Returns true (for static init).
 bool register_command(int order, CommandAdder adder);
 

@@ -114,6 +114,19 @@ std::string stack_key_name(StackKey key) {
 std::string stack_key_description(StackKey key) {
   return row(key).description;
 }
+double stack_key_unit(StackKey key) {
+  return row(key).unit;
+}
+std::optional<StackKey> stack_key_named(std::string_view name) {
+  for (const Row& r : kRows)
+    if (name == r.name) return r.key;
+  return std::nullopt;
+}
+std::vector<std::string> stack_key_names() {
+  std::vector<std::string> names;
+  for (const Row& r : kRows) names.emplace_back(r.name);
+  return names;
+}
 
 SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
   SoftwareStack stack;

@@ -73,8 +73,9 @@ std::optional<double> finish_child(const Child& child) {
   return std::stod(text);
 }
 
-// Runs the variants in children, at most as many at once as the machine has hardware threads
-// (each holds a whole simulation's memory), in order; their times in the same order.
+}  // namespace
+
+// At most as many children at once as hardware threads: each holds a whole simulation's memory.
 std::vector<std::optional<double>> iterations_in_children(const std::vector<plan::Scenario>& variants) {
   const std::size_t width = std::max<std::size_t>(1, std::thread::hardware_concurrency());
   std::vector<std::optional<double>> out(variants.size());
@@ -86,8 +87,6 @@ std::vector<std::optional<double>> iterations_in_children(const std::vector<plan
   }
   return out;
 }
-
-}  // namespace
 
 std::string stack_strategy(const plan::Scenario& scenario) {
   if (scenario.strategy.kind == plan::StrategyKind::ring_allreduce &&

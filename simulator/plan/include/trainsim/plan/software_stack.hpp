@@ -8,6 +8,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -73,6 +74,11 @@ struct SoftwareStack {
 std::string stack_key_name(StackKey key);
 /// A short description with units for reports ("TensorFlow RPC overhead per call").
 std::string stack_key_description(StackKey key);
+/// Base units per unit of the constant's JSON key (1e-6 for "rpc_overhead_us").
+double stack_key_unit(StackKey key);
+/// The constant a JSON key names, if any; and every key, in table order.
+std::optional<StackKey> stack_key_named(std::string_view name);
+std::vector<std::string> stack_key_names();
 
 /// Reads the scenario's `stack` object (`node` may be null: the defaults). Throws InputError at the
 /// offending pointer: unknown keys, values outside the range a constant can take, bands whose low

@@ -2,6 +2,9 @@
 // A prediction's band over the software stack constants' ranges (plan/software_stack.hpp), trainsim::study:
 // the app's simulate and the study's sweeps and validate use it.
 
+#include <optional>
+#include <vector>
+
 #include "trainsim/engine/training.hpp"
 #include "trainsim/plan/scenario.hpp"
 
@@ -12,6 +15,10 @@ namespace trainsim::study {
 /// alone at its slow end, each in a child process (SimGrid runs one simulation per process), before
 /// the nominal run in this one: sets result.band. A child that fails leaves the band unset.
 engine::IterationResult simulate_with_band(const plan::Scenario& scenario, const engine::SimulateOptions& options);
+
+/// The iteration times of `variants`, each simulated in its own child process, as many at once as
+/// the machine has hardware threads; nullopt where a child failed.
+std::vector<std::optional<double>> iterations_in_children(const std::vector<plan::Scenario>& variants);
 
 /// The stack's name for a scenario's strategy: its kind, "ring_allreduce_host" for host staging.
 std::string stack_strategy(const plan::Scenario& scenario);
