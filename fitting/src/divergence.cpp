@@ -335,10 +335,10 @@ std::string divergence_html_section(const DivergenceReport& report, int heading_
   curves.x_label = "GPUs";
   curves.y_label = report.measured.y_name;
   curves.log2_x = positive_gpus;
-  svg::Series measured{"measured", {}, {}, "#1f77b4", false, true};
-  svg::Series measured_fit{"measured fit", {}, {}, "#1f77b4", true, false};
-  svg::Series simulated{"simulated", {}, {}, "#ff7f0e", false, true};
-  svg::Series simulated_fit{"simulated fit", {}, {}, "#ff7f0e", true, false};
+  svg::Series measured{"measured", {}, {}, "#1f77b4", false, true, {}, {}};
+  svg::Series measured_fit{"measured fit", {}, {}, "#1f77b4", true, false, {}, {}};
+  svg::Series simulated{"simulated", {}, {}, "#ff7f0e", false, true, {}, {}};
+  svg::Series simulated_fit{"simulated fit", {}, {}, "#ff7f0e", true, false, {}, {}};
   for (const auto& p : report.curve) {
     measured.x.push_back(p.gpus);
     measured.y.push_back(p.measured);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -264,6 +265,13 @@ bool plottable(const LineChart& chart, const Series& s, std::size_t i) {
   return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && !(chart.log2_x && s.x[i] <= 0);
 }
 
+/// The error bar of point i of `s`, when it has one: [low, high].
+std::optional<std::pair<double, double>> error_bar(const Series& s, std::size_t i) {
+  if (i >= s.y_low.size() || i >= s.y_high.size()) return std::nullopt;
+  if (!std::isfinite(s.y_low[i]) || !std::isfinite(s.y_high[i])) return std::nullopt;
+  return std::pair{s.y_low[i], s.y_high[i]};
+}
+
 /// The data ranges a line chart's axes span.
 struct Extent {
   double x_lo, x_hi, y_lo, y_hi;
@@ -280,6 +288,10 @@ Extent data_extent(const LineChart& chart) {
       x_hi = std::max(x_hi, s.x[i]);
       y_lo = std::min(y_lo, s.y[i]);
       y_hi = std::max(y_hi, s.y[i]);
+      if (const auto bar = error_bar(s, i)) {
+        y_lo = std::min(y_lo, bar->first);
+        y_hi = std::max(y_hi, bar->second);
+      }
     }
   if (!std::isfinite(x_lo)) {  // nothing to draw: an empty frame with the title
     x_lo = chart.log2_x ? 1 : 0;
@@ -368,6 +380,15 @@ std::string render_series(const LineChart& chart, const Series& s, const Plot& p
     if (s.markers)
       markers += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", px(p.x(s.x[i])), px(p.y(s.y[i])),
                              s.color);
+    if (const auto bar = error_bar(s, i)) {
+      // A vertical bar with 4 px caps at both ends.
+      const std::string x = px(p.x(s.x[i])), l = px(p.x(s.x[i]) - 4), r = px(p.x(s.x[i]) + 4);
+      const std::string lo = px(p.y(bar->first)), hi = px(p.y(bar->second));
+      markers += fmt::format(
+          "<path class=\"error-bar\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" "
+          "d=\"M{},{}V{}M{},{}H{}M{},{}H{}\"/>\n",
+          s.color, x, lo, hi, l, lo, r, l, hi, r);
+    }
   }
   std::string out = fmt::format("<g class=\"series\" data-name=\"{}\">\n", escape_xml(s.name));
   if (!points.empty())

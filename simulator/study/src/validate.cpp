@@ -882,8 +882,8 @@ std::string report_html(const Validation& v) {
         if (row.gpus == 1 && !one) one = &row;
       const plan::IterationResult* one_sim = one ? v.result_of(*one) : nullptr;
       // The group's whole label: a dataset may hold the same model and batch on several systems.
-      svg::Series measured{g.label + " measured", {}, {}, svg::palette(colour), false, true};
-      svg::Series simulated{g.label + " simulated", {}, {}, svg::palette(colour), true, true};
+      svg::Series measured{g.label + " measured", {}, {}, svg::palette(colour), false, true, {}, {}};
+      svg::Series simulated{g.label + " simulated", {}, {}, svg::palette(colour), true, true, {}, {}};
       ++colour;
       for (const MeasuredRow& row : g.rows) {
         const double t_measured = g.metric == Metric::samples_per_s ? g.batch * row.gpus / row.value : row.value;

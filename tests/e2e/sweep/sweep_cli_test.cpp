@@ -23,6 +23,12 @@ using trainsim_test::run_trainsim;
 
 namespace {
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 std::string good(const std::string& name) { return trainsim_test::test_data_dir() + "/good/scenarios/" + name; }
 std::string bad(const std::string& name) { return trainsim_test::test_data_dir() + "/bad/sweep/" + name; }
 
@@ -267,6 +273,23 @@ TEST(Plan, RanksTheCheapestConfigurationsThatMeetTheTarget) {
     EXPECT_GE(c["samples_per_s"].get<double>(), 1500);
     EXPECT_GE(c["cost_per_hour_usd"].get<double>(), previous_cost);
     previous_cost = c["cost_per_hour_usd"];
+  }
+}
+
+// The parameter-server placement and Horovod host-staged scenarios run the published software stack:
+// their reports draw its band as error bars and name the widest constant.
+TEST(SweepReport, ShowsTheStackBandOfParameterServersAndHostStagedRings) {
+  for (const std::string name : {"vgg16_parameter_server_placement", "horovod_host_staged_vs_nccl"}) {
+    const std::string dir = trainsim_test::make_temp_dir("sweep_band");
+    const auto r = run_trainsim({"sweep", trainsim_test::source_dir() + "/scenarios/" + name + ".json", "--set",
+                                 R"(sweep={"platform.nodes": [2, 4]})", "--out", dir, "--jobs", "1"});
+    ASSERT_EQ(r.exit_code, 0) << name << "\n" << r.err;
+    const std::string html = trainsim_test::read_file(dir + "/report.html");
+    EXPECT_EQ(count_of(html, "class=\"error-bar\""), 2u) << name;
+    EXPECT_NE(html.find("the band over the software stack's published ranges"), std::string::npos) << name;
+    EXPECT_NE(html.find("<td class=\"text\">band: "), std::string::npos) << name;
+    const std::string csv = trainsim_test::read_file(dir + "/results.csv");
+    EXPECT_NE(csv.find("samples_per_s_low,samples_per_s_high"), std::string::npos);
   }
 }
 

@@ -62,8 +62,8 @@ TEST(Svg, LineChartHasOnePolylineAndAMarkerPerPoint) {
   LineChart chart;
   chart.title = "t <&>";
   chart.log2_x = true;
-  chart.series.push_back({"a", {1, 2, 4, 8}, {1, 2, 3, 4}, "#000000", false, true});
-  chart.series.push_back({"b", {1, 2, 4}, {1, 1.5, std::nan("")}, "#ff0000", true, false});
+  chart.series.push_back({"a", {1, 2, 4, 8}, {1, 2, 3, 4}, "#000000", false, true, {}, {}});
+  chart.series.push_back({"b", {1, 2, 4}, {1, 1.5, std::nan("")}, "#ff0000", true, false, {}, {}});
   chart.vertical_markers = {4};
   chart.marker_label = "here";
   const std::string svg = render(chart);
@@ -77,11 +77,33 @@ TEST(Svg, LineChartHasOnePolylineAndAMarkerPerPoint) {
   EXPECT_EQ(render(chart), svg);  // deterministic
 }
 
+// Error bars: one capped bar per point with both ends finite, and the y axis reaches both ends.
+TEST(Svg, ErrorBarsSpanTheirEndsAndWidenTheAxis) {
+  LineChart chart;
+  chart.y_from_zero = false;
+  Series s{"a", {1, 2, 3}, {10, 20, 30}, "#000000", false, true, {}, {}};
+  s.y_low = {9, std::nan(""), 25};
+  s.y_high = {12, 21, 90};
+  chart.series.push_back(s);
+  const std::string svg = render(chart);
+  EXPECT_TRUE(balanced(svg)) << svg;
+  EXPECT_EQ(count(svg, "class=\"error-bar\""), 2u);  // the middle point's low end is NaN: no bar
+  // The ticks reach past the high end (90), beyond every y (30).
+  EXPECT_NE(svg.find(">100<"), std::string::npos) << svg;
+  chart.series.front().y_high = {12, 21, 31};
+  EXPECT_EQ(render(chart).find(">100<"), std::string::npos);
+  Series plain = s;
+  plain.y_low.clear();
+  plain.y_high.clear();
+  chart.series = {plain};
+  EXPECT_EQ(count(render(chart), "error-bar"), 0u);
+}
+
 // A marker at the last x (a divergence at the largest GPU count) puts its label left of the line,
 // inside the plot, not over the legend.
 TEST(Svg, MarkerLabelStaysInsideThePlot) {
   LineChart chart;
-  chart.series.push_back({"a", {1, 2, 4, 8}, {1, 2, 3, 4}, "#000000", false, true});
+  chart.series.push_back({"a", {1, 2, 4, 8}, {1, 2, 3, 4}, "#000000", false, true, {}, {}});
   chart.marker_label = "> 10% from here";
   chart.vertical_markers = {1};
   EXPECT_EQ(render(chart).find("text-anchor=\"end\">&gt; 10% from here"), std::string::npos);
@@ -153,14 +175,21 @@ TEST(Svg, WrapTextBreaksAtSpacesWithinTheWidth) {
 
 TEST(Svg, LineChartWidensToHoldItsLegend) {
   LineChart chart;
-  chart.series.push_back({"a", {1, 2}, {1, 2}, "#000000", false, true});
+  chart.series.push_back({"a", {1, 2}, {1, 2}, "#000000", false, true, {}, {}});
   const double narrow = svg_width(render(chart));
-  chart.series.push_back({"cluster-100gbe · hierarchical_allreduce", {1, 2}, {2, 3}, "#ff0000", false, true});
+  chart.series.push_back({"cluster-100gbe · hierarchical_allreduce", {1, 2}, {2, 3}, "#ff0000", false, true, {}, {}});
   const std::string svg = render(chart);
   EXPECT_GT(svg_width(svg), narrow);
   EXPECT_LE(legend_right_edge(svg), svg_width(svg));
   // A name too long for one line wraps onto several instead of widening the chart without bound.
-  chart.series.push_back({std::string(30, 'x') + " " + std::string(30, 'y') + " " + std::string(30, 'z'), {1}, {1}, "#00ff00", false, true});
+  chart.series.push_back({std::string(30, 'x') + " " + std::string(30, 'y') + " " + std::string(30, 'z'),
+                          {1},
+                          {1},
+                          "#00ff00",
+                          false,
+                          true,
+                          {},
+                          {}});
   const std::string wrapped = render(chart);
   EXPECT_TRUE(balanced(wrapped)) << wrapped;
   EXPECT_EQ(count(wrapped, "<tspan"), 2u + 3u);

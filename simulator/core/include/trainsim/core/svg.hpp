@@ -53,6 +53,9 @@ struct Series {
   std::string color = "#1f77b4";
   bool dashed = false;
   bool markers = true;
+  /// Error bars: parallel to y (or empty: none); a point whose two ends are not both finite has none.
+  std::vector<double> y_low;
+  std::vector<double> y_high;
 };
 
 /// A line chart. `width` × `height` px hold the plot and its axes; the legend (one entry per series, names
