@@ -1,10 +1,12 @@
 #include "collective_runner.hpp"
 
 #include <algorithm>
+#include <any>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -318,11 +320,6 @@ namespace {
 /// loaded (level by level) and once with all of its phase's edges loaded; the schedule's
 /// step-level semantics are then evaluated on those durations (TreeSchedule::completion_s) and
 /// the rest slept. Edges are tree t's edge between participant p and its parent, index t·n + p.
-// MERGE NOTE (wt3-dp <- sync2): this file is sync2's. wt3-dp's commit 3beb375 cached the tree
-// solve per simulation (SolvedTrees in Simulation::collective_memo(), bytes accounted in bulk with
-// Simulation::account_flows; ResNet-50 nccl_allreduce on 1,024 DGX A100: 34 s -> 6 s). That cache
-// is not re-applied yet: it must go into TreeLockstep (see `git show 3beb375`), and
-// bench_nccl_scale / the performance docs re-measured after it.
 class TreeLockstep {
  public:
   TreeLockstep(Simulation& sim, std::vector<sg4::Host*> hosts, const plan::TreeSchedule& schedule,
@@ -344,35 +341,37 @@ class TreeLockstep {
       // The ideal model shares a step's equal chunks max-min fairly, so the durations are computed
       // (share_max_min: route latency + chunk / fair rate) instead of simulated: SimGrid 3.32's
       // solver is superlinear in concurrent flows (a 1 GiB tree on 1024 GPUs: 24,576 per step).
-      prepare_solver();
-      measure([this](bool up, const auto& in, std::vector<double>& out, bool account) { solve(up, in, out, account); },
-              true);
+      // The fair rates depend on the edges' routes only, not on the chunk: they are solved once per
+      // tree layout (hosts and parents) and kept for the run's following all-reduces (an
+      // iteration's buckets run the same trees), as are the links each direction's flows cross.
+      play(solved_trees());
     } else {
       measure(
           [this](bool up, const auto& in, std::vector<double>& out, bool account) { simulate(up, in, out, account); },
-          false);
+          false, d_);
     }
     const double end = begin + schedule_.completion_s(d_, options.step_overhead_s);
     if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
   }
 
  private:
-  /// The durations TreeSchedule::EdgeDurations holds, by `edges` (simulate or solve): each
-  /// direction with all its edges loaded, then level by level alone. `account_down_loaded`:
-  /// whether the loaded down phase accounts its bytes (the solved form accounts all m chunks of
-  /// both loaded phases; the simulated form the up phase's m chunks and the flows it simulates).
+  /// What TreeSchedule::EdgeDurations holds, into `d` by `edges` (simulated durations, or solved
+  /// fair rates): each direction with all its edges loaded, then level by level alone.
+  /// `account_down_loaded`: whether the loaded down phase accounts its bytes (the simulated form
+  /// accounts the up phase's m chunks and the flows it simulates; the solved form ignores it and
+  /// accounts both loaded phases in bulk, play).
   template <class Edges>
-  void measure(const Edges& edges, bool account_down_loaded) {
+  void measure(const Edges& edges, bool account_down_loaded, plan::TreeSchedule::EdgeDurations& d) {
     auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
-    edges(true, all, d_.up_loaded, true);
-    edges(false, all, d_.down_loaded, account_down_loaded);
+    edges(true, all, d.up_loaded, true);
+    edges(false, all, d.down_loaded, account_down_loaded);
     for (int level = 0; level < levels_; ++level) {
       edges(
           true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule_.height(int(t), int(p)) == level; },
-          d_.up_alone, false);
+          d.up_alone, false);
       edges(
           false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule_.depth(int(t), int(q)) == level; },
-          d_.down_alone, false);
+          d.down_alone, false);
     }
   }
 
@@ -409,48 +408,103 @@ class TreeLockstep {
     stats_.flows += static_cast<long long>(comms.size());
   }
 
-  /// Every edge's route up (child → parent) and down, as max-min problems built once; each step
-  /// solves the subset it moves (same link order, so the same rates as solving each afresh).
-  void prepare_solver() {
-    routes_.assign(2 * n_ * trees_, nullptr);  // [2·(t·n + p) + down]
+  /// The fair rates of a tree layout's edges (index t·n + p; 0 for roots) on the ideal model,
+  /// with every edge of a direction loaded ("loaded") and with only the edges of its level
+  /// ("alone": up by the child's height, down by the parent's depth), and the links each
+  /// direction's flows cross. They depend on the routes only, not on the chunk size.
+  struct SolvedTrees {
+    std::vector<sg4::Host*> hosts;
+    std::vector<int> parents;              ///< tree-major, the layout the rates belong to
+    std::vector<const RouteInfo*> routes;  ///< [2·e + down]
+    plan::TreeSchedule::EdgeDurations rates;
+    std::vector<std::pair<const sg4::Link*, double>> up_links, down_links;  ///< flows per link, all edges
+    std::size_t edges = 0;
+  };
+
+  /// This layout's solved rates, from the simulation's memo or solved now and kept there.
+  const SolvedTrees& solved_trees() {
+    using Memo = std::vector<std::shared_ptr<SolvedTrees>>;
+    std::any& memo_any = sim_.collective_memo();
+    if (!memo_any.has_value()) memo_any = Memo{};
+    Memo& memo = std::any_cast<Memo&>(memo_any);
+    std::vector<int> parents(n_ * trees_);
     for (std::size_t t = 0; t < trees_; ++t)
-      for (std::size_t p = 0; p < n_; ++p)
-        if (const int parent = schedule_.parent(int(t), int(p)); parent >= 0) {
-          routes_[2 * (t * n_ + p)] = &sim_.route(hosts_[p], hosts_[std::size_t(parent)]);
-          routes_[2 * (t * n_ + p) + 1] = &sim_.route(hosts_[std::size_t(parent)], hosts_[p]);
-        }
-    std::vector<const RouteInfo*> used;
-    slot_.assign(routes_.size(), 0);
-    for (std::size_t e = 0; e < routes_.size(); ++e)
-      if (routes_[e]) {
-        slot_[e] = used.size();
-        used.push_back(routes_[e]);
-      }
-    problems_ = route_problems(used);
+      for (std::size_t p = 0; p < n_; ++p) parents[t * n_ + p] = schedule_.parent(int(t), int(p));
+    for (const auto& entry : memo)
+      if (entry->hosts == hosts_ && entry->parents == parents) return *entry;
+    auto solved = std::make_shared<SolvedTrees>();
+    solved->hosts = hosts_;
+    solved->parents = std::move(parents);
+    solve_layout(*solved);
+    memo.push_back(std::move(solved));
+    return *memo.back();
   }
 
-  /// The durations of the edges `in` selects, computed on the max-min problems: route latency
-  /// (× the model's latency factor) + chunk / fair rate. `account`: all m chunks of each edge.
-  template <class In>
-  void solve(bool up, const In& in, std::vector<double>& out, bool account) {
-    const double lf = sim_.latency_factor(), chunk = schedule_.chunk_bytes();
-    pointers_.clear();
-    std::vector<std::size_t> edge;
-    for (std::size_t t = 0; t < trees_; ++t)
-      for (std::size_t p = 0; p < n_; ++p) {
-        const int parent = schedule_.parent(int(t), int(p));
-        if (parent < 0 || !in(t, p, std::size_t(parent))) continue;
-        pointers_.push_back(&problems_.flows[slot_[2 * (t * n_ + p) + (up ? 0 : 1)]]);
-        edge.push_back(t * n_ + p);
-        if (account)
-          sim_.account_flow(up ? hosts_[p] : hosts_[std::size_t(parent)], up ? hosts_[std::size_t(parent)] : hosts_[p],
-                            schedule_.chunks() * chunk);
+  /// Every edge's route up (child → parent) and down as max-min problems built once; each phase
+  /// solves the subset it moves (same link order, so the same rates as solving each afresh).
+  void solve_layout(SolvedTrees& out) {
+    out.routes.assign(2 * n_ * trees_, nullptr);
+    std::vector<const RouteInfo*> used;
+    std::vector<std::size_t> slot(out.routes.size(), 0);
+    std::unordered_map<const sg4::Link*, std::size_t> up_index, down_index;
+    auto count_links = [](const RouteInfo& r, std::unordered_map<const sg4::Link*, std::size_t>& index,
+                          std::vector<std::pair<const sg4::Link*, double>>& links) {
+      for (const sg4::Link* l : r.links) {
+        auto [it, added] = index.try_emplace(l, links.size());
+        if (added) links.emplace_back(l, 0.0);
+        links[it->second].second += 1;
       }
-    // Only the links these flows use count, as when solving them on their own.
-    const std::vector<double> rates = max_min_rates(problems_.capacity, pointers_);
-    for (std::size_t e = 0; e < edge.size(); ++e)
-      out[edge[e]] = routes_[2 * edge[e] + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
-    stats_.flows += static_cast<long long>(edge.size());
+    };
+    for (std::size_t e = 0; e < out.parents.size(); ++e)
+      if (const int parent = out.parents[e]; parent >= 0) {
+        sg4::Host* child = hosts_[e % n_];
+        out.routes[2 * e] = &sim_.route(child, hosts_[std::size_t(parent)]);
+        out.routes[2 * e + 1] = &sim_.route(hosts_[std::size_t(parent)], child);
+        for (std::size_t k : {2 * e, 2 * e + 1}) {
+          slot[k] = used.size();
+          used.push_back(out.routes[k]);
+        }
+        count_links(*out.routes[2 * e], up_index, out.up_links);
+        count_links(*out.routes[2 * e + 1], down_index, out.down_links);
+        ++out.edges;
+      }
+    const RouteProblems problems = route_problems(used);
+    std::vector<const MaxMinFlow*> pointers;
+    std::vector<std::size_t> edge;
+    for (auto* v : {&out.rates.up_alone, &out.rates.up_loaded, &out.rates.down_alone, &out.rates.down_loaded})
+      v->assign(n_ * trees_, 0.0);
+    measure(
+        [&](bool up, const auto& in, std::vector<double>& rates, bool) {
+          pointers.clear();
+          edge.clear();
+          for (std::size_t t = 0; t < trees_; ++t)
+            for (std::size_t p = 0; p < n_; ++p)
+              if (const int parent = out.parents[t * n_ + p]; parent >= 0 && in(t, p, std::size_t(parent))) {
+                pointers.push_back(&problems.flows[slot[2 * (t * n_ + p) + (up ? 0 : 1)]]);
+                edge.push_back(t * n_ + p);
+              }
+          // Only the links these flows use count, as when solving them on their own.
+          const std::vector<double> r = max_min_rates(problems.capacity, pointers);
+          for (std::size_t i = 0; i < edge.size(); ++i) rates[edge[i]] = r[i];
+        },
+        true, out.rates);
+  }
+
+  /// Every edge's duration in each phase from its kept rate: route latency (× the model's latency
+  /// factor) + chunk / fair rate; the loaded phases account all m chunks of every edge.
+  void play(const SolvedTrees& solved) {
+    const double lf = sim_.latency_factor(), chunk = schedule_.chunk_bytes();
+    auto phase = [&](bool up, const std::vector<double>& rates, std::vector<double>& out, bool account) {
+      for (std::size_t e = 0; e < rates.size(); ++e)
+        if (rates[e] > 0) out[e] = solved.routes[2 * e + (up ? 0 : 1)]->latency_s * lf + chunk / rates[e];
+      if (account)
+        sim_.account_flows(up ? solved.up_links : solved.down_links, double(solved.edges), schedule_.chunks() * chunk);
+      stats_.flows += static_cast<long long>(solved.edges);
+    };
+    phase(true, solved.rates.up_loaded, d_.up_loaded, true);
+    phase(false, solved.rates.down_loaded, d_.down_loaded, true);
+    phase(true, solved.rates.up_alone, d_.up_alone, false);
+    phase(false, solved.rates.down_alone, d_.down_alone, false);
   }
 
   Simulation& sim_;
@@ -460,11 +514,6 @@ class TreeLockstep {
   std::size_t n_, trees_;
   int levels_ = 0;
   plan::TreeSchedule::EdgeDurations d_;
-  // The solved form's max-min problems (prepare_solver).
-  std::vector<const RouteInfo*> routes_;
-  std::vector<std::size_t> slot_;
-  RouteProblems problems_;
-  std::vector<const MaxMinFlow*> pointers_;
 };
 
 }  // namespace

@@ -245,37 +245,50 @@ int TreeSchedule::receives(int p, int s) const {
   return count;
 }
 
-double TreeSchedule::longest_send(std::size_t p, int s, const std::vector<double>& alone,
-                                  const std::vector<double>& loaded, double load) const {
+void TreeSchedule::longest_sends(int s, const std::vector<double>& alone, const std::vector<double>& loaded,
+                                 double load, std::vector<double>& longest) const {
   const auto n = std::size_t(n_);
-  auto duration = [&](std::size_t e) { return alone[e] + (loaded[e] - alone[e]) * load; };
-  double longest = -1;
+  longest.assign(n, -1.0);
   for (std::size_t t = 0; t < parents_.size(); ++t) {
+    const double* a = alone.data() + t * n;
+    const double* l = loaded.data() + t * n;
+    auto duration = [&](std::size_t p) { return a[p] + (l[p] - a[p]) * load; };
+    const std::vector<int>& parent = parents_[t];
     if (s < reduce_steps_) {
-      const int j = s - height_[t][p];
-      if (parents_[t][p] >= 0 && j >= 0 && j < m_) longest = std::max(longest, duration(t * n + p));
-    } else if (const int j = s - reduce_steps_ - depth_[t][p]; j >= 0 && j < m_) {
-      for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c)
-        longest = std::max(longest, duration(t * n + std::size_t(children_[t][std::size_t(c)])));
+      const std::vector<int>& height = height_[t];
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int j = s - height[p]; parent[p] >= 0 && j >= 0 && j < m_)
+          longest[p] = std::max(longest[p], duration(p));
+    } else {
+      const std::vector<int>& depth = depth_[t];
+      const std::vector<int>& begin = child_begin_[t];
+      const std::vector<int>& children = children_[t];
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int j = s - reduce_steps_ - depth[p]; j >= 0 && j < m_)
+          for (int c = begin[p]; c < begin[p + 1]; ++c)
+            longest[p] = std::max(longest[p], duration(std::size_t(children[std::size_t(c)])));
     }
   }
-  return longest;
 }
 
-double TreeSchedule::step_end(std::size_t p, int s, const std::vector<double>& sent) const {
-  double end = sent[p];
+void TreeSchedule::step_ends(int s, const std::vector<double>& sent, std::vector<double>& end) const {
+  const auto n = std::size_t(n_);
+  end = sent;
   for (std::size_t t = 0; t < parents_.size(); ++t) {
+    const std::vector<int>& parent = parents_[t];
     if (s < reduce_steps_) {
-      for (int c = child_begin_[t][p]; c < child_begin_[t][p + 1]; ++c) {
-        const auto ci = std::size_t(children_[t][std::size_t(c)]);
-        if (const int j = s - height_[t][ci]; j >= 0 && j < m_) end = std::max(end, sent[ci]);
-      }
-    } else if (const int up = parents_[t][p]; up >= 0) {
-      if (const int j = s - reduce_steps_ - depth_[t][std::size_t(up)]; j >= 0 && j < m_)
-        end = std::max(end, sent[std::size_t(up)]);
+      const std::vector<int>& height = height_[t];
+      for (std::size_t ci = 0; ci < n; ++ci)  // child ci's message arrives at its parent
+        if (const int up = parent[ci], j = s - height[ci]; up >= 0 && j >= 0 && j < m_)
+          end[std::size_t(up)] = std::max(end[std::size_t(up)], sent[ci]);
+    } else {
+      const std::vector<int>& depth = depth_[t];
+      for (std::size_t p = 0; p < n; ++p)
+        if (const int up = parent[p]; up >= 0)
+          if (const int j = s - reduce_steps_ - depth[std::size_t(up)]; j >= 0 && j < m_)
+            end[p] = std::max(end[p], sent[std::size_t(up)]);
     }
   }
-  return end;
 }
 
 double TreeSchedule::completion_s(const EdgeDurations& d, double overhead_s) const {
@@ -288,16 +301,13 @@ double TreeSchedule::completion_s(const EdgeDurations& d, double overhead_s) con
     const int w = std::min(k, H - 1) - std::max(0, k - m_ + 1) + 1;
     return H <= 1 ? 1.0 : double(std::max(1, w) - 1) / double(H - 1);
   };
-  std::vector<double> done(n, 0.0), sent(n, 0.0);
+  std::vector<double> done(n, 0.0), sent(n, 0.0), longest;
   for (int s = 0; s < steps(); ++s) {
     const bool reducing = s < reduce_steps_;
     const double f = load(reducing ? s : s - reduce_steps_);
-    for (std::size_t p = 0; p < n; ++p) {
-      const double longest =
-          longest_send(p, s, reducing ? d.up_alone : d.down_alone, reducing ? d.up_loaded : d.down_loaded, f);
-      sent[p] = longest < 0 ? done[p] : done[p] + overhead_s + longest;
-    }
-    for (std::size_t p = 0; p < n; ++p) done[p] = step_end(p, s, sent);
+    longest_sends(s, reducing ? d.up_alone : d.down_alone, reducing ? d.up_loaded : d.down_loaded, f, longest);
+    for (std::size_t p = 0; p < n; ++p) sent[p] = longest[p] < 0 ? done[p] : done[p] + overhead_s + longest[p];
+    step_ends(s, sent, done);
   }
   return *std::max_element(done.begin(), done.end());
 }

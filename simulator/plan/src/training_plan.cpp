@@ -395,9 +395,15 @@ void add_sharded_ops(TrainingPlan& plan, bool overlap, const std::optional<NcclT
     op.node_local = plan.hybrid_sharding;
     // nccl_allreduce: their ring kernels hold SMs as the all-reduces' do (one CTA per channel of
     // the ring NCCL would run for this size), so sharded stages slow overlapped compute alike.
-    if (topo && gpu_sms > 0) {
-      const NcclChoice ring = nccl_choose(*topo, op.bytes, Algorithm::ring);
-      op.kernel_sms = nccl_kernel_sms(*topo, ring, op.bytes, gpu_sms);
+    // The plan's one NCCL decision with the ring pinned (NCCL_ALGO=Ring): only the SMs are taken
+    // from it, the ring's launch cost above stays the sharded ops' own. With two or more ranks a
+    // Simple ring always runs, so the decision never refuses; one rank holds no SMs.
+    if (topo && gpu_sms > 0 && topo->ranks >= 2) {
+      NcclRequest request;
+      request.tune_algorithm = false;
+      request.algorithm = Algorithm::ring;
+      request.gpu_sm_count = gpu_sms;
+      op.kernel_sms = nccl_decide(*topo, op.bytes, request).kernel_sms;
       if (op.kernel_sms > 0) op.compute_share = double(gpu_sms - op.kernel_sms) / gpu_sms;
     }
     return op;

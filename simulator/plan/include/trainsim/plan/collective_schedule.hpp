@@ -165,12 +165,14 @@ class TreeSchedule final : public StepSchedule {
   double completion_s(const EdgeDurations& durations, double overhead_s) const;
 
  private:
-  /// completion_s's halves of step s for participant p: the longest of its sends (an edge lasting
-  /// alone + (loaded − alone)·load), −1 when it sends nothing; and when its step ends, given when
-  /// every participant's sends of the step ended (`sent`): its own, and its messages' senders'.
-  double longest_send(std::size_t p, int s, const std::vector<double>& alone, const std::vector<double>& loaded,
-                      double load) const;
-  double step_end(std::size_t p, int s, const std::vector<double>& sent) const;
+  /// completion_s's halves of step s for every participant p: the longest of its sends (an edge
+  /// lasting alone + (loaded − alone)·load), −1 when it sends nothing, into longest[p]; and when
+  /// its step ends, given when every participant's sends of the step ended (`sent`): its own, and
+  /// its messages' senders', into end[p]. Tree by tree, participants inner (each tree's arrays
+  /// read in order: at 65,536 GPUs and 24 trees a participant-major walk missed the cache).
+  void longest_sends(int s, const std::vector<double>& alone, const std::vector<double>& loaded, double load,
+                     std::vector<double>& longest) const;
+  void step_ends(int s, const std::vector<double>& sent, std::vector<double>& end) const;
   int n_, m_;
   double chunk_;
   std::vector<std::vector<int>> parents_, height_, depth_, child_begin_, children_;
