@@ -257,11 +257,25 @@ std::string palette(std::size_t index) {
   return colors[index % 10];
 }
 
-std::string render(const LineChart& chart) {
+namespace {
+
+/// Whether point i of `s` can be drawn: both coordinates finite and, on a log2 x axis, x > 0.
+bool plottable(const LineChart& chart, const Series& s, std::size_t i) {
+  return std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && !(chart.log2_x && s.x[i] <= 0);
+}
+
+/// The data ranges a line chart's axes span.
+struct Extent {
+  double x_lo, x_hi, y_lo, y_hi;
+};
+
+/// The plottable points' extent, an empty frame's when there are none, zero included on y when asked,
+/// and never empty (a single value gets a range of its own size).
+Extent data_extent(const LineChart& chart) {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const auto& s : chart.series)
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || (chart.log2_x && s.x[i] <= 0)) continue;
+      if (!plottable(chart, s, i)) continue;
       x_lo = std::min(x_lo, s.x[i]);
       x_hi = std::max(x_hi, s.x[i]);
       y_lo = std::min(y_lo, s.y[i]);
@@ -276,22 +290,106 @@ std::string render(const LineChart& chart) {
   if (chart.y_from_zero) y_lo = std::min(y_lo, 0.0), y_hi = std::max(y_hi, 0.0);
   if (x_hi <= x_lo) x_hi = chart.log2_x ? x_lo * 2 : x_lo + 1;
   if (y_hi <= y_lo) y_hi = y_lo + (y_lo == 0 ? 1 : std::abs(y_lo));
-  const auto y_ticks = nice_ticks(y_lo, y_hi, 5);
-  y_lo = y_ticks.front();
-  y_hi = y_ticks.back();
+  return {x_lo, x_hi, y_lo, y_hi};
+}
 
+/// The powers of two in [lo, hi], every other one (repeatedly) while there are more than 12.
+std::vector<double> log2_ticks(double lo, double hi) {
+  std::vector<double> ticks;
+  for (double t = std::exp2(std::ceil(std::log2(lo) - 1e-9)); t <= hi * (1 + 1e-9); t *= 2) ticks.push_back(t);
+  while (ticks.size() > 12) {
+    std::vector<double> thinned;
+    for (std::size_t i = 0; i < ticks.size(); i += 2) thinned.push_back(ticks[i]);
+    ticks = thinned;
+  }
+  return ticks;
+}
+
+/// The plot area of a line chart in pixels and its two axes.
+struct Plot {
+  double left, right, bottom;
+  Axis x, y;
+};
+
+/// The axis lines, the tick labels within the ranges and the two axis labels.
+std::string render_axes(const LineChart& chart, const Plot& p, const std::vector<double>& x_ticks,
+                        const std::vector<double>& y_ticks, const Extent& e) {
+  std::string out = fmt::format(
+      "<g class=\"axes\" stroke=\"#333333\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n"
+      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\"/>\n</g>\n",
+      px(p.left), px(p.bottom), px(p.right), px(kTop));
+  for (double t : y_ticks) {
+    if (t < e.y_lo || t > e.y_hi) continue;
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(p.left), px(p.y(t)),
+                       px(p.right), px(p.y(t)));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(p.left - 6), px(p.y(t) + 4),
+                       tick_label(t));
+  }
+  for (double t : x_ticks) {
+    if (t < e.x_lo || t > e.x_hi) continue;
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(p.x(t)), px(p.bottom + 20),
+                       tick_label(t));
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((p.left + p.right) / 2),
+                     px(p.bottom + 40), escape_xml(chart.x_label));
+  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+                     px((kTop + p.bottom) / 2), escape_xml(chart.y_label));
+  return out;
+}
+
+/// The vertical markers within the x range, each a dashed line with the chart's marker label.
+std::string render_markers(const LineChart& chart, const Plot& p, const Extent& e) {
+  std::string out;
+  for (double m : chart.vertical_markers) {
+    if (!(m >= e.x_lo && m <= e.x_hi)) continue;
+    out += fmt::format(
+        "<line class=\"marker\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d62728\" "
+        "stroke-dasharray=\"2,4\" stroke-width=\"1.5\"/>\n",
+        px(p.x(m)), px(kTop), px(p.bottom));
+    // Right of the line, or left of it where the plot ends first (a divergence at the largest GPU
+    // count would otherwise run into the legend).
+    const bool fits_right = p.x(m) + 4 + text_width(chart.marker_label) <= p.right;
+    if (!chart.marker_label.empty())
+      out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d62728\"{}>{}</text>\n",
+                         px(fits_right ? p.x(m) + 4 : p.x(m) - 4), px(kTop + 12),
+                         fits_right ? "" : " text-anchor=\"end\"", escape_xml(chart.marker_label));
+  }
+  return out;
+}
+
+/// One series: a group with its polyline (when a point is plottable) and its point markers.
+std::string render_series(const LineChart& chart, const Series& s, const Plot& p) {
+  std::string points;
+  std::string markers;
+  for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+    if (!plottable(chart, s, i)) continue;
+    if (!points.empty()) points += ' ';
+    points += fmt::format("{},{}", px(p.x(s.x[i])), px(p.y(s.y[i])));
+    if (s.markers)
+      markers += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", px(p.x(s.x[i])), px(p.y(s.y[i])),
+                             s.color);
+  }
+  std::string out = fmt::format("<g class=\"series\" data-name=\"{}\">\n", escape_xml(s.name));
+  if (!points.empty())
+    out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n", s.color,
+                       s.dashed ? " stroke-dasharray=\"6,4\"" : "", points);
+  return out + markers + "</g>\n";
+}
+
+}  // namespace
+
+std::string render(const LineChart& chart) {
+  Extent e = data_extent(chart);
+  const auto y_ticks = nice_ticks(e.y_lo, e.y_hi, 5);
+  e.y_lo = y_ticks.front();
+  e.y_hi = y_ticks.back();
   std::vector<double> x_ticks;
   if (chart.log2_x) {
-    for (double t = std::exp2(std::ceil(std::log2(x_lo) - 1e-9)); t <= x_hi * (1 + 1e-9); t *= 2) x_ticks.push_back(t);
-    while (x_ticks.size() > 12) {  // keep every other power when there are many
-      std::vector<double> thinned;
-      for (std::size_t i = 0; i < x_ticks.size(); i += 2) thinned.push_back(x_ticks[i]);
-      x_ticks = thinned;
-    }
+    x_ticks = log2_ticks(e.x_lo, e.x_hi);
   } else {
-    x_ticks = nice_ticks(x_lo, x_hi, 6);
-    x_lo = x_ticks.front();
-    x_hi = x_ticks.back();
+    x_ticks = nice_ticks(e.x_lo, e.x_hi, 6);
+    e.x_lo = x_ticks.front();
+    e.x_hi = x_ticks.back();
   }
 
   std::vector<LegendEntry> entries;
@@ -302,58 +400,12 @@ std::string render(const LineChart& chart) {
   }
   const Legend legend = make_legend(std::move(entries), names);
   const Frame f = frame_with_legend(y_ticks, chart.width, chart.height, legend, chart.title);
-  const double left = f.left, plot_right = f.plot_right, plot_bottom = f.plot_bottom;
-
-  const Axis ax(x_lo, x_hi, left, plot_right, chart.log2_x);
-  const Axis ay(y_lo, y_hi, plot_bottom, kTop);
-  std::string out = header(f.width, f.height, chart.title, left, plot_right);
-  out += fmt::format("<g class=\"axes\" stroke=\"#333333\">\n<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n"
-                     "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\"/>\n</g>\n",
-                     px(left), px(plot_bottom), px(plot_right), px(kTop));
-  for (double t : y_ticks) {
-    if (t < y_lo || t > y_hi) continue;
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#dddddd\"/>\n", px(left), px(ay(t)),
-                       px(plot_right), px(ay(t)));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", px(left - 6), px(ay(t) + 4),
-                       tick_label(t));
-  }
-  for (double t : x_ticks) {
-    if (t < x_lo || t > x_hi) continue;
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(ax(t)), px(plot_bottom + 20),
-                       tick_label(t));
-  }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px((left + plot_right) / 2),
-                     px(plot_bottom + 40), escape_xml(chart.x_label));
-  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                     px((kTop + plot_bottom) / 2), escape_xml(chart.y_label));
-  for (double m : chart.vertical_markers) {
-    if (!(m >= x_lo && m <= x_hi)) continue;
-    out += fmt::format("<line class=\"marker\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d62728\" "
-                       "stroke-dasharray=\"2,4\" stroke-width=\"1.5\"/>\n",
-                       px(ax(m)), px(kTop), px(plot_bottom));
-    // Right of the line, or left of it where the plot ends first (a divergence at the largest GPU
-    // count would otherwise run into the legend).
-    const bool fits_right = ax(m) + 4 + text_width(chart.marker_label) <= plot_right;
-    if (!chart.marker_label.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#d62728\"{}>{}</text>\n", px(fits_right ? ax(m) + 4 : ax(m) - 4),
-                         px(kTop + 12), fits_right ? "" : " text-anchor=\"end\"", escape_xml(chart.marker_label));
-  }
-  for (const auto& s : chart.series) {
-    std::string points;
-    std::string markers;
-    for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || (chart.log2_x && s.x[i] <= 0)) continue;
-      if (!points.empty()) points += ' ';
-      points += fmt::format("{},{}", px(ax(s.x[i])), px(ay(s.y[i])));
-      if (s.markers)
-        markers += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", px(ax(s.x[i])), px(ay(s.y[i])), s.color);
-    }
-    out += fmt::format("<g class=\"series\" data-name=\"{}\">\n", escape_xml(s.name));
-    if (!points.empty())
-      out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n", s.color,
-                         s.dashed ? " stroke-dasharray=\"6,4\"" : "", points);
-    out += markers + "</g>\n";
-  }
+  const Plot plot{f.left, f.plot_right, f.plot_bottom, Axis(e.x_lo, e.x_hi, f.left, f.plot_right, chart.log2_x),
+                  Axis(e.y_lo, e.y_hi, f.plot_bottom, kTop)};
+  std::string out = header(f.width, f.height, chart.title, plot.left, plot.right);
+  out += render_axes(chart, plot, x_ticks, y_ticks, e);
+  out += render_markers(chart, plot, e);
+  for (const auto& s : chart.series) out += render_series(chart, s, plot);
   out += render_legend_column(legend, f.legend_x, kTop);
   return out + "</svg>\n";
 }
