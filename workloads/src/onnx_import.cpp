@@ -572,179 +572,218 @@ class OnnxReader {
     return r;
   }
 
+  // A node's inputs among the integer values known so far.
+  struct KnownInputs {
+    const onnx::NodeProto& node;
+    const std::map<std::string, IntTensor>& known;
+    // Input k's value; null when the node has no input k or its value is not known.
+    const IntTensor* operator()(int k) const {
+      if (k >= node.input_size() || node.input(k).empty()) return nullptr;
+      auto it = known.find(node.input(k));
+      return it == known.end() ? nullptr : &it->second;
+    }
+  };
+
+  static std::optional<std::vector<std::int64_t>> ints_attribute(const onnx::NodeProto& n, const std::string& name) {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    return std::nullopt;
+  }
+
+  // A rank-1 INT64 tensor of `v`.
+  static IntTensor int_vector(std::vector<std::int64_t> v) {
+    IntTensor t;
+    t.dims = {static_cast<std::int64_t>(v.size())};
+    t.values = std::move(v);
+    return t;
+  }
+
+  static bool rank1(const IntTensor* t) { return t && t->dims.size() <= 1; }
+
+  // Constant: a tensor, one integer or a list of integers.
+  static std::optional<IntTensor> evaluate_constant(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "value" && a.has_t()) return int_tensor(a.t());
+      if (a.name() == "value_int") return IntTensor{{}, {a.i()}, onnx::TensorProto::INT64};
+      if (a.name() == "value_ints") return int_vector(std::vector<std::int64_t>(a.ints().begin(), a.ints().end()));
+    }
+    return std::nullopt;
+  }
+
+  // Shape (the dimensions from start to end) and Size (their product) of an input of known shape.
+  std::optional<IntTensor> evaluate_shape(const onnx::NodeProto& n) const {
+    const ValueType* t = n.input_size() > 0 ? type_of(n.input(0)) : nullptr;
+    if (!t || !t->known) return std::nullopt;
+    if (n.op_type() == "Size")
+      return IntTensor{{}, {static_cast<std::int64_t>(elements(t->dims))}, onnx::TensorProto::INT64};
+    const auto rank = static_cast<std::int64_t>(t->dims.size());
+    std::int64_t start = int_attribute(n, "start", 0), end = int_attribute(n, "end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<std::int64_t>(start, 0, rank);
+    end = std::clamp<std::int64_t>(end, start, rank);
+    return int_vector(std::vector<std::int64_t>(t->dims.begin() + start, t->dims.begin() + end));
+  }
+
+  // Identity, and Cast to another integer type.
+  std::optional<IntTensor> evaluate_cast(const onnx::NodeProto& n, const IntTensor* x) const {
+    if (!x) return std::nullopt;
+    IntTensor r = *x;
+    if (n.op_type() == "Cast") {
+      const std::int64_t to = int_attribute(n, "to", 0);
+      if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) return std::nullopt;
+      r.elem_type = static_cast<int>(to);
+    }
+    return r;
+  }
+
+  // Squeeze: drops the listed axes (every axis of size 1 when none is listed).
+  static IntTensor squeezed(const IntTensor& x, const std::vector<std::int64_t>& axes) {
+    IntTensor r = x;
+    r.dims.clear();
+    const auto rank = static_cast<std::int64_t>(x.dims.size());
+    for (std::int64_t k = 0; k < rank; ++k) {
+      const bool listed =
+          std::any_of(axes.begin(), axes.end(), [&](std::int64_t a) { return a == k || a + rank == k; });
+      if (!(listed || (axes.empty() && x.dims[static_cast<std::size_t>(k)] == 1)))
+        r.dims.push_back(x.dims[static_cast<std::size_t>(k)]);
+    }
+    return r;
+  }
+
+  // Unsqueeze: inserts an axis of size 1 at each listed position of the result.
+  static std::optional<IntTensor> unsqueezed(const IntTensor& x, const std::vector<std::int64_t>& axes) {
+    const auto rank = static_cast<std::int64_t>(x.dims.size() + axes.size());
+    std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
+    for (std::int64_t a : axes) {
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) return std::nullopt;
+      inserted[static_cast<std::size_t>(a)] = true;
+    }
+    IntTensor r = x;
+    r.dims.clear();
+    std::size_t next = 0;
+    for (std::int64_t k = 0; k < rank; ++k) {
+      if (inserted[static_cast<std::size_t>(k)])
+        r.dims.push_back(1);
+      else if (next < x.dims.size())
+        r.dims.push_back(x.dims[next++]);
+      else
+        return std::nullopt;
+    }
+    return r;
+  }
+
+  // Squeeze and Unsqueeze, their axes an attribute (opset < 13) or the second input.
+  static std::optional<IntTensor> evaluate_squeeze(const onnx::NodeProto& n, const KnownInputs& in) {
+    const IntTensor* x = in(0);
+    if (!x) return std::nullopt;
+    std::vector<std::int64_t> axes;
+    if (auto a = ints_attribute(n, "axes"))
+      axes = *a;
+    else if (const IntTensor* given = in(1))
+      axes = given->values;
+    else if (n.op_type() == "Unsqueeze")
+      return std::nullopt;
+    if (n.op_type() == "Squeeze") return squeezed(*x, axes);
+    return unsqueezed(*x, axes);
+  }
+
+  // Gather along axis 0 of a vector.
+  std::optional<IntTensor> evaluate_gather(const onnx::NodeProto& n, const KnownInputs& in) const {
+    const IntTensor *x = in(0), *idx = in(1);
+    if (!rank1(x) || !idx || x->dims.size() != 1 || int_attribute(n, "axis", 0) != 0) return std::nullopt;
+    IntTensor r;
+    r.elem_type = x->elem_type;
+    r.dims = idx->dims;
+    for (std::int64_t i : idx->values) {
+      if (i < 0) i += static_cast<std::int64_t>(x->values.size());
+      if (i < 0 || i >= static_cast<std::int64_t>(x->values.size())) return std::nullopt;
+      r.values.push_back(x->values[static_cast<std::size_t>(i)]);
+    }
+    return r;
+  }
+
+  // Concat of vectors.
+  static std::optional<IntTensor> evaluate_concat(const onnx::NodeProto& n, const KnownInputs& in) {
+    std::vector<std::int64_t> v;
+    for (int k = 0; k < n.input_size(); ++k) {
+      const IntTensor* x = in(k);
+      if (!x || x->dims.size() != 1) return std::nullopt;
+      v.insert(v.end(), x->values.begin(), x->values.end());
+    }
+    if (v.size() > kMaxFoldElements) return std::nullopt;
+    return int_vector(std::move(v));
+  }
+
+  // Add, Sub, Mul and Div of two vectors or scalars (one of them may broadcast).
+  static std::optional<IntTensor> evaluate_arithmetic(const std::string& op, const IntTensor* a, const IntTensor* b) {
+    if (!rank1(a) || !rank1(b)) return std::nullopt;
+    const std::size_t count = std::max(a->values.size(), b->values.size());
+    if ((a->values.size() != count && a->values.size() != 1) || (b->values.size() != count && b->values.size() != 1))
+      return std::nullopt;
+    IntTensor r;
+    r.elem_type = a->elem_type;
+    r.dims = a->values.size() == count ? a->dims : b->dims;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::int64_t x = a->values[a->values.size() == 1 ? 0 : i], y = b->values[b->values.size() == 1 ? 0 : i];
+      if (std::abs(x) > kMaxDim || std::abs(y) > kMaxDim) return std::nullopt;  // no overflow in the products
+      if (op == "Div" && y == 0) return std::nullopt;
+      r.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+    }
+    return r;
+  }
+
+  // Range of scalars start, limit and delta.
+  static std::optional<IntTensor> evaluate_range(const KnownInputs& in) {
+    const IntTensor *start = in(0), *limit = in(1), *delta = in(2);
+    if (!start || !limit || !delta || start->values.size() != 1 || limit->values.size() != 1 ||
+        delta->values.size() != 1)
+      return std::nullopt;
+    const std::int64_t s0 = start->values[0], l0 = limit->values[0], d0 = delta->values[0];
+    if (d0 == 0 || std::abs(s0) > kMaxDim || std::abs(l0) > kMaxDim) return std::nullopt;
+    const double count = std::max(0.0, std::ceil(static_cast<double>(l0 - s0) / static_cast<double>(d0)));
+    if (count > static_cast<double>(kMaxFoldElements)) return std::nullopt;
+    std::vector<std::int64_t> v;
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) v.push_back(s0 + i * d0);
+    IntTensor r = int_vector(std::move(v));
+    r.elem_type = start->elem_type;
+    return r;
+  }
+
+  // Slice of a vector with scalar starts and ends, along axis 0 with step 1.
+  static std::optional<IntTensor> evaluate_slice(const KnownInputs& in) {
+    const IntTensor* x = in(0);
+    if (!x || x->dims.size() != 1) return std::nullopt;
+    const IntTensor *st = in(1), *en = in(2);
+    if (!(st && en && st->values.size() == 1 && en->values.size() == 1)) return std::nullopt;
+    std::int64_t begin = st->values[0], end = en->values[0];
+    if (const IntTensor* ax = in(3); ax && (ax->values.size() != 1 || (ax->values[0] != 0 && ax->values[0] != -1)))
+      return std::nullopt;
+    if (const IntTensor* sp = in(4); sp && (sp->values.size() != 1 || sp->values[0] != 1)) return std::nullopt;
+    const auto len = static_cast<std::int64_t>(x->values.size());
+    if (begin < 0) begin += len;
+    if (end < 0) end += len;
+    begin = std::clamp<std::int64_t>(begin, 0, len);
+    end = std::clamp<std::int64_t>(end, begin, len);
+    IntTensor r = int_vector(std::vector<std::int64_t>(x->values.begin() + begin, x->values.begin() + end));
+    r.elem_type = x->elem_type;
+    return r;
+  }
+
   // The value of one integer node's output from its inputs' values (nullopt: not evaluated).
   std::optional<IntTensor> evaluate(const onnx::NodeProto& n, const std::map<std::string, IntTensor>& known) const {
-    auto in = [&](int k) -> const IntTensor* {
-      if (k >= n.input_size() || n.input(k).empty()) return nullptr;
-      auto it = known.find(n.input(k));
-      return it == known.end() ? nullptr : &it->second;
-    };
-    auto attr_ints = [&](const std::string& name) -> std::optional<std::vector<std::int64_t>> {
-      for (const auto& a : n.attribute())
-        if (a.name() == name) return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
-      return std::nullopt;
-    };
-    auto vector = [](std::vector<std::int64_t> v) {
-      IntTensor t;
-      t.dims = {static_cast<std::int64_t>(v.size())};
-      t.values = std::move(v);
-      return t;
-    };
-    auto rank1 = [](const IntTensor* t) { return t && t->dims.size() <= 1; };
+    const KnownInputs in{n, known};
     const std::string& op = n.op_type();
-    if (op == "Constant") {
-      for (const auto& a : n.attribute()) {
-        if (a.name() == "value" && a.has_t()) return int_tensor(a.t());
-        if (a.name() == "value_int") return IntTensor{{}, {a.i()}, onnx::TensorProto::INT64};
-        if (a.name() == "value_ints") return vector(std::vector<std::int64_t>(a.ints().begin(), a.ints().end()));
-      }
-      return std::nullopt;
-    }
-    if (op == "Shape" || op == "Size") {
-      const ValueType* t = n.input_size() > 0 ? type_of(n.input(0)) : nullptr;
-      if (!t || !t->known) return std::nullopt;
-      if (op == "Size") return IntTensor{{}, {static_cast<std::int64_t>(elements(t->dims))}, onnx::TensorProto::INT64};
-      const auto rank = static_cast<std::int64_t>(t->dims.size());
-      std::int64_t start = int_attribute(n, "start", 0), end = int_attribute(n, "end", rank);
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<std::int64_t>(start, 0, rank);
-      end = std::clamp<std::int64_t>(end, start, rank);
-      return vector(std::vector<std::int64_t>(t->dims.begin() + start, t->dims.begin() + end));
-    }
-    if (op == "Identity" || op == "Cast") {
-      const IntTensor* x = in(0);
-      if (!x) return std::nullopt;
-      IntTensor r = *x;
-      if (op == "Cast") {
-        const std::int64_t to = int_attribute(n, "to", 0);
-        if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) return std::nullopt;
-        r.elem_type = static_cast<int>(to);
-      }
-      return r;
-    }
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      const IntTensor* x = in(0);
-      if (!x) return std::nullopt;
-      std::vector<std::int64_t> axes;
-      if (auto a = attr_ints("axes"))
-        axes = *a;
-      else if (const IntTensor* given = in(1))
-        axes = given->values;
-      else if (op == "Unsqueeze")
-        return std::nullopt;
-      IntTensor r = *x;
-      if (op == "Squeeze") {
-        r.dims.clear();
-        const auto rank = static_cast<std::int64_t>(x->dims.size());
-        for (std::int64_t k = 0; k < rank; ++k) {
-          const bool listed =
-              std::any_of(axes.begin(), axes.end(), [&](std::int64_t a) { return a == k || a + rank == k; });
-          if (!(listed || (axes.empty() && x->dims[static_cast<std::size_t>(k)] == 1)))
-            r.dims.push_back(x->dims[static_cast<std::size_t>(k)]);
-        }
-        return r;
-      }
-      const auto rank = static_cast<std::int64_t>(x->dims.size() + axes.size());
-      std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
-      for (std::int64_t a : axes) {
-        if (a < 0) a += rank;
-        if (a < 0 || a >= rank) return std::nullopt;
-        inserted[static_cast<std::size_t>(a)] = true;
-      }
-      r.dims.clear();
-      std::size_t next = 0;
-      for (std::int64_t k = 0; k < rank; ++k) {
-        if (inserted[static_cast<std::size_t>(k)])
-          r.dims.push_back(1);
-        else if (next < x->dims.size())
-          r.dims.push_back(x->dims[next++]);
-        else
-          return std::nullopt;
-      }
-      return r;
-    }
-    if (op == "Gather") {
-      const IntTensor *x = in(0), *idx = in(1);
-      if (!rank1(x) || !idx || x->dims.size() != 1 || int_attribute(n, "axis", 0) != 0) return std::nullopt;
-      IntTensor r;
-      r.elem_type = x->elem_type;
-      r.dims = idx->dims;
-      for (std::int64_t i : idx->values) {
-        if (i < 0) i += static_cast<std::int64_t>(x->values.size());
-        if (i < 0 || i >= static_cast<std::int64_t>(x->values.size())) return std::nullopt;
-        r.values.push_back(x->values[static_cast<std::size_t>(i)]);
-      }
-      return r;
-    }
-    if (op == "Concat") {
-      std::vector<std::int64_t> v;
-      for (int k = 0; k < n.input_size(); ++k) {
-        const IntTensor* x = in(k);
-        if (!x || x->dims.size() != 1) return std::nullopt;
-        v.insert(v.end(), x->values.begin(), x->values.end());
-      }
-      if (v.size() > kMaxFoldElements) return std::nullopt;
-      return vector(std::move(v));
-    }
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-      const IntTensor *a = in(0), *b = in(1);
-      if (!rank1(a) || !rank1(b)) return std::nullopt;
-      const std::size_t count = std::max(a->values.size(), b->values.size());
-      if ((a->values.size() != count && a->values.size() != 1) || (b->values.size() != count && b->values.size() != 1))
-        return std::nullopt;
-      IntTensor r;
-      r.elem_type = a->elem_type;
-      r.dims = a->values.size() == count ? a->dims : b->dims;
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::int64_t x = a->values[a->values.size() == 1 ? 0 : i], y = b->values[b->values.size() == 1 ? 0 : i];
-        if (std::abs(x) > kMaxDim || std::abs(y) > kMaxDim) return std::nullopt;  // no overflow in the products
-        if (op == "Div" && y == 0) return std::nullopt;
-        r.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
-      }
-      return r;
-    }
-    if (op == "Range") {
-      const IntTensor *start = in(0), *limit = in(1), *delta = in(2);
-      if (!start || !limit || !delta || start->values.size() != 1 || limit->values.size() != 1 ||
-          delta->values.size() != 1)
-        return std::nullopt;
-      const std::int64_t s0 = start->values[0], l0 = limit->values[0], d0 = delta->values[0];
-      if (d0 == 0 || std::abs(s0) > kMaxDim || std::abs(l0) > kMaxDim) return std::nullopt;
-      const double count = std::max(0.0, std::ceil(static_cast<double>(l0 - s0) / static_cast<double>(d0)));
-      if (count > static_cast<double>(kMaxFoldElements)) return std::nullopt;
-      std::vector<std::int64_t> v;
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) v.push_back(s0 + i * d0);
-      IntTensor r = vector(std::move(v));
-      r.elem_type = start->elem_type;
-      return r;
-    }
-    if (op == "Slice") {
-      const IntTensor* x = in(0);
-      if (!x || x->dims.size() != 1) return std::nullopt;
-      std::int64_t begin = 0, end = 0, step = 1;
-      if (const IntTensor* st = in(1), *en = in(2); st && en && st->values.size() == 1 && en->values.size() == 1) {
-        begin = st->values[0];
-        end = en->values[0];
-      } else {
-        return std::nullopt;
-      }
-      if (const IntTensor* ax = in(3); ax && (ax->values.size() != 1 || (ax->values[0] != 0 && ax->values[0] != -1)))
-        return std::nullopt;
-      if (const IntTensor* sp = in(4)) {
-        if (sp->values.size() != 1 || sp->values[0] != 1) return std::nullopt;
-        step = 1;
-      }
-      const auto len = static_cast<std::int64_t>(x->values.size());
-      if (begin < 0) begin += len;
-      if (end < 0) end += len;
-      begin = std::clamp<std::int64_t>(begin, 0, len);
-      end = std::clamp<std::int64_t>(end, begin, len);
-      IntTensor r = vector(std::vector<std::int64_t>(x->values.begin() + begin, x->values.begin() + end));
-      r.elem_type = x->elem_type;
-      (void)step;
-      return r;
-    }
+    if (op == "Constant") return evaluate_constant(n);
+    if (op == "Shape" || op == "Size") return evaluate_shape(n);
+    if (op == "Identity" || op == "Cast") return evaluate_cast(n, in(0));
+    if (op == "Unsqueeze" || op == "Squeeze") return evaluate_squeeze(n, in);
+    if (op == "Gather") return evaluate_gather(n, in);
+    if (op == "Concat") return evaluate_concat(n, in);
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return evaluate_arithmetic(op, in(0), in(1));
+    if (op == "Range") return evaluate_range(in);
+    if (op == "Slice") return evaluate_slice(in);
     return std::nullopt;
   }
 
