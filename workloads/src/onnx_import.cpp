@@ -413,76 +413,95 @@ class OnnxReader {
                          "): the graph has a cycle: " + cycle);
   }
 
+  // What binding the graph inputs' dimensions found so far.
+  struct InputBinding {
+    std::optional<std::int64_t> static_batch;     // the first static dimension 0
+    bool dynamic_batch = false;                   // some dimension 0 took the bound batch
+    bool used_sequence = false;                   // some dimension took sequence_length
+    bool used_image = false;                      // some dimension took image_size
+    std::map<std::string, std::int64_t> symbols;  // dim_param → value, so one name gets one value
+  };
+
+  // Dimension 1 of a rank-2 or rank-3 input takes sequence_length; 2 and 3 of a rank-4 one, image_size.
+  static bool sequence_dimension(int k, int rank) { return k == 1 && (rank == 2 || rank == 3); }
+  static bool image_dimension(int k, int rank) { return (k == 2 || k == 3) && rank == 4; }
+
+  // The value of dynamic dimension k (named `symbol`, or unnamed) of a graph input of rank `rank`:
+  // its binding by name, the value the name already took, the batch, the sequence length or the
+  // image size, in that order. The error (at `where`) says which binding would resolve it.
+  std::int64_t dynamic_dimension(const std::string& symbol, int k, int rank, const std::string& where,
+                                 InputBinding& b) const {
+    if (!symbol.empty() && bindings_.dims.count(symbol)) return bindings_.dims.at(symbol);
+    if (!symbol.empty() && b.symbols.count(symbol)) return b.symbols.at(symbol);
+    if (k == 0) {
+      b.dynamic_batch = true;
+      return bindings_.batch;
+    }
+    if (sequence_dimension(k, rank) && bindings_.sequence_length) {
+      b.used_sequence = true;
+      return *bindings_.sequence_length;
+    }
+    if (image_dimension(k, rank) && bindings_.image_size) {
+      b.used_image = true;
+      return *bindings_.image_size;
+    }
+    const std::string named = symbol.empty() ? "" : " '" + symbol + "'";
+    std::string hint = sequence_dimension(k, rank)
+                           ? "give sequence_length (workload.sequence_length, or --sequence-length)"
+                       : image_dimension(k, rank) ? "give image_size (workload.image_size, or --image-size)"
+                                                  : "give its value in workload.onnx_dims (or --dim)";
+    if (!symbol.empty() && !sequence_dimension(k, rank) && !image_dimension(k, rank))
+      hint += " as {\"" + symbol + "\": N}";
+    throw error(where + ": unresolved dynamic dimension" + named + "; " + hint);
+  }
+
+  // Checks the static dimensions of one graph input and gives its dynamic ones a value.
+  void bind_input(onnx::ValueInfoProto& input, InputBinding& b) const {
+    if (!input.type().has_tensor_type())
+      throw error("graph input '" + input.name() +
+                  "' is not a tensor (sequences, maps and optionals are not supported)");
+    auto* tensor = input.mutable_type()->mutable_tensor_type();
+    if (!tensor->has_shape()) throw error("graph input '" + input.name() + "' has no shape; export it with its rank");
+    const int rank = tensor->shape().dim_size();
+    for (int k = 0; k < rank; ++k) {
+      auto* d = tensor->mutable_shape()->mutable_dim(k);
+      const std::string where = "graph input '" + input.name() + "', dimension " + std::to_string(k);
+      if (d->has_dim_value()) {
+        if (d->dim_value() < 1 || d->dim_value() > kMaxDim)
+          throw error(where + ": size " + std::to_string(d->dim_value()) + " is not in [1, " + std::to_string(kMaxDim) +
+                      "]");
+        if (k == 0) b.static_batch = b.static_batch.value_or(d->dim_value());
+        continue;
+      }
+      const std::string symbol = d->has_dim_param() ? d->dim_param() : "";
+      const std::int64_t value = dynamic_dimension(symbol, k, rank, where, b);
+      if (!symbol.empty()) b.symbols[symbol] = value;
+      d->clear_dim_param();
+      d->set_dim_value(value);
+    }
+  }
+
   // Gives every dynamic dimension of the graph inputs a value; returns the batch the totals are
   // divided by (the bound batch, or the file's static one).
   double bind_inputs() {
     onnx::GraphProto& graph = *model_.mutable_graph();
     std::set<std::string> initializers;
     for (const auto& t : graph.initializer()) initializers.insert(t.name());
-    std::optional<std::int64_t> static_batch;
-    bool dynamic_batch = false, used_sequence = false, used_image = false;
-    std::map<std::string, std::int64_t> symbols;  // dim_param → value, so one name gets one value
-    for (auto& input : *graph.mutable_input()) {
-      if (initializers.count(input.name())) continue;
-      if (!input.type().has_tensor_type())
-        throw error("graph input '" + input.name() +
-                    "' is not a tensor (sequences, maps and optionals are not supported)");
-      auto* tensor = input.mutable_type()->mutable_tensor_type();
-      if (!tensor->has_shape()) throw error("graph input '" + input.name() + "' has no shape; export it with its rank");
-      const int rank = tensor->shape().dim_size();
-      for (int k = 0; k < rank; ++k) {
-        auto* d = tensor->mutable_shape()->mutable_dim(k);
-        const std::string where = "graph input '" + input.name() + "', dimension " + std::to_string(k);
-        if (d->has_dim_value()) {
-          if (d->dim_value() < 1 || d->dim_value() > kMaxDim)
-            throw error(where + ": size " + std::to_string(d->dim_value()) + " is not in [1, " +
-                        std::to_string(kMaxDim) + "]");
-          if (k == 0) static_batch = static_batch.value_or(d->dim_value());
-          continue;
-        }
-        const std::string symbol = d->has_dim_param() ? d->dim_param() : "";
-        std::int64_t value = 0;
-        if (!symbol.empty() && bindings_.dims.count(symbol)) {
-          value = bindings_.dims.at(symbol);
-        } else if (!symbol.empty() && symbols.count(symbol)) {
-          value = symbols.at(symbol);
-        } else if (k == 0) {
-          value = bindings_.batch;
-          dynamic_batch = true;
-        } else if (k == 1 && (rank == 2 || rank == 3) && bindings_.sequence_length) {
-          value = *bindings_.sequence_length;
-          used_sequence = true;
-        } else if ((k == 2 || k == 3) && rank == 4 && bindings_.image_size) {
-          value = *bindings_.image_size;
-          used_image = true;
-        } else {
-          const std::string named = symbol.empty() ? "" : " '" + symbol + "'";
-          std::string hint = k == 1 && (rank == 2 || rank == 3)
-                                 ? "give sequence_length (workload.sequence_length, or --sequence-length)"
-                             : (k == 2 || k == 3) && rank == 4
-                                 ? "give image_size (workload.image_size, or --image-size)"
-                                 : "give its value in workload.onnx_dims (or --dim)";
-          if (!symbol.empty() && !(k == 1 && (rank == 2 || rank == 3)) && !((k == 2 || k == 3) && rank == 4))
-            hint += " as {\"" + symbol + "\": N}";
-          throw error(where + ": unresolved dynamic dimension" + named + "; " + hint);
-        }
-        if (!symbol.empty()) symbols[symbol] = value;
-        d->clear_dim_param();
-        d->set_dim_value(value);
-      }
-    }
-    if (bindings_.sequence_length && !used_sequence)
+    InputBinding b;
+    for (auto& input : *graph.mutable_input())
+      if (!initializers.count(input.name())) bind_input(input, b);
+    if (bindings_.sequence_length && !b.used_sequence)
       throw InputError("model", "",
                        "'" + source_ +
                            "' has no dynamic sequence dimension (dimension 1 of a rank-2 or rank-3 input) for a "
                            "sequence_length; export it with dynamic_axes");
-    if (bindings_.image_size && !used_image)
+    if (bindings_.image_size && !b.used_image)
       throw InputError("model", "",
                        "'" + source_ +
                            "' has no dynamic image dimensions (dimensions 2 and 3 of a rank-4 input) for an "
                            "image_size; export it with dynamic_axes");
-    if (dynamic_batch) return static_cast<double>(bindings_.batch);
-    return static_cast<double>(static_batch.value_or(1));
+    if (b.dynamic_batch) return static_cast<double>(bindings_.batch);
+    return static_cast<double>(b.static_batch.value_or(1));
   }
 
   void infer_shapes() {
