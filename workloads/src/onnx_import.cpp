@@ -873,127 +873,170 @@ class OnnxReader {
     return fallback;
   }
 
-  Workload build(double batch) {
-    const auto& graph = model_.graph();
-    Workload w;
-    w.name = graph.name().empty() ? std::filesystem::path(source_).stem().string() : graph.name();
-    w.source = source_;
+  // What build() carries from node to node.
+  struct GraphWalk {
     std::unordered_map<std::string, std::string> layer_of;  // value → the layer that produced it
     std::set<std::string> counted;                          // parameters already counted
     double total_params = 0;
-    std::vector<std::vector<std::string>> layer_outputs;  // per layer of `w`, the values it produces
+    std::vector<std::vector<std::string>> layer_outputs;  // per layer of the workload, the values it produces
     std::set<std::string> saved;                          // values some backward reads
-    auto per_sample = [&](const std::vector<std::int64_t>& dims) {
-      // The per-sample shape drops the batch when it leads.
-      if (!dims.empty() && static_cast<double>(dims.front()) == batch)
-        return std::vector<std::int64_t>(dims.begin() + 1, dims.end());
-      return dims;
-    };
+  };
 
-    for (const auto& input : graph.input()) {
-      if (initializer_names_.count(input.name())) continue;
-      const ValueType& t = types_.at(input.name());
-      LayerCost l;
-      l.name = input.name();
-      l.type = "input";
-      l.op_class = OpClass::data;
-      l.output_shape = per_sample(t.dims);
-      l.output_elements = elements(t.dims) / batch;
-      layer_of[input.name()] = l.name;
-      layer_outputs.push_back({input.name()});
-      w.layers.push_back(std::move(l));
+  // The per-sample shape drops the batch when it leads.
+  static std::vector<std::int64_t> per_sample(const std::vector<std::int64_t>& dims, double batch) {
+    if (!dims.empty() && static_cast<double>(dims.front()) == batch)
+      return std::vector<std::int64_t>(dims.begin() + 1, dims.end());
+    return dims;
+  }
+
+  // A graph input (not an initializer) as a data layer.
+  void add_input_layer(const onnx::ValueInfoProto& input, double batch, GraphWalk& walk, Workload& w) const {
+    const ValueType& t = types_.at(input.name());
+    LayerCost l;
+    l.name = input.name();
+    l.type = "input";
+    l.op_class = OpClass::data;
+    l.output_shape = per_sample(t.dims, batch);
+    l.output_elements = elements(t.dims) / batch;
+    walk.layer_of[input.name()] = l.name;
+    walk.layer_outputs.push_back({input.name()});
+    w.layers.push_back(std::move(l));
+  }
+
+  // A node's floating-point outputs: whether there is one, the first one's shape, all their elements.
+  struct FloatOutputs {
+    bool any = false;
+    std::vector<std::int64_t> first_dims;
+    double elements = 0;
+  };
+
+  // Node i's floating-point outputs, each of a known shape within the limits (or the error says
+  // which is not).
+  FloatOutputs float_outputs(int i, const onnx::NodeProto& n) const {
+    FloatOutputs r;
+    for (const auto& out : n.output()) {
+      if (out.empty()) continue;
+      const ValueType* t = type_of(out);
+      if (!t) throw node_error(i, "ONNX could not infer the type of its output '" + out + "'");
+      if (!is_floating(t->elem_type)) continue;
+      if (!t->known)
+        throw node_error(i,
+                         "ONNX could not infer the shape of its output '" + out + "' (got " + dims_text(t->dims) + ")");
+      for (const auto d : t->dims)
+        if (d < 0 || d > kMaxDim)
+          throw node_error(i, "its output '" + out + "' has shape " + dims_text(t->dims) +
+                                  ": a dimension outside [0, " + std::to_string(kMaxDim) + "]");
+      const double e = elements(t->dims);
+      if (e > kMaxElements) throw node_error(i, "its output '" + out + "' has more than 2^53 elements");
+      if (!r.any) r.first_dims = t->dims;
+      r.any = true;
+      r.elements += e;
     }
+    return r;
+  }
 
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const onnx::NodeProto& n = graph.node(i);
-      if (n.op_type() == "Constant") continue;
-      bool float_output = false;
-      double out_elements = 0;
-      std::vector<std::int64_t> out_dims;
-      for (const auto& out : n.output()) {
-        if (out.empty()) continue;
-        const ValueType* t = type_of(out);
-        if (!t) throw node_error(i, "ONNX could not infer the type of its output '" + out + "'");
-        if (!is_floating(t->elem_type)) continue;
-        if (!t->known)
-          throw node_error(
-              i, "ONNX could not infer the shape of its output '" + out + "' (got " + dims_text(t->dims) + ")");
-        for (const auto d : t->dims)
-          if (d < 0 || d > kMaxDim)
-            throw node_error(i, "its output '" + out + "' has shape " + dims_text(t->dims) +
-                                    ": a dimension outside [0, " + std::to_string(kMaxDim) + "]");
-        const double e = elements(t->dims);
-        if (e > kMaxElements) throw node_error(i, "its output '" + out + "' has more than 2^53 elements");
-        if (!float_output) out_dims = t->dims;
-        float_output = true;
-        out_elements += e;
-      }
-      if (!float_output) continue;  // shape arithmetic on integers: no floating-point work
+  // What a node's inputs bring to its layer.
+  struct NodeInputs {
+    std::vector<bool> param_input;  // per input: a parameter, or derived from parameters only
+    bool input_grad = false;        // some activation input carries a gradient
+    double params = 0;              // the parameters this node counts first
+    bool has_params() const { return std::find(param_input.begin(), param_input.end(), true) != param_input.end(); }
+  };
 
-      LayerCost l;
-      l.name = names_[static_cast<std::size_t>(i)];
-      l.type = n.op_type();
-      l.output_shape = per_sample(out_dims);
-      std::set<std::string> parent_set;
-      bool input_grad = false;  // some activation input carries a gradient
-      double params = 0;
-      std::vector<bool> param_input(static_cast<std::size_t>(n.input_size()), false);
-      for (int k = 0; k < n.input_size(); ++k) {
-        const std::string& in = n.input(k);
-        if (in.empty()) continue;
-        if (auto it = layer_of.find(in); it != layer_of.end() && parent_set.insert(it->second).second)
-          l.parents.push_back(it->second);
-        const bool bn_buffer = n.op_type() == "BatchNormalization" && k >= 3;
-        if (param_derived_.count(in)) param_input[static_cast<std::size_t>(k)] = true;
-        if (is_parameter(in) && !bn_buffer) {
-          param_input[static_cast<std::size_t>(k)] = true;
-          if (counted.insert(in).second) params += elements(types_.at(in).dims);
-          continue;
-        }
-        if (needs_grad_.count(in)) input_grad = true;
-        const ValueType* t = type_of(in);
-        if (t && t->known && is_floating(t->elem_type) && !initializer_names_.count(in))
-          l.input_elements += elements(t->dims);
+  // Node n's inputs: the layers producing them become `l`'s parents, floating-point activations add
+  // to its input elements, parameters not counted before to its parameters (BatchNormalization's
+  // running statistics are buffers, not parameters).
+  NodeInputs read_node_inputs(const onnx::NodeProto& n, GraphWalk& walk, LayerCost& l) const {
+    NodeInputs r;
+    r.param_input.assign(static_cast<std::size_t>(n.input_size()), false);
+    std::set<std::string> parent_set;
+    for (int k = 0; k < n.input_size(); ++k) {
+      const std::string& in = n.input(k);
+      if (in.empty()) continue;
+      if (auto it = walk.layer_of.find(in); it != walk.layer_of.end() && parent_set.insert(it->second).second)
+        l.parents.push_back(it->second);
+      const bool bn_buffer = n.op_type() == "BatchNormalization" && k >= 3;
+      if (param_derived_.count(in)) r.param_input[static_cast<std::size_t>(k)] = true;
+      if (is_parameter(in) && !bn_buffer) {
+        r.param_input[static_cast<std::size_t>(k)] = true;
+        if (walk.counted.insert(in).second) r.params += elements(types_.at(in).dims);
+        continue;
       }
-      const bool has_params = std::find(param_input.begin(), param_input.end(), true) != param_input.end();
-      cost_node(i, n, l, out_elements, param_input, input_grad);
-      if (has_params || input_grad) save_for_backward(n, param_input, saved);
-      // Views share their input's storage (torch's reshape, flatten, transpose, squeeze): a saved
-      // view costs nothing beyond the tensor it views.
-      static const std::set<std::string, std::less<>> views{"Reshape",   "Flatten",  "Squeeze", "Unsqueeze",
-                                                            "Transpose", "Identity", "Expand"};
-      if (views.count(n.op_type()) && n.input_size() > 0 && n.output_size() > 0)
-        alias_[n.output(0)] = storage_of(n.input(0));
-      total_params += params;
-      if (total_params > kMaxElements) throw node_error(i, "the model has more than 2^53 parameters up to this node");
-      l.params = static_cast<std::int64_t>(params);
-      // Per sample.
-      l.flops_fwd /= batch;
-      l.flops_bwd_input /= batch;
-      l.flops_bwd_weight /= batch;
-      l.input_elements /= batch;
-      l.output_elements = out_elements / batch;
-      // A view of a parameter alone (a tied weight transposed for the LM head) is still a weight.
-      const bool weight_view = operators().at(n.op_type()).kind == Kind::view && has_params && !input_grad;
-      for (const auto& out : n.output())
-        if (!out.empty()) {
-          layer_of[out] = l.name;
-          if (weight_view) param_derived_.insert(out);
-          if (has_params || input_grad) needs_grad_.insert(out);
-        }
-      layer_outputs.emplace_back(n.output().begin(), n.output().end());
-      w.layers.push_back(std::move(l));
+      if (needs_grad_.count(in)) r.input_grad = true;
+      const ValueType* t = type_of(in);
+      if (t && t->known && is_floating(t->elem_type) && !initializer_names_.count(in))
+        l.input_elements += elements(t->dims);
     }
-    // Saved activations: each value some backward reads, counted once, at the layer producing it.
+    return r;
+  }
+
+  // Node i as a layer of `w`, unless it computes no floating-point value (a constant, shape
+  // arithmetic on integers). Costs are per sample.
+  void add_node_layer(int i, double batch, GraphWalk& walk, Workload& w) {
+    const onnx::NodeProto& n = model_.graph().node(i);
+    if (n.op_type() == "Constant") return;
+    const FloatOutputs outputs = float_outputs(i, n);
+    if (!outputs.any) return;  // shape arithmetic on integers: no floating-point work
+
+    LayerCost l;
+    l.name = names_[static_cast<std::size_t>(i)];
+    l.type = n.op_type();
+    l.output_shape = per_sample(outputs.first_dims, batch);
+    const NodeInputs inputs = read_node_inputs(n, walk, l);
+    const bool has_params = inputs.has_params();
+    cost_node(i, n, l, outputs.elements, inputs.param_input, inputs.input_grad);
+    if (has_params || inputs.input_grad) save_for_backward(n, inputs.param_input, walk.saved);
+    // Views share their input's storage (torch's reshape, flatten, transpose, squeeze): a saved
+    // view costs nothing beyond the tensor it views.
+    static const std::set<std::string, std::less<>> views{"Reshape",   "Flatten",  "Squeeze", "Unsqueeze",
+                                                          "Transpose", "Identity", "Expand"};
+    if (views.count(n.op_type()) && n.input_size() > 0 && n.output_size() > 0)
+      alias_[n.output(0)] = storage_of(n.input(0));
+    walk.total_params += inputs.params;
+    if (walk.total_params > kMaxElements)
+      throw node_error(i, "the model has more than 2^53 parameters up to this node");
+    l.params = static_cast<std::int64_t>(inputs.params);
+    // Per sample.
+    l.flops_fwd /= batch;
+    l.flops_bwd_input /= batch;
+    l.flops_bwd_weight /= batch;
+    l.input_elements /= batch;
+    l.output_elements = outputs.elements / batch;
+    // A view of a parameter alone (a tied weight transposed for the LM head) is still a weight.
+    const bool weight_view = operators().at(n.op_type()).kind == Kind::view && has_params && !inputs.input_grad;
+    for (const auto& out : n.output())
+      if (!out.empty()) {
+        walk.layer_of[out] = l.name;
+        if (weight_view) param_derived_.insert(out);
+        if (has_params || inputs.input_grad) needs_grad_.insert(out);
+      }
+    walk.layer_outputs.emplace_back(n.output().begin(), n.output().end());
+    w.layers.push_back(std::move(l));
+  }
+
+  // Saved activations: each value some backward reads, counted once, at the layer producing it.
+  void count_saved_activations(const GraphWalk& walk, double batch, Workload& w) const {
     for (std::size_t k = 0; k < w.layers.size(); ++k) {
       double e = 0;
-      for (const auto& out : layer_outputs[k])
-        if (saved.count(out)) {
+      for (const auto& out : walk.layer_outputs[k])
+        if (walk.saved.count(out)) {
           const ValueType* t = type_of(out);
           if (t && t->known && is_floating(t->elem_type)) e += elements(t->dims);
         }
       w.layers[k].saved_elements = e / batch;
     }
+  }
+
+  Workload build(double batch) {
+    const auto& graph = model_.graph();
+    Workload w;
+    w.name = graph.name().empty() ? std::filesystem::path(source_).stem().string() : graph.name();
+    w.source = source_;
+    GraphWalk walk;
+    for (const auto& input : graph.input())
+      if (!initializer_names_.count(input.name())) add_input_layer(input, batch, walk, w);
+    for (int i = 0; i < graph.node_size(); ++i) add_node_layer(i, batch, walk, w);
+    count_saved_activations(walk, batch, w);
     return w;
   }
 
