@@ -34,6 +34,7 @@ struct PlanArgs {
   std::string json;
   int jobs = 0;
   std::size_t top = 10;
+  bool pessimistic = false;
 };
 
 struct Candidate {
@@ -108,60 +109,75 @@ int run_plan(const PlanArgs& a) {
   const std::vector<Json> lines = read_results(results_path, &line_numbers);
   const std::vector<plan::ResultRecord> results = current_results(points, lines, results_path, &line_numbers);
 
+  // The throughput a configuration is planned by: the prediction, or with --pessimistic the slow
+  // end of its band over the software stack's ranges (the prediction where it has none).
+  auto planned = [&a](const plan::ResultRecord& record) {
+    const plan::IterationResult& r = *record.result;
+    return a.pessimistic && r.band ? r.global_batch / r.band->iteration_time_high_s : r.samples_per_s;
+  };
   std::vector<Candidate> feasible;
   const plan::ResultRecord* best_reachable = nullptr;
   for (const plan::ResultRecord& record : results) {
     if (!record.ok() || !record.result->memory.fits()) continue;
-    const double sps = record.result->samples_per_s;
+    const double sps = planned(record);
     const double price = prices.at(record.index);
     const double gpus = record.result->gpus;
     const double hours = know_training ? *a.epochs * *a.dataset_size / sps / 3600.0 : std::nan("");
-    if (!best_reachable || sps > best_reachable->result->samples_per_s) best_reachable = &record;
+    if (!best_reachable || sps > planned(*best_reachable)) best_reachable = &record;
     const bool meets = throughput_target ? sps >= *a.target_samples_per_s : hours <= *a.deadline_hours;
     if (!meets) continue;
     const double cost = throughput_target ? gpus * price : hours * gpus * price;
     feasible.push_back(Candidate{&record, price, hours, cost});
   }
-  std::stable_sort(feasible.begin(), feasible.end(), [](const Candidate& x, const Candidate& y) {
+  std::stable_sort(feasible.begin(), feasible.end(), [&planned](const Candidate& x, const Candidate& y) {
     if (x.cost != y.cost) return x.cost < y.cost;
-    return x.record->result->samples_per_s > y.record->result->samples_per_s;
+    return planned(*x.record) > planned(*y.record);
   });
 
   const std::string target_text = throughput_target ? fmt::format("{:g} samples/s", *a.target_samples_per_s)
                                                     : fmt::format("{:g} epochs of {:g} samples within {:g} h", *a.epochs, *a.dataset_size, *a.deadline_hours);
   Json out;
   out["target"] = target_text;
+  out["by"] = a.pessimistic ? "pessimistic" : "prediction";
   out["points"] = results.size();
   Json ranked = Json::array();
   for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
     const Candidate& c = feasible[i];
     const plan::IterationResult& r = *c.record->result;
     const double gpus = r.gpus;
-    ranked.push_back(Json{{"rank", i + 1},
-                          {"point", c.record->point},
-                          {"gpus", r.gpus},
-                          {"samples_per_s", r.samples_per_s},
-                          {"scaling_efficiency", r.scaling_efficiency},
-                          {"price_per_gpu_hour", c.price_per_gpu_hour},
-                          {"cost_per_hour_usd", gpus * c.price_per_gpu_hour},
-                          {"hours_to_train", know_training ? Json(c.hours_to_train) : Json(nullptr)},
-                          {"cost_to_train_usd", know_training ? Json(c.hours_to_train * gpus * c.price_per_gpu_hour) : Json(nullptr)}});
+    ranked.push_back(Json{
+        {"rank", i + 1},
+        {"point", c.record->point},
+        {"gpus", r.gpus},
+        {"samples_per_s", r.samples_per_s},
+        {"planned_samples_per_s", planned(*c.record)},
+        {"samples_per_s_range", r.band ? Json::array({r.global_batch / r.band->iteration_time_high_s,
+                                                      r.global_batch / r.band->iteration_time_low_s})
+                                       : Json(nullptr)},
+        {"scaling_efficiency", r.scaling_efficiency},
+        {"price_per_gpu_hour", c.price_per_gpu_hour},
+        {"cost_per_hour_usd", gpus * c.price_per_gpu_hour},
+        {"hours_to_train", know_training ? Json(c.hours_to_train) : Json(nullptr)},
+        {"cost_to_train_usd", know_training ? Json(c.hours_to_train * gpus * c.price_per_gpu_hour) : Json(nullptr)}});
   }
   out["feasible"] = ranked;
   if (best_reachable)
     out["best_reachable"] = Json{{"point", best_reachable->point},
                                  {"gpus", best_reachable->result->gpus},
-                                 {"samples_per_s", best_reachable->result->samples_per_s}};
+                                 {"samples_per_s", best_reachable->result->samples_per_s},
+                                 {"planned_samples_per_s", planned(*best_reachable)}};
   if (!a.json.empty()) write_output(a.json, out.dump(2) + "\n");
   if (names_stdout(a.json)) return 0;
 
-  std::cout << fmt::format("Target: {} ({} configurations simulated)\n", target_text, results.size());
+  std::cout << fmt::format(
+      "Target: {} ({} configurations simulated{})\n", target_text, results.size(),
+      a.pessimistic ? "; planned by the slow end of each band over the software stack's ranges" : "");
   if (feasible.empty()) {
     if (!best_reachable) {
       std::cout << "No configuration could be simulated or fits in GPU memory.\n";
       return 0;
     }
-    const double sps = best_reachable->result->samples_per_s;
+    const double sps = planned(*best_reachable);
     std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s",
                              describe_point(best_reachable->point), best_reachable->result->gpus, sps);
     if (know_training) std::cout << fmt::format(", {:.2f} h to train", *a.epochs * *a.dataset_size / sps / 3600.0);
@@ -174,10 +190,11 @@ int run_plan(const PlanArgs& a) {
     const Candidate& c = feasible[i];
     const plan::IterationResult& r = *c.record->result;
     const double per_hour = r.gpus * c.price_per_gpu_hour;
-    std::cout << fmt::format("{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r.gpus, r.samples_per_s,
-                             100 * r.scaling_efficiency, per_hour,
-                             know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
-                             describe_point(c.record->point));
+    std::cout << fmt::format(
+        "{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r.gpus, planned(*c.record),
+        100 * r.scaling_efficiency, per_hour,
+        know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
+        describe_point(c.record->point));
   }
   return 0;
 }
@@ -195,6 +212,8 @@ void add_plan(CLI::App& app, Action& action) {
   cmd->add_option("--out", args->out, "Keep the simulated points in DIR (reused by later runs)");
   cmd->add_option("--jobs,-j", args->jobs, "Points simulated at once (default: all cores)")->check(positive_number());
   cmd->add_option("--top", args->top, "How many configurations to list")->capture_default_str();
+  cmd->add_flag("--pessimistic", args->pessimistic,
+                "Plan by the slow end of each configuration's band over the software stack's ranges");
   cmd->add_option("--json", args->json, "Write the ranking as JSON to FILE ('-' = stdout)");
   cmd->add_option("--set", args->sets, "Override a scenario field: PATH=VALUE")->take_all();
   cmd->callback([args, &action] { action = [args] { return run_plan(*args); }; });

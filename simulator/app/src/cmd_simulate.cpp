@@ -17,6 +17,7 @@
 #include "trainsim/plan/result.hpp"
 #include "trainsim/plan/scenario.hpp"
 #include "trainsim/plan/training_plan.hpp"
+#include "trainsim/study/band.hpp"
 
 namespace trainsim::app {
 namespace {
@@ -31,6 +32,7 @@ struct SimulateArgs {
   std::string csv;
   std::size_t links = 5;
   bool reproducible = false;
+  bool no_band = false;
 };
 
 /// Terminal columns of UTF-8 text (link names hold arrows): code points, not bytes.
@@ -65,6 +67,10 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   }
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
+  if (r.band)
+    out << fmt::format("  band                  {:.1f}–{:.1f} samples/s over the software stack's ranges: {}\n",
+                       r.global_batch / r.band->iteration_time_high_s, r.global_batch / r.band->iteration_time_low_s,
+                       r.band->sentence);
   out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
                      r.single_gpu_samples_per_s, plan.calibrated ? ", calibrated" : "");
   out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",
@@ -182,14 +188,15 @@ engine::IterationResult replay_plan(const std::string& path, engine::SimulateOpt
   return engine::simulate_plan(replayed, options, path);
 }
 
-/// Plans and simulates the scenario file with its --set overrides.
+/// Plans and simulates the scenario file with its --set overrides, with the band over the software
+/// stack's ranges (study::simulate_with_band) unless --no-band.
 engine::IterationResult simulate_scenario(const SimulateArgs& args, engine::SimulateOptions& options) {
   const Json document = plan::load_scenario_document(args.scenario, args.sets);
   const plan::Scenario scenario = plan::read_scenario(document, args.scenario);
   if (scenario.cpu) notice_large_platform(scenario.platform.nodes);
   // After the size limits, so that a refused scenario gets one message.
   options.before_build = [&scenario] { notice_large_platform(scenario.platform.nodes); };
-  return engine::simulate_iteration(scenario, options);
+  return args.no_band ? engine::simulate_iteration(scenario, options) : study::simulate_with_band(scenario, options);
 }
 
 /// --json and --csv: the result object, and the result as one row of a sweep's results.csv.
@@ -250,6 +257,8 @@ void add_simulate(CLI::App& app, Action& action) {
       ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
+  cmd->add_flag("--no-band", args->no_band,
+                "Skip the band over the software stack's ranges (it simulates the scenario 2 + k more times)");
   cmd->callback([args, &action] { action = [args] { return run_simulate(*args); }; });
 }
 

@@ -134,15 +134,17 @@ CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double
                       plan::chain_broadcast(n, bytes, options), options);
 }
 
-ServerSoftware::ServerSoftware(std::size_t servers, double throughput_Bps)
-    : free_at_s_(servers, 0.0), throughput_Bps_(throughput_Bps) {
-  TRAINSIM_CHECK(throughput_Bps > 0, "a server software rate must be > 0");
+ServerSoftware::ServerSoftware(std::size_t servers) : free_at_s_(servers, 0.0) {}
+
+double ServerSoftware::reserve(std::size_t server, double seconds, double now_s) {
+  double& free_at = free_at_s_.at(server);
+  free_at = std::max(free_at, now_s) + seconds;
+  return free_at;
 }
 
-double ServerSoftware::reserve(std::size_t server, double bytes, double now_s) {
-  double& free_at = free_at_s_.at(server);
-  free_at = std::max(free_at, now_s) + bytes / throughput_Bps_;
-  return free_at;
+double ServerSoftware::reserve_workers(double seconds, double now_s) {
+  workers_free_at_s_ = std::max(workers_free_at_s_, now_s) + seconds;
+  return workers_free_at_s_;
 }
 
 namespace {
@@ -159,13 +161,16 @@ sg4::ExecPtr exec_on(sg4::Host* host, double flops) {
 
 // Reserves every server's share of an operation on its software; returns when the last ends
 // (now when there is no software limit).
-double reserve_software(std::size_t workers, const std::vector<double>& bytes_per_server,
-                        const ParameterServerOptions& options) {
+double reserve_software(const ParameterServerOptions& options) {
   const double now = sg4::Engine::get_clock();
   double end = now;
-  if (options.software)
-    for (std::size_t i = 0; i < bytes_per_server.size(); ++i)
-      if (bytes_per_server[i] != 0) end = std::max(end, options.software->reserve(i, double(workers) * bytes_per_server[i], now));
+  if (!options.software) return end;
+  if (options.server_software_s)
+    for (std::size_t i = 0; i < options.server_software_s->size(); ++i)
+      if ((*options.server_software_s)[i] > 0)
+        end = std::max(end, options.software->reserve(i, (*options.server_software_s)[i], now));
+  if (options.worker_software_s > 0)
+    end = std::max(end, options.software->reserve_workers(options.worker_software_s, now));
   return end;
 }
 
@@ -223,7 +228,7 @@ CollectiveStats push_to_servers(Simulation& sim, const std::vector<sg4::Host*>& 
                                 const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "push_to_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "push_to_servers needs one byte count per server");
-  const double software_end = reserve_software(workers.size(), bytes_per_server, options);
+  const double software_end = reserve_software(options);
   CollectiveStats stats = move_server_bytes(sim, workers, servers, bytes_per_server, options, true);
   wait_until(software_end);
   // Every server adds up the shards it received, all servers in parallel.
@@ -241,7 +246,7 @@ CollectiveStats pull_from_servers(Simulation& sim, const std::vector<sg4::Host*>
                                   const ParameterServerOptions& options) {
   TRAINSIM_CHECK(!servers.empty(), "pull_from_servers needs at least one server");
   TRAINSIM_CHECK(bytes_per_server.size() == servers.size(), "pull_from_servers needs one byte count per server");
-  const double software_end = reserve_software(workers.size(), bytes_per_server, options);
+  const double software_end = reserve_software(options);
   CollectiveStats stats = move_server_bytes(sim, workers, servers, bytes_per_server, options, false);
   wait_until(software_end);
   return stats;
@@ -340,7 +345,8 @@ void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double sec
   compute_seconds_on(hosts, seconds);
 }
 
-CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, double host_memory_Bps) {
+CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                                     double host_memory_Bps, double reduce_Bps, double stream_Bps) {
   TRAINSIM_CHECK(host_memory_Bps > 0, "a host-staged all-reduce needs the host memory bandwidth");
   CollectiveStats stats;
   stats.used = Representation::lockstep;
@@ -361,10 +367,16 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
   for (int node : nodes) cpus.push_back(node_cpu(sim, node));
   const double chunk = bytes / n;
   const std::size_t count = nodes.size();
+  // The memory rate of `ranks` ranks working at once on one node: one core each when the stack
+  // gives a core's rate, all of them within the node's memory bandwidth.
+  auto memory_Bps = [&](int working) {
+    return reduce_Bps > 0 ? std::min(host_memory_Bps, working * reduce_Bps) : host_memory_Bps;
+  };
   // One step: the node-to-node hops as flows and each node's shared-memory hops as memory work,
   // concurrently; then, when reducing, each node's ranks add the received chunks.
   auto step = [&](bool reduce, bool simulate) {
     std::vector<sg4::CommPtr> comms;
+    const double step_start = sim.now();
     if (count > 1)
       for (std::size_t k = 0; k < count; ++k) {
         sg4::Host* to = cpus[(k + 1) % count];
@@ -379,13 +391,20 @@ CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ra
     for (std::size_t k = 0; k < count; ++k) {
       // count == 1: the ring closes inside the node, all g hops are shared memory.
       const int shm_hops = count > 1 ? per_node[k] - 1 : per_node[k];
-      if (shm_hops > 0) copies.push_back(exec_on(cpus[k], 2.0 * shm_hops * chunk / host_memory_Bps * cpus[k]->get_speed()));
+      if (shm_hops > 0)
+        copies.push_back(exec_on(cpus[k], 2.0 * shm_hops * chunk / memory_Bps(shm_hops) * cpus[k]->get_speed()));
     }
     for (auto& c : comms) c->wait();
+    // One TCP stream per hop cannot exceed its cap. SimGrid 3.32 refuses set_rate() on host-to-host
+    // comms, so the cap is a floor on the hop's time (as the CPU engine's bandwidth caps): the
+    // flow shares the links as an uncapped one would, and the step lasts at least chunk / cap.
+    if (count > 1 && stream_Bps > 0 && sim.now() < step_start + chunk / stream_Bps)
+      sg4::this_actor::sleep_until(step_start + chunk / stream_Bps);
     for (auto& e : copies) e->wait();
     if (reduce) {
       std::vector<sg4::ExecPtr> sums;
-      for (std::size_t k = 0; k < count; ++k) sums.push_back(exec_on(cpus[k], 3.0 * per_node[k] * chunk / host_memory_Bps * cpus[k]->get_speed()));
+      for (std::size_t k = 0; k < count; ++k)
+        sums.push_back(exec_on(cpus[k], 3.0 * per_node[k] * chunk / memory_Bps(per_node[k]) * cpus[k]->get_speed()));
       for (auto& e : sums) e->wait();
     }
   };

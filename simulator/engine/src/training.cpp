@@ -61,6 +61,9 @@ struct Run {
   std::vector<int> kernels_on;                      // per group's first rank: collective kernels holding its SMs now
   std::vector<char> kernel_overlapped;              // per group's first rank: a kernel held SMs during the current segment
   std::vector<double> kernel_slowdown_s;            // per GPU: compute time lost to collective kernels' SMs
+  int pushes_left = 0;                              // parameter servers: pushes of the iteration not yet ended
+  int barrier_waiters = 0;       // pulls that start after all pushes (plan::CommOp::after_all_pushes)
+  sg4::SemaphorePtr all_pushed;  // released once per waiter when the last push ends
   // zero_stage 3: per gate (TrainingPlan::gates), released once per GPU actor when its all-gather
   // is done, and once per GPU when that GPU begins the compute after it.
   std::vector<sg4::SemaphorePtr> gate_open;
@@ -89,7 +92,10 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
   switch (op.kind) {
     case CommKind::all_reduce:
       if (op.transport == plan::Transport::host) {
-        host_ring_all_reduce(run.sim, ranks, op.bytes, run.plan.host_memory_bandwidth_Bps);
+        // Horovod's fusion-buffer copies and negotiation wait come before the MPI ring.
+        if (op.software_s > 0) sg4::this_actor::sleep_for(op.software_s);
+        host_ring_all_reduce(run.sim, ranks, op.bytes, run.plan.host_memory_bandwidth_Bps, op.reduce_Bps,
+                             op.stream_Bps);
       } else {
         CollectiveOptions o = options;
         o.launch_s = op.launch_s;
@@ -98,8 +104,17 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
         all_reduce(run.sim, ranks, op.bytes * op.wire_factor, op.algorithm, o);
       }
       break;
-    case CommKind::push: push_to_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
-    case CommKind::pull: pull_from_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, ps); break;
+    case CommKind::push:
+    case CommKind::pull: {
+      ParameterServerOptions with_costs = ps;
+      with_costs.server_software_s = &op.server_software_s;
+      with_costs.worker_software_s = op.worker_software_s;
+      if (op.kind == CommKind::push)
+        push_to_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, with_costs);
+      else
+        pull_from_servers(run.sim, worker_hosts(run, op), run.servers, op.bytes_per_server, with_costs);
+      break;
+    }
     case CommKind::device_to_host: copy_to_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
     case CommKind::host_sum: compute_on_hosts(run.sim, ranks, op.host_seconds); break;
     case CommKind::host_to_device: copy_from_hosts(run.sim, ranks, op.bytes, ps.grouped); break;
@@ -382,11 +397,17 @@ std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOp
         for (int i = 0; i < run.plan.gpus; ++i) run.bucket_ready[trigger.bucket]->acquire();
       for (std::size_t i = first; i < last; ++i) {
         const plan::CommOp& op = plan.ops[i];
+        if (op.after_all_pushes) run.all_pushed->acquire();
         OpTiming& timing = run.op_timings[i];
         timing.start_s = sg4::Engine::get_clock();
         run_op(run, op, ps, options);
         timing.end_s = sg4::Engine::get_clock();
         timing.exposed = run.backward_finished == run.plan.gpus;
+        if (op.kind == CommKind::push && --run.pushes_left == 0 && run.barrier_waiters > 0) {
+          // The synchronous barrier's token queues, then every waiting pull goes.
+          if (run.plan.barrier_s > 0) sg4::this_actor::sleep_for(run.plan.barrier_s);
+          for (int w = 0; w < run.barrier_waiters; ++w) run.all_pushed->release();
+        }
       }
     };
     actors.push_back(sg4::Actor::create("bucket-" + std::to_string(head.bucket), run.sim.gpu(0), body));
@@ -429,11 +450,8 @@ void server_communicator_actor(Run& run) {
   const TrainingPlan& plan = run.plan;
   ParameterServerOptions ps;
   ps.aggregate_flops_per_byte = plan.aggregate_flops_per_byte;
-  std::optional<ServerSoftware> software;
-  if (plan.server_throughput_Bps > 0) {
-    software.emplace(plan.servers.size(), plan.server_throughput_Bps);
-    ps.software = &*software;
-  }
+  ServerSoftware software(plan.servers.size());
+  ps.software = &software;
   // The plan chose the representation (plan::resolve_server_representation, simulator/README.md
   // "Parameter-server representations"): coarse groups flows into fluids at their max-min rates,
   // copies included; flow level runs one SimGrid flow per worker and server.
@@ -446,6 +464,11 @@ void server_communicator_actor(Run& run) {
   if (!plan.overlap)
     for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
   const CollectiveOptions options;
+  run.all_pushed = sg4::Semaphore::create(0);
+  for (const plan::CommOp& op : plan.ops) {
+    if (op.kind == CommKind::push) ++run.pushes_left;
+    if (op.after_all_pushes) ++run.barrier_waiters;
+  }
   for (auto& a : start_server_chains(run, ps, options)) a->join();
   if (run.grouped) run.grouped->account_bytes();
   record_exposed_server_traffic(run);
@@ -575,7 +598,8 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {}, {}, {}, 0, {}, nullptr, {}, {}, {}, {}, {}, {}, nullptr, nullptr};
+  Run run{plan, sim, {}, {}, nullptr, nullptr, {},      {}, {}, 0,       {},     nullptr,
+          {},   {},  {}, {}, 0,       0,       nullptr, {}, {}, nullptr, nullptr};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);

@@ -346,6 +346,12 @@ IterationResult analyse_iteration(const TrainingPlan& plan, MeasuredIteration me
   result.breakdown.compute_s = max_compute;
   result.breakdown.exposed_communication_s = std::max(0.0, result.iteration_time_s - max_busy);
   result.breakdown.idle_s = std::max(0.0, max_compute - sum_compute / plan.gpus);  // round-off makes equal GPUs −0
+  // Stragglers: the simulated GPUs run their mean times; synchronous SGD waits, every iteration,
+  // for the slowest of them, plan.straggler_s later on average. The wait is idle time.
+  result.iteration_time_s += plan.straggler_s;
+  result.breakdown.idle_s += plan.straggler_s;
+  result.samples_per_s = result.global_batch / result.iteration_time_s;
+  result.scaling_efficiency = result.samples_per_s / (plan.gpus * result.single_gpu_samples_per_s);
   result.buckets = std::move(measured.buckets);
   result.breakdown.communication_s = communication_time(result.buckets);
   const std::vector<double> server_bytes = plan.server_bytes();

@@ -390,6 +390,8 @@ Json TrainingPlan::to_json() const {
   }
   if (transport != "gpu") j["transport"] = transport;
   j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
+  if (straggler_s > 0) j["straggler_s"] = straggler_s;
+  if (barrier_s > 0) j["barrier_s"] = barrier_s;
   j["servers"] = servers_json;
   Json ops_json = Json::array();
   for (const auto& op : ops) {
@@ -413,8 +415,14 @@ Json TrainingPlan::to_json() const {
         o["kernel_sms"] = op.kernel_sms;
         o["compute_share"] = op.compute_share;
       }
+      if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
+      if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
+      if (op.software_s > 0) o["software_s"] = op.software_s;
     } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
       o["bytes_per_server"] = op.bytes_per_server;
+      if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
+      if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
+      if (op.after_all_pushes) o["after_all_pushes"] = true;
     } else if (op.kind == CommKind::host_sum) {
       o["host_seconds"] = op.host_seconds;
     } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
@@ -475,6 +483,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                    "worker_aggregation",
                    "transport",
                    "host_memory_bandwidth_Bps",
+                   "straggler_s",
+                   "barrier_s",
                    "servers",
                    "ops",
                    "largest_batch",
@@ -632,6 +642,8 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   }
   if (const auto t = node.find("transport")) plan.transport = t->one_of({"gpu", "host"});
   plan.host_memory_bandwidth_Bps = node.at("host_memory_bandwidth_Bps").non_negative_number();
+  if (auto v = node.find("straggler_s")) plan.straggler_s = v->number_in(0, 1e6);
+  if (auto v = node.find("barrier_s")) plan.barrier_s = v->number_in(0, 1e6);
   const JsonNode servers = node.at("servers");
   servers.require_array();
   if (!servers_plan && servers.size() > 0) throw servers.error("a " + plan.strategy + " plan has no parameter servers");
@@ -685,6 +697,12 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                   "bytes_per_server",
                   "host_seconds",
                   "link_class_bytes",
+                  "server_software_s",
+                  "worker_software_s",
+                  "stream_Bps",
+                  "reduce_Bps",
+                  "software_s",
+                  "after_all_pushes",
                   "node_local",
                   "opens_gate",
                   "trigger_gate"});
@@ -773,7 +791,15 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
       } else {
         only({"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"}, "an all_reduce with a protocol");
       }
-      only({"bytes_per_server", "host_seconds"}, "other kinds");
+      only({"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes"},
+           "other kinds");
+      if (op.transport == Transport::host) {
+        if (auto v = e.find("stream_Bps")) op.stream_Bps = v->positive_number();
+        if (auto v = e.find("reduce_Bps")) op.reduce_Bps = v->positive_number();
+        if (auto v = e.find("software_s")) op.software_s = v->number_in(0, 1e6);
+      } else {
+        only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
+      }
     } else if (sharded_kind) {
       if (on_nodes) throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
       op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
@@ -793,9 +819,11 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
         op.compute_share = fraction(e.at("compute_share"));
       }
       only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
-            "host_seconds"},
+            "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "stream_Bps", "reduce_Bps",
+            "software_s"},
            "other kinds");
     } else {
+      only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
       only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor",
             "kernel_sms", "compute_share", "node_local", "opens_gate"},
            "all_reduce");
@@ -804,8 +832,19 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
         if (op.bytes_per_server.size() != plan.servers.size())
           throw e.at("bytes_per_server").error(fmt::format("has {} entries; the plan has {} servers", op.bytes_per_server.size(),
                                                            plan.servers.size()));
+        if (auto v = e.find("server_software_s")) {
+          op.server_software_s = read_numbers(*v);
+          if (op.server_software_s.size() != plan.servers.size())
+            throw v->error(fmt::format("has {} entries; the plan has {} servers", op.server_software_s.size(),
+                                       plan.servers.size()));
+        }
+        if (auto v = e.find("worker_software_s")) op.worker_software_s = v->number_in(0, 1e6);
+        if (auto v = e.find("after_all_pushes")) {
+          if (op.kind != CommKind::pull) throw v->error("applies to pull only");
+          op.after_all_pushes = v->as_bool();
+        }
       } else {
-        only({"bytes_per_server"}, "push and pull");
+        only({"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes"}, "push and pull");
       }
       if (op.kind == CommKind::host_sum)
         op.host_seconds = e.at("host_seconds").number_in(0, 1e6);

@@ -217,6 +217,12 @@ Json IterationResult::to_json() const {
   j["epoch_time_s"] = epoch_time_s();
   if (cpu) j["cpu"] = cpu->to_json();
   if (input_pipeline) j["input_pipeline"] = input_pipeline->to_json();
+  if (band) {
+    j["samples_per_s_range"] =
+        Json::array({global_batch / band->iteration_time_high_s, global_batch / band->iteration_time_low_s});
+    j["iteration_time_s_range"] = Json::array({band->iteration_time_low_s, band->iteration_time_high_s});
+    j["band"] = Json{{"widest", band->widest}, {"sentence", band->sentence}};
+  }
   j["sim_wall_s"] = sim_wall_s;
   return j;
 }
@@ -307,6 +313,19 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   if (auto v = node.find("variables")) r.variables = ModelVariables::from_json(*v);
   if (auto v = node.find("cpu")) r.cpu = CpuReport::from_json(*v);
   if (auto v = node.find("input_pipeline")) r.input_pipeline = InputPipelineTiming::from_json(*v);
+  if (auto v = node.find("iteration_time_s_range")) {
+    v->require_array();
+    if (v->size() != 2) throw v->error("must be [low, high]");
+    ResultBand band;
+    band.iteration_time_low_s = v->element(0).positive_number();
+    band.iteration_time_high_s = v->element(1).positive_number();
+    if (auto band_node = node.find("band")) {
+      band_node->allow_only({"widest", "sentence"});
+      band.widest = band_node->at("widest").as_string();
+      band.sentence = band_node->at("sentence").as_string();
+    }
+    r.band = band;
+  }
   r.sim_wall_s = node.at("sim_wall_s").as_number();
   return r;
 }
@@ -344,13 +363,15 @@ ResultRecord ResultRecord::from_json(const JsonNode& node) {
 
 const std::vector<std::string>& result_csv_columns() {
   static const std::vector<std::string> columns{
-      "gpus",      "nodes",           "global_batch",   "iteration_time_s", "samples_per_s",           "scaling_efficiency",
-      "network_bytes", "strategy",    "network_model",  "fits_in_memory",   "compute_s",               "communication_s",
-      "exposed_communication_s", "idle_s", "memory_per_gpu_bytes",
+      "gpus", "nodes", "global_batch", "iteration_time_s", "samples_per_s", "scaling_efficiency", "network_bytes",
+      "strategy", "network_model", "fits_in_memory", "compute_s", "communication_s", "exposed_communication_s",
+      "idle_s", "memory_per_gpu_bytes",
       // Kavarakuntla et al.'s variables (what the built-in fitting models read), then the epoch.
-      "gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision", "intra_node_bandwidth_GBps",
-      "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us", "nics_per_node", "servers", "single_gpu_time_s",
-      "dataset_samples", "epoch_time_s", "sim_wall_s", "error"};
+      "gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
+      "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
+      "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "epoch_time_s",
+      // The band over the software stack's ranges (empty without one).
+      "samples_per_s_low", "samples_per_s_high", "sim_wall_s", "error"};
   return columns;
 }
 
@@ -407,6 +428,8 @@ std::string result_csv_row(const ResultRecord& record, const std::vector<std::st
                         r.variables.single_gpu_time_s,
                         r.variables.dataset_samples,
                         r.epoch_time_s(),
+                        r.band ? Json(r.global_batch / r.band->iteration_time_high_s) : Json(""),
+                        r.band ? Json(r.global_batch / r.band->iteration_time_low_s) : Json(""),
                         r.sim_wall_s,
                         ""};
   for (const Json& c : cells) append_cell(out, cell(c));

@@ -347,8 +347,8 @@ Scenario read_scenario(Json document, const std::string& source) {
   s.document = std::make_shared<const Json>(std::move(document));
   const JsonNode root = s.root();
   root.require_object();
-  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity", "threading",
-                   "sweep", "plan"});
+  root.allow_only({"name", "description", "workload", "platform", "strategy", "calibration", "compute", "heterogeneity",
+                   "threading", "sweep", "plan", "stack"});
   s.name = root.find("name") ? root.at("name").as_string() : std::filesystem::path(source).stem().string();
   if (auto d = root.find("description")) s.description = d->as_string();
   s.workload = read_workload(root.at("workload"), source);
@@ -408,6 +408,12 @@ Scenario read_scenario(Json document, const std::string& source) {
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
+  s.stack = read_software_stack(root.find("stack"));
+  // Without a `stack.model`, the published stack runs where its software dominates: parameter
+  // servers (gRPC) and host-staged MPI all-reduces; GPU collectives keep the hardware-level NCCL
+  // model, which nccl-tests runs calibrate (simulator/README.md, Software stack constants and bands).
+  if (!s.stack.model_set)
+    s.stack.modelled = s.strategy.kind == StrategyKind::parameter_server || s.strategy.transport == Transport::host;
   // A SimGrid XML platform's size is known once it is built; simulate_iteration checks it then.
   if (!s.platform.simgrid_xml && !s.cpu) check_against_platform(s, root);
   if (auto sweep = root.find("sweep")) {

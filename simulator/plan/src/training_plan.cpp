@@ -683,7 +683,7 @@ TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workloa
     topo = nccl_topology(scenario.platform, plan.gpus);
     plan.nccl_intra_node_latency_s = std::max(0.0, scenario.platform.intra_node.latency_s - fabric_latency_cut_s(*topo));
   }
-  if (plan.gpus == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate
+  if (plan.gpus == 1 && !ps) return plan;  // one GPU and no servers: nothing to communicate, no stragglers
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     CommOp op;
     op.bucket = b;
@@ -700,6 +700,7 @@ TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workloa
   }
   if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap, topo, scenario.platform.gpu.sm_count);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
+  apply_stack_costs(plan, scenario);
   if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }

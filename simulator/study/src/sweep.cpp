@@ -29,6 +29,7 @@
 #include "trainsim/core/input_file.hpp"
 #include "trainsim/core/output.hpp"
 #include "trainsim/engine/training.hpp"
+#include "trainsim/study/band.hpp"
 #include "trainsim/study/sweep_report.hpp"
 
 namespace trainsim::study {
@@ -339,7 +340,7 @@ std::string simulate_point_line(const SweepPoint& point) {
     record.scenario_key = point.key;
     record.name = name;
     record.point = point.point;
-    record.result = engine::simulate_iteration(point.scenario, engine::SimulateOptions{});
+    record.result = simulate_with_band(point.scenario, engine::SimulateOptions{});
     return record.to_json().dump();
   } catch (const std::exception& e) {
     return error_line(point, name, e.what()).dump();

@@ -55,6 +55,7 @@ struct StrategyMapping {
   Json strategy;                        // a scenario's strategy object
   int servers_per_node = 0;             // > 0: strategy.servers = this × nodes
   std::vector<ServerCount> servers_at;  // the source's exceptions to servers_per_node; the first match wins
+  Json stack;                           // a scenario's stack object (null: the defaults)
   Json workload = Json::object();       // the run's settings beside the CSV's columns (accumulation_steps, …)
 };
 
@@ -93,6 +94,7 @@ Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapp
     }
   Json doc{{"name", name}, {"workload", workload}, {"platform", platform}, {"strategy", strategy}};
   if (!system.compute.is_null()) doc["compute"] = system.compute;
+  if (!mapping.stack.is_null()) doc["stack"] = mapping.stack;
   return doc;
 }
 
@@ -109,7 +111,8 @@ void check_template(const SystemTemplate& system, const std::string& name, const
     std::string pointer = system.pointer;
     for (const char* part : {"/platform", "/workload", "/compute"})
       if (where.rfind(part, 0) == 0) pointer = system.pointer + where;
-    if (where.rfind("/strategy", 0) == 0) pointer = json_pointer_append(system.pointer + "/strategies", name) + where;
+    if (where.rfind("/strategy", 0) == 0 || where.rfind("/stack", 0) == 0)  // the mapping's strategy and stack
+      pointer = json_pointer_append(system.pointer + "/strategies", name) + where;
     throw InputError(source, pointer, e.detail());
   }
 }
@@ -117,7 +120,7 @@ void check_template(const SystemTemplate& system, const std::string& name, const
 // One entry of `strategies`: the scenario strategy that simulates a measured strategy.
 StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
   m.require_object();
-  m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "workload"});
+  m.allow_only({"label", "strategy", "servers_per_node", "servers_at", "stack", "workload"});
   StrategyMapping mapping;
   mapping.label = m.find("label") ? m.at("label").as_string() : name;
   // How the measured run trained beyond the CSV's columns, as the source states it (NVIDIA's
@@ -131,6 +134,7 @@ StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
   const JsonNode strategy = m.at("strategy");
   strategy.require_object();
   mapping.strategy = strategy.raw();
+  if (auto st = m.find("stack")) mapping.stack = st->raw();
   // Server counts set a parameter server's 'servers'; on another kind the scenario reader would
   // complain about 'servers', which the user did not write: name their key instead.
   if (const auto kind = strategy.find("kind");

@@ -270,6 +270,45 @@ TEST(Plan, RanksTheCheapestConfigurationsThatMeetTheTarget) {
   }
 }
 
+TEST(Plan, PessimisticPlansByTheSlowEndOfTheStackBand) {
+  // Ring all-reduce (no band) against TensorFlow parameter servers (a band over gRPC's ranges),
+  // 1 and 2 DGX-1 nodes.
+  const std::string scenario = trainsim_test::source_dir() + "/scenarios/resnet50_dgx1_ring_vs_ps.json";
+  auto plan = [&](bool pessimistic) {
+    std::vector<std::string> args{
+        "plan",
+        scenario,
+        "--set",
+        R"(sweep={"strategy.kind": ["ring_allreduce", "parameter_server"], "platform.nodes": [1, 2]})",
+        "--price-per-gpu-hour",
+        "2.5",
+        "--target-samples-per-s",
+        "1",
+        "--json",
+        "-"};
+    if (pessimistic) args.push_back("--pessimistic");
+    const auto r = run_trainsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json nominal = plan(false), pessimistic = plan(true);
+  EXPECT_EQ(nominal["by"], "prediction");
+  EXPECT_EQ(pessimistic["by"], "pessimistic");
+  int banded = 0;
+  for (const auto& c : pessimistic["feasible"]) {
+    const double planned = c["planned_samples_per_s"], sps = c["samples_per_s"];
+    if (c["samples_per_s_range"].is_null()) {
+      EXPECT_EQ(planned, sps);
+    } else {
+      ++banded;
+      EXPECT_DOUBLE_EQ(planned, c["samples_per_s_range"][0].get<double>());
+      EXPECT_LT(planned, sps);
+    }
+  }
+  EXPECT_GT(banded, 0) << pessimistic.dump(1);
+  for (const auto& c : nominal["feasible"]) EXPECT_EQ(c["planned_samples_per_s"], c["samples_per_s"]);
+}
+
 TEST(Plan, DeadlineTargetGivesTimeAndCostToTrain) {
   const auto r = run_trainsim({"plan", good("small_sweep.json"), "--price-per-gpu-hour", "2.5", "--epochs", "90", "--dataset-size", "1281167", "--deadline-hours", "400"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -37,6 +37,8 @@ Json scenario_json(const Json& platform, const std::string& kind, bool overlap, 
   s["workload"] = Json{{"model", model}, {"batch_per_gpu", 16}};
   s["platform"] = platform;
   s["strategy"] = Json{{"kind", kind}, {"bucket_MB", 25}, {"overlap", overlap}};
+  // The closed forms are the hardware's: no software stack costs, no stragglers.
+  s["stack"] = Json{{"model", "ideal"}};
   return s;
 }
 

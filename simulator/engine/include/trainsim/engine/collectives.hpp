@@ -74,8 +74,13 @@ CollectiveStats broadcast(Simulation& sim, const std::vector<int>& ranks, double
 struct ParameterServerOptions {
   /// FLOPs a server spends per byte it receives to aggregate it (one add per fp32 element = 0.25).
   double aggregate_flops_per_byte = 0.25;
-  /// The servers' software rate (null = unlimited): shared by every operation on a server.
+  /// The servers' and workers' software queues (null = no software cost): shared by every
+  /// operation on a server.
   class ServerSoftware* software = nullptr;
+  /// The operation's software seconds on each server (parallel to the servers; null or empty =
+  /// none) and on each worker's side (plan::CommOp::server_software_s, worker_software_s).
+  const std::vector<double>* server_software_s = nullptr;
+  double worker_software_s = 0;
   /// The coarse representation's executor (engine-private; null = flow level: one SimGrid flow
   /// per worker and server). With it, the flows of a push or pull that share a server, a size and
   /// a route latency move as one group at the max-min rate SimGrid would give each (simulator/README.md
@@ -83,20 +88,23 @@ struct ParameterServerOptions {
   class GroupedFlows* grouped = nullptr;
 };
 
-/// Each parameter server's software (RPC receive or send, deserialisation, accumulation) as one
-/// FIFO worker of `throughput_Bps`: the bytes an operation moves through server i are processed
-/// from max(its start, the end of the work reserved before it) on, overlapping the operation's
-/// flows; the operation ends when both its flows and its processing are done. So all of a
-/// server's connections share its rate, in the order their operations started.
+/// Each parameter server's software (RPC handling, (de)serialisation, accumulation) as one FIFO
+/// queue of seconds, and the workers' side (alike on every worker) as one more: the seconds an
+/// operation costs are processed from max(its start, the end of the work reserved before it) on,
+/// overlapping the operation's flows; the operation ends when its flows and its processing are
+/// done. So all of a server's connections share its software, in the order their operations
+/// started. (The plan turns rates, RPC counts and threads into seconds: plan::apply_stack_costs.)
 class ServerSoftware {
 public:
-  ServerSoftware(std::size_t servers, double throughput_Bps);
-  /// Reserves `bytes` on server i from `now_s`; returns when that processing ends, seconds.
-  double reserve(std::size_t server, double bytes, double now_s);
+ explicit ServerSoftware(std::size_t servers);
+ /// Reserves `seconds` on server i from `now_s`; returns when that processing ends, seconds.
+ double reserve(std::size_t server, double seconds, double now_s);
+ /// Reserves `seconds` on every worker's side from `now_s`; returns when it ends.
+ double reserve_workers(double seconds, double now_s);
 
 private:
   std::vector<double> free_at_s_;
-  double throughput_Bps_;
+  double workers_free_at_s_ = 0;
 };
 /// Push: every worker sends bytes_per_server[i] to servers[i] (all at once: the incast is the
 /// point), then every server aggregates what it received (time from its speed). servers
@@ -137,6 +145,10 @@ void compute_on_hosts(Simulation& sim, const std::vector<int>& nodes, double sec
 /// two, write one: 3·S/n each). Memory work runs at `host_memory_Bps` on the node CPU. The first
 /// step of each phase is simulated and the other n−2 of it repeat its duration (every step moves the
 /// same flows), their bytes counted on the links.
-CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes, double host_memory_Bps);
+/// With `reduce_Bps` > 0 every rank's memory work runs on one core at that rate, the node's ranks
+/// in parallel up to host_memory_Bps in all (MPI's reduction on host buffers is one core's loop per
+/// rank); with `stream_Bps` > 0 each node-to-node hop is one TCP stream bounded by that rate.
+CollectiveStats host_ring_all_reduce(Simulation& sim, const std::vector<int>& ranks, double bytes,
+                                     double host_memory_Bps, double reduce_Bps = 0, double stream_Bps = 0);
 
 }  // namespace trainsim::engine

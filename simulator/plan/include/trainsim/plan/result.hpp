@@ -180,6 +180,16 @@ struct ServerLoad {
   double bytes = 0;   ///< received from all workers (it sends as many back)
 };
 
+/// The band of a prediction: the iteration with every software stack constant at the fast and at
+/// the slow end of its published range (software_stack.hpp), and the constant whose range alone
+/// widens it most.
+struct ResultBand {
+  double iteration_time_low_s = 0;   ///< every constant at its fast end
+  double iteration_time_high_s = 0;  ///< every constant at its slow end
+  std::string widest;                ///< the stack key ("rpc_GBps"), empty when not measured
+  std::string sentence;              ///< names the widest constant and its share of the band
+};
+
 struct IterationResult {
   std::string name;
   Json point = Json::object();   ///< sweep coordinates (empty for a single run)
@@ -210,6 +220,9 @@ struct IterationResult {
   /// With workload.input_pipeline: the loaders' time per batch and how long GPUs waited for it
   /// (already in iteration_time_s and breakdown_s.idle).
   std::optional<InputPipelineTiming> input_pipeline;
+  /// Over the software stack constants' ranges (JSON samples_per_s_range, iteration_time_s_range
+  /// and band); unset when no acting constant has a range.
+  std::optional<ResultBand> band;
   double sim_wall_s = 0;
 
   /// The server that receives the most bytes (the first on ties); nullptr without servers.

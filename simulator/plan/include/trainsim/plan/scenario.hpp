@@ -16,6 +16,7 @@
 #include "trainsim/plan/data_parallel.hpp"
 #include "trainsim/plan/input_pipeline.hpp"
 #include "trainsim/plan/server_placement.hpp"
+#include "trainsim/plan/software_stack.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/workloads/iteration_graph.hpp"
@@ -121,6 +122,7 @@ struct Scenario {
   std::optional<platforms::GpuSpec> calibration_gpu;
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
+  SoftwareStack stack;  ///< the `stack` object: software costs and their bands (software_stack.hpp)
   std::vector<std::pair<std::string, std::vector<Json>>> sweep;  ///< dotted path → values, in file order
 
   /// GPUs of the platform; a CPU scenario counts as one device.

@@ -178,6 +178,21 @@ struct CommOp {
   double compute_share = 1;
   std::vector<double> bytes_per_server;     ///< push/pull: what each worker exchanges with server i
   double host_seconds = 0;                  ///< host_sum: each node CPU's time to add up its GPUs' copies
+  /// Software stack costs (software_stack.hpp; zero or empty under `stack.model: "ideal"`).
+  /// push/pull: seconds server i's RPC software spends on this operation for all its workers
+  /// (parallel to bytes_per_server; empty = none), and what each worker's side spends.
+  std::vector<double> server_software_s;
+  double worker_software_s = 0;
+  /// all_reduce on host buffers: each node-to-node TCP stream's rate cap (0 = none), one rank's
+  /// reduction memory rate (0 = the node's memory bandwidth shared by its ranks), and the seconds
+  /// of Horovod's fusion-buffer copies and negotiation wait before the ring.
+  double stream_Bps = 0;
+  double reduce_Bps = 0;
+  double software_s = 0;
+  /// pull: starts once every push of the iteration has ended and the servers' token queues have
+  /// let the workers through (TensorFlow's synchronous barrier before the updated variables are
+  /// read; TrainingPlan::barrier_s).
+  bool after_all_pushes = false;
   /// reduce_scatter, all_gather: within each node (hybrid sharding; a reduce-scatter then all-reduces
   /// its shard across nodes, one ring per local rank) instead of over all participants.
   bool node_local = false;
@@ -255,6 +270,13 @@ struct TrainingPlan {
   /// `representation` and the operations (resolve_server_representation; never automatic once
   /// planned or read). Derived: not written to the plan's JSON.
   ServerRepresentation server_representation = ServerRepresentation::automatic;
+  /// The expected lag of the slowest GPU behind the mean per iteration (stragglers of synchronous
+  /// SGD: iteration_cv × E[max of `gpus` standard normals] × compute), seconds; added to the
+  /// iteration by the plan's analysis (plan::analyse_iteration).
+  double straggler_s = 0;
+  /// Parameter servers under TensorFlow's synchronous barrier: the token queues' time once the
+  /// last push has ended (each worker enqueues and dequeues its tokens on the ps tasks), seconds.
+  double barrier_s = 0;
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
   /// Compute of GPU `rank` over the iteration (segments and update, slowed down), seconds.
@@ -291,6 +313,11 @@ struct TrainingPlan {
   /// (all_reduce_bytes_per_byte) is derived anew from the plan's operations and platform.
   static TrainingPlan from_json(const JsonNode& node);
 };
+
+/// Charges the software stack's costs to `plan` (built from `scenario` with `placed` variables):
+/// TensorFlow's gRPC costs on every push and pull, Horovod's on host-staged all-reduces, the
+/// stragglers' lag (simulator/README.md "Software stack constants and bands").
+void apply_stack_costs(TrainingPlan& plan, const Scenario& scenario);
 
 /// The all-reduces' bytes per link class for one byte of buffer over all GPUs, per algorithm the
 /// plan's all-reduce operations use (the value of TrainingPlan::all_reduce_bytes_per_byte).

@@ -1,0 +1,138 @@
+// The software stack's costs on a training plan: what TensorFlow's gRPC runtime, Horovod over MPI
+// and the stragglers of synchronous SGD add to the hardware's time (simulator/README.md "Software
+// stack constants and bands").
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "trainsim/plan/scenario.hpp"
+#include "trainsim/plan/software_stack.hpp"
+#include "trainsim/plan/training_plan.hpp"
+
+namespace trainsim::plan {
+
+namespace {
+
+// The RPCs of one bucket to each server: how many (one per variable, or per variable's slice under
+// sharding).
+struct ServerRpcs {
+  std::vector<int> count;
+};
+
+ServerRpcs bucket_rpcs(const TrainingPlan& plan, const PlannedBucket& bucket,
+                       const std::vector<double>& bytes_per_server) {
+  ServerRpcs rpcs;
+  rpcs.count.assign(bytes_per_server.size(), 0);
+  if (plan.placed_variables.empty()) {  // sharded: every variable of the bucket sends a slice to every server
+    for (std::size_t i = 0; i < bytes_per_server.size(); ++i)
+      if (bytes_per_server[i] > 0) rpcs.count[i] = static_cast<int>(bucket.layers.size());
+    return rpcs;
+  }
+  std::unordered_map<std::string, int> in_bucket;
+  for (const std::string& layer : bucket.layers) in_bucket.emplace(layer, 0);
+  for (const PlacedVariable& v : plan.placed_variables) {
+    if (in_bucket.count(v.layer) == 0 || v.bytes <= 0) continue;
+    ++rpcs.count.at(static_cast<std::size_t>(v.server));
+  }
+  return rpcs;
+}
+
+// TensorFlow's gRPC parameter server (TF 1.x, tensorflow/core/distributed_runtime/rpc): every
+// variable's gradient reaches its ps task as one RecvTensor RPC per worker, and every updated
+// variable comes back the same way, so each push and pull costs, per RPC, a fixed overhead on each
+// end (rendezvous look-up, TensorProto header, a closure on the compute pool) and a per-byte
+// (de)serialisation and copy (EncodeTensorToByteBuffer on the sender, the ByteBuffer parse into
+// the receiving tensor) at `rpc_GBps`, the rate the cited benchmarks measured between one pair of
+// processes. gRPC keeps one channel (one HTTP/2 connection, one TCP stream) per pair of tasks, so
+// a pair's RPCs stream one after another, while a process serves different peers' channels on up
+// to `rpc_threads` threads at once (the RecvTensor closures run on its compute pool):
+// server i spends W·(b_i/rate)/min(threads, W) + W·n_i·overhead/threads, a worker
+// max(Σ_i (n_i·overhead + b_i/rate)/threads, its largest channel's). server_throughput_GBps, where
+// set, replaces the servers' per-byte part by the user's measured rate.
+void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
+  const double rpc_s = stack.get(StackKey::rpc_overhead);
+  const double rate = stack.get(StackKey::rpc_rate);
+  const double threads = stack.modelled ? stack.get(StackKey::rpc_threads) : 1;
+  // The barrier's token queues (tf_cnn_benchmarks' add_sync_queues_and_barrier: one queue per
+  // worker, spread over the ps tasks round robin): every worker enqueues a token into each other
+  // worker's queue and dequeues its own, about two RPCs per pair of workers served on the ps
+  // tasks' threads, then one round trip.
+  if (stack.modelled) {
+    int workers = 0;
+    for (const CommOp& op : plan.ops)
+      if (op.kind == CommKind::push) workers = std::max(workers, op.ranks);
+    const double servers = static_cast<double>(plan.servers.size());
+    plan.barrier_s = rpc_s * (2.0 * workers * std::max(0, workers - 1) / (threads * servers) + 2);
+  }
+  for (CommOp& op : plan.ops) {
+    if (op.kind != CommKind::push && op.kind != CommKind::pull) continue;
+    const ServerRpcs rpcs = bucket_rpcs(plan, plan.buckets.at(op.bucket), op.bytes_per_server);
+    const double workers = op.ranks;
+    op.server_software_s.assign(op.bytes_per_server.size(), 0.0);
+    double worker_s = 0, largest_s = 0;
+    for (std::size_t i = 0; i < op.bytes_per_server.size(); ++i) {
+      const double bytes = op.bytes_per_server[i];
+      if (bytes == 0) continue;
+      const double per_byte = stack.modelled ? bytes / rate : 0;
+      const double fixed = stack.modelled ? rpcs.count[i] * rpc_s : 0;
+      // One channel per peer: the server's workers stream at once, up to its threads.
+      const double server_bytes_s = plan.server_throughput_Bps > 0 ? workers * bytes / plan.server_throughput_Bps
+                                                                   : workers * per_byte / std::min(threads, workers);
+      op.server_software_s[i] = server_bytes_s + workers * fixed / threads;
+      worker_s += (fixed + per_byte) / threads;
+      largest_s = std::max(largest_s, fixed + per_byte);
+    }
+    // A worker streams to its servers at once, up to its threads; one channel is one stream.
+    if (stack.modelled) op.worker_software_s = std::max(worker_s, largest_s);
+    // Synchronous training reads the updated variables only after every worker's gradients are
+    // in: tf_cnn_benchmarks' add_sync_queues_and_barrier (and SyncReplicasOptimizer's token
+    // queue) holds each worker until all have enqueued their token.
+    if (stack.modelled && op.kind == CommKind::pull) op.after_all_pushes = true;
+    if (std::all_of(op.server_software_s.begin(), op.server_software_s.end(), [](double s) { return s == 0; }))
+      op.server_software_s.clear();
+  }
+}
+
+// Horovod over MPI on host buffers (HOROVOD_GPU_ALLREDUCE unset): each fused round waits for the
+// background thread's negotiation cycle, copies the tensors into the fusion buffer and the result
+// out of it (memcpy on one core per rank), and MPI_Allreduce sums on the CPU (one core per rank,
+// at a core's streaming rate) over Open MPI's TCP BTL, one TCP connection per peer, so a node's
+// ring hop is one stream.
+void charge_horovod(TrainingPlan& plan, const SoftwareStack& stack) {
+  if (!stack.modelled) return;
+  const double core_Bps = stack.get(StackKey::core_memory);
+  for (CommOp& op : plan.ops) {
+    if (op.kind != CommKind::all_reduce || op.transport != Transport::host) continue;
+    op.stream_Bps = stack.get(StackKey::tcp_stream);
+    op.reduce_Bps = core_Bps;
+    op.software_s = stack.get(StackKey::cycle_wait) + 2 * op.bytes / core_Bps;
+  }
+}
+
+}  // namespace
+
+void apply_stack_costs(TrainingPlan& plan, const Scenario& scenario) {
+  const SoftwareStack& stack = scenario.stack;
+  if (!plan.servers.empty()) {
+    // TensorFlow's local parameter server (one machine, no cluster) keeps its variables in the
+    // same process: no RPC. A distributed job talks gRPC between its tasks, on one machine too.
+    const bool dedicated = std::any_of(plan.servers.begin(), plan.servers.end(),
+                                       [](const PlannedServer& s) { return s.host == ServerHost::server_node; });
+    const bool grpc = stack.ps_rpc == "grpc" || (stack.ps_rpc == "auto" && (plan.nodes > 1 || dedicated));
+    if (grpc) {
+      charge_grpc(plan, stack);
+    } else if (plan.server_throughput_Bps > 0) {
+      SoftwareStack bare = stack;
+      bare.modelled = false;  // only the user's server rate
+      charge_grpc(plan, bare);
+    }
+  }
+  charge_horovod(plan, stack);
+  // Synchronous SGD waits for the slowest GPU every iteration: with independent per-iteration
+  // times of mean μ and standard deviation cv·μ, the expected maximum of n is μ·(1 + cv·E[max of n
+  // standard normals]).
+  if (stack.modelled && plan.gpus > 1)
+    plan.straggler_s = stack.get(StackKey::iteration_cv) * expected_max_of_normals(plan.gpus) * plan.compute_s(0);
+}
+
+}  // namespace trainsim::plan

@@ -1,0 +1,91 @@
+// The software stack's constants, bands and costs (plan/software_stack.hpp, stack_costs.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "trainsim/core/error.hpp"
+#include "trainsim/plan/software_stack.hpp"
+#include "trainsim/plan/training_plan.hpp"
+
+using namespace trainsim;
+using namespace trainsim::plan;
+
+namespace {
+
+Json scenario_json(int nodes, const Json& strategy, const Json& stack = Json()) {
+  Json doc{{"name", "stack test"},
+           {"workload", Json{{"model", "resnet50"}, {"batch_per_gpu", 32}}},
+           {"platform", Json{{"preset", "dgx1-v100"}, {"nodes", nodes}}},
+           {"strategy", strategy}};
+  if (!stack.is_null()) doc["stack"] = stack;
+  return doc;
+}
+
+TrainingPlan plan_of(const Json& document) {
+  const Scenario s = read_scenario(document, "stack_test.json");
+  return build_training_plan(s, load_scenario_workload(s));
+}
+
+std::string error_of(const Json& document) {
+  try {
+    read_scenario(document, "stack_test.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const Json kPs{{"kind", "parameter_server"}, {"servers", 2}};
+const Json kPublished{{"model", "published"}};
+
+}  // namespace
+
+TEST(SoftwareStack, ExpectedMaximumOfNormalsMatchesClosedForms) {
+  EXPECT_EQ(expected_max_of_normals(1), 0.0);
+  EXPECT_NEAR(expected_max_of_normals(2), 1 / std::sqrt(M_PI), 1e-6);    // E[max of 2] = 1/√π
+  EXPECT_NEAR(expected_max_of_normals(3), 1.5 / std::sqrt(M_PI), 1e-6);  // 3/(2√π)
+  EXPECT_NEAR(expected_max_of_normals(1000), 3.2414, 1e-3);              // tabulated
+}
+
+TEST(SoftwareStack, EndsOfTheBandMoveEachConstantTheWayThatSlowsOrSpeeds) {
+  SoftwareStack s;
+  s.modelled = true;
+  EXPECT_DOUBLE_EQ(s.get(StackKey::rpc_rate), 0.57e9);
+  EXPECT_DOUBLE_EQ(s.at(BandEnd::slow).get(StackKey::rpc_rate), 0.2e9);       // slower: the low rate
+  EXPECT_DOUBLE_EQ(s.at(BandEnd::slow).get(StackKey::rpc_overhead), 300e-6);  // slower: the high overhead
+  EXPECT_DOUBLE_EQ(s.at(BandEnd::fast).get(StackKey::rpc_overhead), 30e-6);
+  // One constant alone at its end leaves the others at their defaults.
+  EXPECT_DOUBLE_EQ(s.at(BandEnd::slow, StackKey::rpc_rate).get(StackKey::rpc_overhead), s.get(StackKey::rpc_overhead));
+}
+
+TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
+  const TrainingPlan one = plan_of(scenario_json(1, kPs, kPublished));
+  for (const CommOp& op : one.ops) EXPECT_EQ(op.worker_software_s, 0.0);  // local parameter server: in process
+  const TrainingPlan two = plan_of(scenario_json(2, kPs, kPublished));
+  double worker_s = 0;
+  for (const CommOp& op : two.ops) worker_s += op.worker_software_s;
+  // Each node pushes and pulls the model once: at least its bytes at one channel's rate over the threads.
+  const double model_bytes = std::accumulate(two.buckets.begin(), two.buckets.end(), 0.0,
+                                             [](double a, const PlannedBucket& b) { return a + b.bytes; });
+  EXPECT_GE(worker_s, 2 * model_bytes / 0.57e9 / 8);
+  EXPECT_GT(two.barrier_s, 0);
+  EXPECT_GT(two.straggler_s, 0);
+  const TrainingPlan ideal = plan_of(scenario_json(2, kPs, Json{{"model", "ideal"}}));
+  for (const CommOp& op : ideal.ops) EXPECT_EQ(op.worker_software_s, 0.0);
+  EXPECT_EQ(ideal.straggler_s, 0.0);
+  EXPECT_EQ(ideal.barrier_s, 0.0);
+}
+
+TEST(SoftwareStack, BadConstantsAndBandsNameTheirPointer) {
+  EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"rpc_GBps", 0}})).find("stack_test.json: /stack/rpc_GBps:"),
+            std::string::npos);
+  EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"iteration_cv", 2}})).find("/stack/iteration_cv:"), std::string::npos);
+  const std::string outside = error_of(scenario_json(2, kPs, Json{{"bands", Json{{"rpc_GBps", Json::array({1, 2})}}}}));
+  EXPECT_NE(outside.find("/stack/bands/rpc_GBps: [1, 2] does not contain the value 0.57"), std::string::npos)
+      << outside;
+  const std::string reversed =
+      error_of(scenario_json(2, kPs, Json{{"bands", Json{{"rpc_GBps", Json::array({0.9, 0.2})}}}}));
+  EXPECT_NE(reversed.find("low end 0.9 is above the high end 0.2"), std::string::npos) << reversed;
+  EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"rpc_gbps", 1}})).find("/stack"), std::string::npos);
+}
