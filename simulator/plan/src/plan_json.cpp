@@ -301,6 +301,117 @@ void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& b
   }
 }
 
+// ---- TrainingPlan::to_json, one writer per list of the plan ----
+
+Json profile_json(const ComputeProfile& p) {
+  Json fwd = Json::array(), bwd = Json::array();
+  for (const auto& t : p.forward) fwd.push_back(task_json(t));
+  for (const auto& t : p.backward) bwd.push_back(task_json(t));
+  Json one{{"batch", p.batch},
+           {"segments_s", p.segments_s},
+           {"forward", fwd},
+           {"backward", bwd},
+           {"update", task_json(p.update)}};
+  if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
+  if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
+  return one;
+}
+
+// The buckets, each with the layer of the backward task it is ready after (of the first profile).
+Json buckets_json(const TrainingPlan& plan) {
+  Json out = Json::array();
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const auto& bucket = plan.buckets[b];
+    const std::string after =
+        plan.profiles.empty() ? std::string() : plan.profiles.front().backward.at(bucket.ready_after).layer;
+    out.push_back(Json{{"index", b},
+                       {"bytes", bucket.bytes},
+                       {"ready_after", bucket.ready_after},
+                       {"ready_after_layer", after},
+                       {"layers", bucket.layers}});
+  }
+  return out;
+}
+
+// The servers, each with what one worker pushes to it, what it receives and the variables it holds.
+Json servers_json(const TrainingPlan& plan) {
+  Json out = Json::array();
+  const std::vector<double> received = plan.server_bytes();
+  for (const auto& s : plan.servers) {
+    double per_worker = 0;
+    for (const auto& op : plan.ops)
+      if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
+    Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
+    one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
+    one["push_bytes_per_worker"] = per_worker;
+    one["bytes"] = received[static_cast<std::size_t>(s.id)];
+    Json owned = Json::array();
+    for (const auto& v : plan.placed_variables)
+      if (v.server == s.id)
+        owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]"
+                                    : v.layer);
+    one["variables"] = owned;
+    out.push_back(one);
+  }
+  return out;
+}
+
+// The fields of an operation's kind (the ones from_json reads for it).
+void write_op_fields(const CommOp& op, Json& o) {
+  if (op.kind == CommKind::all_reduce) {
+    o["algorithm"] = to_string(op.algorithm);
+    if (op.transport == Transport::host) o["transport"] = "host";
+    o["launch_s"] = op.launch_s;
+    if (op.protocol) {
+      o["protocol"] = to_string(*op.protocol);
+      o["channels"] = op.channels;
+      o["step_overhead_s"] = op.step_overhead_s;
+      o["wire_factor"] = op.wire_factor;
+      o["kernel_sms"] = op.kernel_sms;
+      o["compute_share"] = op.compute_share;
+    }
+    if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
+    if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
+    if (op.software_s > 0) o["software_s"] = op.software_s;
+  } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
+    o["bytes_per_server"] = op.bytes_per_server;
+    if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
+    if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
+    if (op.after_all_pushes) o["after_all_pushes"] = true;
+  } else if (op.kind == CommKind::host_sum) {
+    o["host_seconds"] = op.host_seconds;
+  } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
+    o["launch_s"] = op.launch_s;
+    if (op.kernel_sms > 0) {
+      o["kernel_sms"] = op.kernel_sms;
+      o["compute_share"] = op.compute_share;
+    }
+    if (op.node_local) o["node_local"] = true;
+    if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
+  }
+}
+
+// One operation, with the bytes it moves per link class (null where there is no closed form).
+Json op_json(const TrainingPlan& plan, const CommOp& op) {
+  Json o{{"id", op.id},
+         {"kind", std::string(to_string(op.kind))},
+         {"bucket", op.bucket},
+         {"trigger", std::string(to_string(op.trigger))}};
+  o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
+  if (op.endpoints == CommEndpoints::node_hosts)
+    o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
+  else
+    o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
+  o["bytes"] = op.bytes;
+  write_op_fields(op, o);
+  if (op.trigger == CommTrigger::gate_passed) o["trigger_gate"] = op.trigger_gate;
+  if (const auto bytes = plan.link_class_bytes(op))
+    o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
+  else
+    o["link_class_bytes"] = nullptr;
+  return o;
+}
+
 }  // namespace
 
 Json TrainingPlan::to_json() const {
@@ -341,48 +452,13 @@ Json TrainingPlan::to_json() const {
                                {"host_cores", input_pipeline->host_cores}};
   if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
   Json profiles_json = Json::array();
-  for (const auto& p : profiles) {
-    Json fwd = Json::array(), bwd = Json::array();
-    for (const auto& t : p.forward) fwd.push_back(task_json(t));
-    for (const auto& t : p.backward) bwd.push_back(task_json(t));
-    Json one{{"batch", p.batch},
-             {"segments_s", p.segments_s},
-             {"forward", fwd},
-             {"backward", bwd},
-             {"update", task_json(p.update)}};
-    if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
-    if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
-    profiles_json.push_back(one);
-  }
+  for (const auto& p : profiles) profiles_json.push_back(profile_json(p));
   j["profiles"] = profiles_json;
   Json gpus_json = Json::array();
   for (const auto& g : gpu_plans)
     gpus_json.push_back(Json{{"rank", g.rank}, {"node", g.node}, {"profile", g.profile}, {"slowdown", g.slowdown}, {"compute_s", compute_s(g.rank)}});
   j["gpu_plans"] = gpus_json;
-  Json buckets_json = Json::array();
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const std::string after = profiles.empty() ? std::string() : profiles.front().backward.at(bucket.ready_after).layer;
-    buckets_json.push_back(Json{{"index", b}, {"bytes", bucket.bytes}, {"ready_after", bucket.ready_after}, {"ready_after_layer", after},
-                                {"layers", bucket.layers}});
-  }
-  j["buckets"] = buckets_json;
-  Json servers_json = Json::array();
-  const std::vector<double> received = server_bytes();
-  for (const auto& s : servers) {
-    double per_worker = 0;
-    for (const auto& op : ops)
-      if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
-    Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
-    one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
-    one["push_bytes_per_worker"] = per_worker;
-    one["bytes"] = received[static_cast<std::size_t>(s.id)];
-    Json owned = Json::array();
-    for (const auto& v : placed_variables)
-      if (v.server == s.id) owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]" : v.layer);
-    one["variables"] = owned;
-    servers_json.push_back(one);
-  }
+  j["buckets"] = buckets_json(*this);
   if (!servers.empty()) {
     j["placement"] = variable_placement;
     j["server_throughput_Bps"] = server_throughput_Bps;
@@ -392,55 +468,9 @@ Json TrainingPlan::to_json() const {
   j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
   if (straggler_s > 0) j["straggler_s"] = straggler_s;
   if (barrier_s > 0) j["barrier_s"] = barrier_s;
-  j["servers"] = servers_json;
+  j["servers"] = servers_json(*this);
   Json ops_json = Json::array();
-  for (const auto& op : ops) {
-    Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
-           {"trigger", std::string(to_string(op.trigger))}};
-    o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
-    if (op.endpoints == CommEndpoints::node_hosts)
-      o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
-    else
-      o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
-    o["bytes"] = op.bytes;
-    if (op.kind == CommKind::all_reduce) {
-      o["algorithm"] = to_string(op.algorithm);
-      if (op.transport == Transport::host) o["transport"] = "host";
-      o["launch_s"] = op.launch_s;
-      if (op.protocol) {
-        o["protocol"] = to_string(*op.protocol);
-        o["channels"] = op.channels;
-        o["step_overhead_s"] = op.step_overhead_s;
-        o["wire_factor"] = op.wire_factor;
-        o["kernel_sms"] = op.kernel_sms;
-        o["compute_share"] = op.compute_share;
-      }
-      if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
-      if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
-      if (op.software_s > 0) o["software_s"] = op.software_s;
-    } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
-      o["bytes_per_server"] = op.bytes_per_server;
-      if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
-      if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
-      if (op.after_all_pushes) o["after_all_pushes"] = true;
-    } else if (op.kind == CommKind::host_sum) {
-      o["host_seconds"] = op.host_seconds;
-    } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
-      o["launch_s"] = op.launch_s;
-      if (op.kernel_sms > 0) {
-        o["kernel_sms"] = op.kernel_sms;
-        o["compute_share"] = op.compute_share;
-      }
-      if (op.node_local) o["node_local"] = true;
-      if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
-    }
-    if (op.trigger == CommTrigger::gate_passed) o["trigger_gate"] = op.trigger_gate;
-    if (const auto bytes = link_class_bytes(op))
-      o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
-    else
-      o["link_class_bytes"] = nullptr;
-    ops_json.push_back(o);
-  }
+  for (const auto& op : ops) ops_json.push_back(op_json(*this, op));
   j["ops"] = ops_json;
   return j;
 }
