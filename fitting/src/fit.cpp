@@ -188,6 +188,87 @@ void reject_undefined_rows(const Expression& expression, const Dataset& data, co
   }
 }
 
+/// The unregularised error of `x` polished at the objective's current λ, averaged over the folds:
+/// each fold held back in turn, the rest fitted.
+double cross_validation_error(Objective& objective, const std::vector<std::vector<std::size_t>>& folds,
+                              const std::vector<double>& x, const FitOptions& options, std::size_t n) {
+  double error = 0;
+  for (const auto& validation : folds) {
+    std::vector<double> weights(n, 1.0);
+    for (std::size_t row : validation) weights[row] = 0.0;
+    objective.set_weights(weights);
+    auto fitted = detail::polish(objective, x, options.polish_iterations);
+    error += objective.msre_on(fitted.x.data(), validation) / static_cast<double>(folds.size());
+  }
+  return error;
+}
+
+/// λ by k-fold cross-validation: each candidate λ is judged by polishing the global solution on the
+/// training folds and measuring the unregularised error on the held-back fold. The basin found by
+/// DE is kept, which is exactly the procedure the final fit then applies. Returns the chosen λ
+/// (`lambda`, the smallest grid value, when there are too few rows) and, when it differs from
+/// `lambda`, refits `x` with it. Records the candidates' errors and the choice in `summary`.
+double cross_validated_lambda(Objective& objective, const FitOptions& options, std::size_t k, double lambda,
+                              std::vector<double>& x, FitSummary& summary) {
+  const std::size_t n = summary.points;
+  const unsigned folds_count = static_cast<unsigned>(std::min<std::size_t>(options.cv_folds, n));
+  const std::size_t largest_fold = (n + folds_count - 1) / folds_count;
+  if (n - largest_fold <= k) {
+    summary.lambda_source = "smallest grid value (too few rows for cross-validation)";
+    return lambda;
+  }
+  const auto folds = detail::make_folds(n, folds_count, options.seed);
+  std::vector<double> grid = options.lambda_grid;
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  double best_error = std::numeric_limits<double>::infinity();
+  double best_lambda = lambda;
+  for (double candidate : grid) {
+    objective.set_lambda(candidate);
+    const double error = cross_validation_error(objective, folds, x, options, n);
+    summary.cross_validation.push_back({candidate, error});
+    // Ties (within rounding) go to the larger λ: the simpler explanation.
+    if (error <= best_error * (1 + 1e-9)) {
+      best_error = std::min(error, best_error);
+      best_lambda = candidate;
+    }
+  }
+  objective.reset_weights();
+  summary.lambda_source = "cross-validation";
+  if (best_lambda == lambda) return lambda;
+  objective.set_lambda(best_lambda);
+  auto refit = detail::polish(objective, x, options.polish_iterations);
+  x = refit.x;
+  summary.polish_iterations += refit.iterations;
+  summary.polish_converged = refit.converged;
+  return best_lambda;
+}
+
+/// Percentile bootstrap: resample rows with replacement (as integer weights) and polish from the
+/// fitted constants `x`. Resamples whose fit is not finite are dropped; the intervals at the
+/// options' confidence level go to `result.confidence` when any resample is left.
+void bootstrap_confidence(Objective& objective, const FitOptions& options, const std::vector<double>& x,
+                          FitResult& result) {
+  const std::size_t n = result.summary.points;
+  const std::size_t k = x.size();
+  std::mt19937_64 rng(mix_seed(options.seed ^ 0xb0075ULL));
+  std::vector<std::vector<double>> samples(k);
+  for (unsigned b = 0; b < options.bootstrap_samples; ++b) {
+    std::vector<double> weights(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) weights[uniform_below(rng, n)] += 1.0;
+    objective.set_weights(weights);
+    auto fitted = detail::polish(objective, x, options.polish_iterations);
+    if (!std::isfinite(fitted.cost)) continue;
+    for (std::size_t j = 0; j < k; ++j) samples[j].push_back(fitted.x[j]);
+  }
+  objective.reset_weights();
+  result.summary.bootstrap_samples = static_cast<unsigned>(samples[0].size());
+  if (samples[0].empty()) return;
+  const double tail = (1 - options.confidence_level) / 2;
+  for (std::size_t j = 0; j < k; ++j)
+    result.confidence.push_back({quantile(samples[j], tail), quantile(samples[j], 1 - tail)});
+}
+
 }  // namespace
 
 FitResult fit_expression(const Expression& expression, const Dataset& data, const std::vector<Bound>& bounds,
@@ -247,50 +328,8 @@ FitResult fit_expression(const Expression& expression, const Dataset& data, cons
     summary.polish_converged = polished.converged;
   }
 
-  // 3. λ by k-fold cross-validation: each candidate λ is judged by polishing the global solution on
-  //    the training folds and measuring the unregularised error on the held-back fold. The basin
-  //    found by DE is kept, which is exactly the procedure the final fit then applies.
-  if (cross_validate) {
-    const unsigned folds_count = static_cast<unsigned>(std::min<std::size_t>(options.cv_folds, n));
-    const std::size_t largest_fold = (n + folds_count - 1) / folds_count;
-    if (n - largest_fold <= k) {
-      summary.lambda_source = "smallest grid value (too few rows for cross-validation)";
-    } else {
-      const auto folds = detail::make_folds(n, folds_count, options.seed);
-      std::vector<double> grid = options.lambda_grid;
-      std::sort(grid.begin(), grid.end());
-      grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
-      double best_error = std::numeric_limits<double>::infinity();
-      double best_lambda = lambda;
-      for (double candidate : grid) {
-        objective->set_lambda(candidate);
-        double error = 0;
-        for (const auto& validation : folds) {
-          std::vector<double> weights(n, 1.0);
-          for (std::size_t row : validation) weights[row] = 0.0;
-          objective->set_weights(weights);
-          auto fitted = detail::polish(*objective, x, options.polish_iterations);
-          error += objective->msre_on(fitted.x.data(), validation) / static_cast<double>(folds.size());
-        }
-        summary.cross_validation.push_back({candidate, error});
-        // Ties (within rounding) go to the larger λ: the simpler explanation.
-        if (error <= best_error * (1 + 1e-9)) {
-          best_error = std::min(error, best_error);
-          best_lambda = candidate;
-        }
-      }
-      objective->reset_weights();
-      summary.lambda_source = "cross-validation";
-      if (best_lambda != lambda) {
-        lambda = best_lambda;
-        objective->set_lambda(lambda);
-        auto refit = detail::polish(*objective, x, options.polish_iterations);
-        x = refit.x;
-        summary.polish_iterations += refit.iterations;
-        summary.polish_converged = refit.converged;
-      }
-    }
-  }
+  // 3. λ by k-fold cross-validation (cross_validated_lambda).
+  if (cross_validate) lambda = cross_validated_lambda(*objective, options, k, lambda, x, summary);
   objective->set_lambda(lambda);
   objective->reset_weights();
   summary.lambda = lambda;
@@ -299,27 +338,8 @@ FitResult fit_expression(const Expression& expression, const Dataset& data, cons
   summary.final_cost = summary.msre + summary.penalty;
   result.constants = x;
 
-  // 4. Percentile bootstrap: resample rows with replacement (as integer weights) and polish from the
-  //    fitted constants. Resamples whose fit is not finite are dropped.
-  if (options.bootstrap_samples > 0) {
-    std::mt19937_64 rng(mix_seed(options.seed ^ 0xb0075ULL));
-    std::vector<std::vector<double>> samples(k);
-    for (unsigned b = 0; b < options.bootstrap_samples; ++b) {
-      std::vector<double> weights(n, 0.0);
-      for (std::size_t i = 0; i < n; ++i) weights[uniform_below(rng, n)] += 1.0;
-      objective->set_weights(weights);
-      auto fitted = detail::polish(*objective, x, options.polish_iterations);
-      if (!std::isfinite(fitted.cost)) continue;
-      for (std::size_t j = 0; j < k; ++j) samples[j].push_back(fitted.x[j]);
-    }
-    objective->reset_weights();
-    summary.bootstrap_samples = static_cast<unsigned>(samples[0].size());
-    if (!samples[0].empty()) {
-      const double tail = (1 - options.confidence_level) / 2;
-      for (std::size_t j = 0; j < k; ++j)
-        result.confidence.push_back({quantile(samples[j], tail), quantile(samples[j], 1 - tail)});
-    }
-  }
+  // 4. Percentile bootstrap (bootstrap_confidence).
+  if (options.bootstrap_samples > 0) bootstrap_confidence(*objective, options, x, result);
 
   ExpressionEvaluator evaluator(expression, data);
   evaluator.set_constants(x);

@@ -222,6 +222,81 @@ void read_intra_node(const JsonNode& node, PlatformSpec& spec) {
                      std::to_string(spec.gpus_per_node) + " (use \"nvswitch\" or \"pcie\")");
 }
 
+/// `fat_tree.down`: one down count per level, as many as `levels` when that is given
+/// (`levels_given`), whose product is the node count `n`.
+void read_fat_tree_down(const JsonNode& d, bool levels_given, unsigned levels, unsigned n,
+                        std::vector<unsigned>& down) {
+  d.require_array();
+  if (d.size() == 0) throw d.error("must list at least one level");
+  down.clear();
+  for (const auto& e : d.elements()) down.push_back(read_unsigned(e, 1));
+  if (levels_given && levels != down.size())
+    throw d.error("has " + std::to_string(down.size()) + " entries but levels is " + std::to_string(levels));
+  if (product(down) != n)
+    throw d.error("a fat tree with down [" + join(down, ", ") + "] has " + count_text(product(down)) +
+                  " leaves, but nodes is " + std::to_string(n));
+}
+
+/// `network.fat_tree` (optional): the levels' down counts, given or derived for `n` leaves (two
+/// levels unless `levels` says otherwise), and the oversubscription of the first level.
+void read_fat_tree(const JsonNode& network, unsigned n, FatTreeShape& fat_tree) {
+  unsigned levels = 2;
+  if (auto ft = network.find("fat_tree")) {
+    ft->require_object();
+    ft->allow_only({"levels", "down", "oversubscription"});
+    if (auto l = ft->find("levels")) levels = read_unsigned(*l, 1);
+    if (auto o = ft->find("oversubscription")) fat_tree.oversubscription = read_unsigned(*o, 1);
+    if (auto d = ft->find("down")) read_fat_tree_down(*d, ft->has("levels"), levels, n, fat_tree.down);
+    if (fat_tree.down.empty()) fat_tree.down = derive_fat_tree(n, levels);
+    if (fat_tree.down.size() >= 2 && fat_tree.down[0] % fat_tree.oversubscription != 0)
+      throw ft->error("oversubscription " + std::to_string(fat_tree.oversubscription) +
+                      " must divide the first level's down count " + std::to_string(fat_tree.down[0]));
+  }
+  if (fat_tree.down.empty()) fat_tree.down = derive_fat_tree(n, levels);
+}
+
+/// `network.torus` (optional): the dimensions, given (their product must be `n`) or derived.
+void read_torus(const JsonNode& network, unsigned n, std::vector<unsigned>& dimensions) {
+  auto t = network.find("torus");
+  if (!t) {
+    dimensions = derive_torus(n);
+    return;
+  }
+  t->require_object();
+  t->allow_only({"dimensions"});
+  const JsonNode d = t->at("dimensions");
+  d.require_array();
+  if (d.size() == 0) throw d.error("must list at least one dimension");
+  for (const auto& e : d.elements()) dimensions.push_back(read_unsigned(e, 1));
+  if (product(dimensions) != n)
+    throw d.error("a " + join(dimensions, "x") + " torus has " + count_text(product(dimensions)) +
+                  " nodes, but nodes is " + std::to_string(n));
+}
+
+/// `network.dragonfly` (optional): the shape, given (its product must be `n`) or derived.
+void read_dragonfly(const JsonNode& network, unsigned n, DragonflyShape& s) {
+  auto df = network.find("dragonfly");
+  if (!df) {
+    s = derive_dragonfly(n);
+    return;
+  }
+  df->require_object();
+  df->allow_only({"groups", "group_links", "chassis", "chassis_links", "routers", "router_links", "nodes_per_router"});
+  s.groups = read_unsigned(df->at("groups"), 1);
+  s.chassis = read_unsigned(df->at("chassis"), 1);
+  s.routers = read_unsigned(df->at("routers"), 1);
+  s.nodes_per_router = read_unsigned(df->at("nodes_per_router"), 1);
+  if (auto l = df->find("group_links")) s.group_links = read_unsigned(*l, 1);
+  if (auto l = df->find("chassis_links")) s.chassis_links = read_unsigned(*l, 1);
+  if (auto l = df->find("router_links")) s.router_links = read_unsigned(*l, 1);
+  const std::uint64_t total = product({s.groups, s.chassis, s.routers, s.nodes_per_router});
+  if (total != n)
+    throw df->error("groups x chassis x routers x nodes_per_router = " + count_text(total) + ", but nodes is " +
+                    std::to_string(n));
+}
+
+/// The topology's shape: only the object of the chosen topology may appear, and it is read (or the
+/// shape derived from the node count) by that topology's reader.
 void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   NetworkSpec& net = spec.network;
   const auto n = static_cast<unsigned>(spec.nodes);
@@ -229,64 +304,11 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   for (const char* key : {"fat_tree", "torus", "dragonfly"})
     if (auto sub = network.find(key); sub && topo != key)
       throw sub->error(std::string("only allowed with topology \"") + key + "\", but topology is \"" + topo + "\"");
-
-  if (net.topology == TopologyKind::fat_tree) {
-    unsigned levels = 2;
-    if (auto ft = network.find("fat_tree")) {
-      ft->require_object();
-      ft->allow_only({"levels", "down", "oversubscription"});
-      if (auto l = ft->find("levels")) levels = read_unsigned(*l, 1);
-      if (auto o = ft->find("oversubscription")) net.fat_tree.oversubscription = read_unsigned(*o, 1);
-      if (auto d = ft->find("down")) {
-        d->require_array();
-        if (d->size() == 0) throw d->error("must list at least one level");
-        net.fat_tree.down.clear();
-        for (const auto& e : d->elements()) net.fat_tree.down.push_back(read_unsigned(e, 1));
-        if (ft->has("levels") && levels != net.fat_tree.down.size())
-          throw d->error("has " + std::to_string(net.fat_tree.down.size()) + " entries but levels is " +
-                         std::to_string(levels));
-        if (product(net.fat_tree.down) != n)
-          throw d->error("a fat tree with down [" + join(net.fat_tree.down, ", ") + "] has " +
-                         count_text(product(net.fat_tree.down)) + " leaves, but nodes is " + std::to_string(n));
-      }
-      if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
-      if (net.fat_tree.down.size() >= 2 && net.fat_tree.down[0] % net.fat_tree.oversubscription != 0)
-        throw ft->error("oversubscription " + std::to_string(net.fat_tree.oversubscription) +
-                        " must divide the first level's down count " + std::to_string(net.fat_tree.down[0]));
-    }
-    if (net.fat_tree.down.empty()) net.fat_tree.down = derive_fat_tree(n, levels);
-  } else if (net.topology == TopologyKind::torus) {
-    if (auto t = network.find("torus")) {
-      t->require_object();
-      t->allow_only({"dimensions"});
-      const JsonNode d = t->at("dimensions");
-      d.require_array();
-      if (d.size() == 0) throw d.error("must list at least one dimension");
-      for (const auto& e : d.elements()) net.torus_dimensions.push_back(read_unsigned(e, 1));
-      if (product(net.torus_dimensions) != n)
-        throw d.error("a " + join(net.torus_dimensions, "x") + " torus has " + count_text(product(net.torus_dimensions)) +
-                      " nodes, but nodes is " + std::to_string(n));
-    } else {
-      net.torus_dimensions = derive_torus(n);
-    }
-  } else if (net.topology == TopologyKind::dragonfly) {
-    if (auto df = network.find("dragonfly")) {
-      df->require_object();
-      df->allow_only({"groups", "group_links", "chassis", "chassis_links", "routers", "router_links", "nodes_per_router"});
-      DragonflyShape& s = net.dragonfly;
-      s.groups = read_unsigned(df->at("groups"), 1);
-      s.chassis = read_unsigned(df->at("chassis"), 1);
-      s.routers = read_unsigned(df->at("routers"), 1);
-      s.nodes_per_router = read_unsigned(df->at("nodes_per_router"), 1);
-      if (auto l = df->find("group_links")) s.group_links = read_unsigned(*l, 1);
-      if (auto l = df->find("chassis_links")) s.chassis_links = read_unsigned(*l, 1);
-      if (auto l = df->find("router_links")) s.router_links = read_unsigned(*l, 1);
-      const std::uint64_t total = product({s.groups, s.chassis, s.routers, s.nodes_per_router});
-      if (total != n)
-        throw df->error("groups x chassis x routers x nodes_per_router = " + count_text(total) + ", but nodes is " + std::to_string(n));
-    } else {
-      net.dragonfly = derive_dragonfly(n);
-    }
+  switch (net.topology) {
+    case TopologyKind::fat_tree: read_fat_tree(network, n, net.fat_tree); break;
+    case TopologyKind::torus: read_torus(network, n, net.torus_dimensions); break;
+    case TopologyKind::dragonfly: read_dragonfly(network, n, net.dragonfly); break;
+    case TopologyKind::single_switch: break;
   }
 }
 

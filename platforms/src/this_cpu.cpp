@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -132,24 +133,11 @@ MemoryGuess memory_of(const std::string& vendor, int family, int model) {
   return {8, 3200, "unknown generation: 8 channels DDR4-3200 assumed"};
 }
 
-}  // namespace
-
-DetectedCpu detect_this_cpu(const std::string& root_in) {
-  const std::string root = root_in.empty() || root_in.back() == '/' ? root_in : root_in + "/";
-  const std::string cpuinfo_path = root + "proc/cpuinfo";
-  std::string text;
-  if (!read_text(cpuinfo_path, text))
-    throw InputError(cpuinfo_path, "", "cannot be read: --this-cpu reads Linux's /proc/cpuinfo");
-  const std::vector<Block> blocks = parse_cpuinfo(text);
-  if (blocks.empty()) throw InputError(cpuinfo_path, "", "lists no processor");
+// Sockets (physical ids in cpuinfo, else sysfs packages), hardware threads per core (cpuinfo's
+// siblings / cpu cores, else sysfs thread siblings, else 1 assumed) and cores per socket.
+void read_topology(const std::vector<Block>& blocks, const std::string& sys, CpuPlatformSpec& p,
+                   std::vector<std::string>& assumptions) {
   const Block& b = blocks.front();
-  DetectedCpu out;
-  CpuPlatformSpec& p = out.platform;
-  CpuSpec& c = p.cpu;
-  c.described = true;
-  const std::string sys = root + "sys/devices/system/cpu/";
-
-  // Topology.
   const int logical = static_cast<int>(blocks.size());
   std::set<int> packages;
   for (const auto& blk : blocks) packages.insert(to_int(blk, "physical id", 0));
@@ -170,108 +158,178 @@ DetectedCpu detect_this_cpu(const std::string& root_in) {
   }
   if (smt <= 0) {
     smt = 1;
-    out.assumptions.push_back("threads_per_core: neither cpuinfo nor sysfs topology says; 1 assumed");
+    assumptions.push_back("threads_per_core: neither cpuinfo nor sysfs topology says; 1 assumed");
   }
-  c.smt = smt;
-  c.cores = std::max(1, logical / p.sockets / smt);
+  p.cpu.smt = smt;
+  p.cpu.cores = std::max(1, logical / p.sockets / smt);
+}
 
-  // Identity.
-  const std::string vendor = b.count("vendor_id") ? b.at("vendor_id") : std::string();
-  const int family = to_int(b, "cpu family", -1);
-  const int model = to_int(b, "model", -1);
+// The model name (an Arm CPU's part number, else "this CPU") with its family and model.
+std::string cpu_name(const Block& b, int family, int model) {
   std::string name = b.count("model name") ? b.at("model name") : std::string();
   if (name.empty() && b.count("CPU part")) name = "Arm CPU part " + b.at("CPU part");
   if (name.empty()) name = "this CPU";
   if (family >= 0 && model >= 0) name += fmt::format(" (family {} model {})", family, model);
-  c.name = name;
+  return name;
+}
 
-  // Clock: the base clock, as the catalog's.
+// The clock in GHz, the base clock as the catalog's: cpufreq's base frequency, else the model
+// name's "@ x GHz", else the turbo clock, else cpuinfo's cpu MHz, else 2.0 assumed. `from` says
+// which.
+double read_clock_GHz(const std::string& sys, const std::string& name, const Block& b, std::string& from,
+                      std::vector<std::string>& assumptions) {
   double ghz = read_number(sys + "cpu0/cpufreq/base_frequency") / 1e6;  // kHz
-  std::string clock_from = "cpufreq base_frequency";
+  from = "cpufreq base_frequency";
   if (!(ghz > 0)) {
     if (const auto at = name.find('@'); at != std::string::npos) {
       try {
         ghz = std::stod(name.substr(at + 1));
-        clock_from = "the model name";
+        from = "the model name";
       } catch (const std::exception&) {
       }
     }
   }
   if (!(ghz > 0)) {
     ghz = read_number(sys + "cpu0/cpufreq/cpuinfo_max_freq") / 1e6;
-    clock_from = "cpufreq cpuinfo_max_freq (the turbo clock: a busy socket runs slower)";
+    from = "cpufreq cpuinfo_max_freq (the turbo clock: a busy socket runs slower)";
   }
   if (!(ghz > 0) && b.count("cpu MHz")) {
     try {
       ghz = std::stod(b.at("cpu MHz")) / 1e3;
-      clock_from = "cpuinfo's 'cpu MHz' (under a hypervisor, its nominal clock)";
+      from = "cpuinfo's 'cpu MHz' (under a hypervisor, its nominal clock)";
     } catch (const std::exception&) {
     }
   }
   if (!(ghz > 0)) {
     ghz = 2.0;
-    clock_from = "nothing: 2.0 GHz assumed";
-    out.assumptions.push_back("clock_GHz: no cpufreq, model name clock or cpu MHz; 2.0 GHz assumed");
+    from = "nothing: 2.0 GHz assumed";
+    assumptions.push_back("clock_GHz: no cpufreq, model name clock or cpu MHz; 2.0 GHz assumed");
   }
-  c.clock_Hz = std::round(ghz * 1000) / 1000 * 1e9;
+  return ghz;
+}
 
-  // SIMD width and FMA units from the ISA flags.
-  const std::set<std::string> flags = words(b.count("flags")      ? b.at("flags")
-                                            : b.count("Features") ? b.at("Features")
-                                                                  : "");
-  double fp32 = 8;
-  std::string simd = "SSE: 4 lanes × 2 (add and multiply pipes)";
+// FP32 operations per cycle and core, and the SIMD units they come from.
+struct Simd {
+  double fp32_per_cycle = 8;
+  std::string what = "SSE: 4 lanes × 2 (add and multiply pipes)";
+};
+
+// The SIMD width and FMA units from the ISA flags (x86 flags, Arm Features).
+Simd simd_of(const std::set<std::string>& flags, const std::string& vendor, int family, const Block& b) {
+  Simd s;
   if (flags.count("avx512f")) {
     if (vendor == "AuthenticAMD" && family == 0x19) {
-      fp32 = 32;
-      simd = "AVX-512 on Zen 4's two 256-bit FMA pipes";
+      s.fp32_per_cycle = 32;
+      s.what = "AVX-512 on Zen 4's two 256-bit FMA pipes";
     } else {
-      fp32 = 64;
-      simd =
+      s.fp32_per_cycle = 64;
+      s.what =
           "AVX-512, two 512-bit FMA units assumed (Xeon Platinum and later; some Skylake/Cascade Lake Silver and Gold "
           "5xxx have one)";
     }
   } else if (flags.count("avx2") && flags.count("fma")) {
-    fp32 = 32;
-    simd = "AVX2 with two 256-bit FMA units";
+    s.fp32_per_cycle = 32;
+    s.what = "AVX2 with two 256-bit FMA units";
   } else if (flags.count("asimd") || flags.count("sve")) {
     const int part = to_int(b, "CPU part", 0);
-    fp32 = part == 0xd4f || part == 0xd40
-               ? 32
-               : 16;  // Neoverse V2 (4 × 128-bit), V1 (2 × 256-bit SVE); else 2 × 128-bit NEON
-    simd = part == 0xd4f   ? "Neoverse V2: 4 × 128-bit SVE2 pipes"
-           : part == 0xd40 ? "Neoverse V1: 2 × 256-bit SVE pipes"
-                           : "Arm NEON: 2 × 128-bit pipes assumed";
+    s.fp32_per_cycle = part == 0xd4f || part == 0xd40
+                           ? 32
+                           : 16;  // Neoverse V2 (4 × 128-bit), V1 (2 × 256-bit SVE); else 2 × 128-bit NEON
+    s.what = part == 0xd4f   ? "Neoverse V2: 4 × 128-bit SVE2 pipes"
+             : part == 0xd40 ? "Neoverse V1: 2 × 256-bit SVE pipes"
+                             : "Arm NEON: 2 × 128-bit pipes assumed";
   }
-  c.fp32_per_cycle = fp32;
-  if (flags.count("amx_bf16"))
-    c.bf16_per_cycle = 1024;
-  else if (flags.count("avx512_bf16") || flags.count("bf16"))
-    c.bf16_per_cycle = 2 * fp32;
-  c.bf16 = c.bf16_per_cycle > 0;
+  return s;
+}
 
-  // L2 per core.
-  c.l2_bytes = 0;
+// A sysfs cache size ("2048K", "1M", "512") in bytes, or nullopt.
+std::optional<double> cache_size_bytes(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    double bytes = std::stod(trim(text), &used);
+    const std::string unit = trim(text).substr(used);
+    bytes *= unit == "K" ? 1024 : unit == "M" ? 1024 * 1024 : 1;
+    return bytes;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// CPU 0's level-2 cache per core (0 when sysfs lists none), for `smt` hardware threads per core.
+double read_l2_per_core(const std::string& sys, int smt) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = sys + fmt::format("cpu0/cache/index{}/", index);
     if (read_number(dir + "level") != 2) continue;
     std::string size, shared;
     if (!read_text(dir + "size", size)) continue;
-    double bytes = 0;
-    try {
-      std::size_t used = 0;
-      bytes = std::stod(trim(size), &used);
-      const std::string unit = trim(size).substr(used);
-      bytes *= unit == "K" ? 1024 : unit == "M" ? 1024 * 1024 : 1;
-    } catch (const std::exception&) {
-      continue;
-    }
+    const std::optional<double> bytes = cache_size_bytes(size);
+    if (!bytes) continue;
     int sharers = read_text(dir + "shared_cpu_list", shared) ? count_cpu_list(shared) : smt;
     if (sharers <= 0) sharers = smt;
     // Per core: shared by the core's hardware threads, or by a cluster of cores.
-    c.l2_bytes = bytes * smt / std::max(smt, sharers);
-    break;
+    return *bytes * smt / std::max(smt, sharers);
   }
+  return 0;
+}
+
+// /proc/meminfo's MemTotal in bytes, or nullopt.
+std::optional<double> read_memory_total_bytes(const std::string& root) {
+  std::string meminfo;
+  if (!read_text(root + "proc/meminfo", meminfo)) return std::nullopt;
+  std::stringstream in(meminfo);
+  std::string key;
+  double kb = 0;
+  while (in >> key >> kb) {
+    if (key == "MemTotal:") return kb * 1024;
+    in.ignore(1 << 20, '\n');
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+DetectedCpu detect_this_cpu(const std::string& root_in) {
+  const std::string root = root_in.empty() || root_in.back() == '/' ? root_in : root_in + "/";
+  const std::string cpuinfo_path = root + "proc/cpuinfo";
+  std::string text;
+  if (!read_text(cpuinfo_path, text))
+    throw InputError(cpuinfo_path, "", "cannot be read: --this-cpu reads Linux's /proc/cpuinfo");
+  const std::vector<Block> blocks = parse_cpuinfo(text);
+  if (blocks.empty()) throw InputError(cpuinfo_path, "", "lists no processor");
+  const Block& b = blocks.front();
+  DetectedCpu out;
+  CpuPlatformSpec& p = out.platform;
+  CpuSpec& c = p.cpu;
+  c.described = true;
+  const std::string sys = root + "sys/devices/system/cpu/";
+
+  // Topology.
+  const int logical = static_cast<int>(blocks.size());
+  read_topology(blocks, sys, p, out.assumptions);
+  const int smt = c.smt;
+
+  // Identity.
+  const std::string vendor = b.count("vendor_id") ? b.at("vendor_id") : std::string();
+  const int family = to_int(b, "cpu family", -1);
+  const int model = to_int(b, "model", -1);
+  c.name = cpu_name(b, family, model);
+
+  std::string clock_from;
+  const double ghz = read_clock_GHz(sys, c.name, b, clock_from, out.assumptions);
+  c.clock_Hz = std::round(ghz * 1000) / 1000 * 1e9;
+
+  const std::set<std::string> flags = words(b.count("flags")      ? b.at("flags")
+                                            : b.count("Features") ? b.at("Features")
+                                                                  : "");
+  const Simd simd = simd_of(flags, vendor, family, b);
+  c.fp32_per_cycle = simd.fp32_per_cycle;
+  if (flags.count("amx_bf16"))
+    c.bf16_per_cycle = 1024;
+  else if (flags.count("avx512_bf16") || flags.count("bf16"))
+    c.bf16_per_cycle = 2 * simd.fp32_per_cycle;
+  c.bf16 = c.bf16_per_cycle > 0;
+
+  c.l2_bytes = read_l2_per_core(sys, smt);
   if (c.l2_bytes == 0) out.assumptions.push_back("l2_KiB: no level-2 cache in sysfs; 0");
 
   // Memory: bandwidth cannot be read; capacity can.
@@ -282,22 +340,10 @@ DetectedCpu detect_this_cpu(const std::string& root_in) {
                   "channels need root (dmidecode){}; measure it (STREAM triad) and set it",
                   c.memory_bandwidth_Bps / 1e9, mem.what,
                   flags.count("hypervisor") ? ", and this is a virtual machine that shares its host's channels" : ""));
-  std::string meminfo;
-  if (read_text(root + "proc/meminfo", meminfo)) {
-    std::stringstream in(meminfo);
-    std::string key;
-    double kb = 0;
-    while (in >> key >> kb) {
-      if (key == "MemTotal:") {
-        c.memory_bytes = kb * 1024 / p.sockets;
-        break;
-      }
-      in.ignore(1 << 20, '\n');
-    }
-  }
+  if (const auto total = read_memory_total_bytes(root)) c.memory_bytes = *total / p.sockets;
   c.source = fmt::format(
       "read from {} and sysfs by trainsim platform info --this-cpu: {} {} logical CPUs; clock from {}; {}{}",
-      cpuinfo_path, logical, vendor.empty() ? "" : "(" + vendor + ")", clock_from, simd,
+      cpuinfo_path, logical, vendor.empty() ? "" : "(" + vendor + ")", clock_from, simd.what,
       flags.count("hypervisor") ? "; a virtual machine" : "");
   return out;
 }

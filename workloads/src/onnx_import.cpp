@@ -413,76 +413,95 @@ class OnnxReader {
                          "): the graph has a cycle: " + cycle);
   }
 
+  // What binding the graph inputs' dimensions found so far.
+  struct InputBinding {
+    std::optional<std::int64_t> static_batch;     // the first static dimension 0
+    bool dynamic_batch = false;                   // some dimension 0 took the bound batch
+    bool used_sequence = false;                   // some dimension took sequence_length
+    bool used_image = false;                      // some dimension took image_size
+    std::map<std::string, std::int64_t> symbols;  // dim_param → value, so one name gets one value
+  };
+
+  // Dimension 1 of a rank-2 or rank-3 input takes sequence_length; 2 and 3 of a rank-4 one, image_size.
+  static bool sequence_dimension(int k, int rank) { return k == 1 && (rank == 2 || rank == 3); }
+  static bool image_dimension(int k, int rank) { return (k == 2 || k == 3) && rank == 4; }
+
+  // The value of dynamic dimension k (named `symbol`, or unnamed) of a graph input of rank `rank`:
+  // its binding by name, the value the name already took, the batch, the sequence length or the
+  // image size, in that order. The error (at `where`) says which binding would resolve it.
+  std::int64_t dynamic_dimension(const std::string& symbol, int k, int rank, const std::string& where,
+                                 InputBinding& b) const {
+    if (!symbol.empty() && bindings_.dims.count(symbol)) return bindings_.dims.at(symbol);
+    if (!symbol.empty() && b.symbols.count(symbol)) return b.symbols.at(symbol);
+    if (k == 0) {
+      b.dynamic_batch = true;
+      return bindings_.batch;
+    }
+    if (sequence_dimension(k, rank) && bindings_.sequence_length) {
+      b.used_sequence = true;
+      return *bindings_.sequence_length;
+    }
+    if (image_dimension(k, rank) && bindings_.image_size) {
+      b.used_image = true;
+      return *bindings_.image_size;
+    }
+    const std::string named = symbol.empty() ? "" : " '" + symbol + "'";
+    std::string hint = sequence_dimension(k, rank)
+                           ? "give sequence_length (workload.sequence_length, or --sequence-length)"
+                       : image_dimension(k, rank) ? "give image_size (workload.image_size, or --image-size)"
+                                                  : "give its value in workload.onnx_dims (or --dim)";
+    if (!symbol.empty() && !sequence_dimension(k, rank) && !image_dimension(k, rank))
+      hint += " as {\"" + symbol + "\": N}";
+    throw error(where + ": unresolved dynamic dimension" + named + "; " + hint);
+  }
+
+  // Checks the static dimensions of one graph input and gives its dynamic ones a value.
+  void bind_input(onnx::ValueInfoProto& input, InputBinding& b) const {
+    if (!input.type().has_tensor_type())
+      throw error("graph input '" + input.name() +
+                  "' is not a tensor (sequences, maps and optionals are not supported)");
+    auto* tensor = input.mutable_type()->mutable_tensor_type();
+    if (!tensor->has_shape()) throw error("graph input '" + input.name() + "' has no shape; export it with its rank");
+    const int rank = tensor->shape().dim_size();
+    for (int k = 0; k < rank; ++k) {
+      auto* d = tensor->mutable_shape()->mutable_dim(k);
+      const std::string where = "graph input '" + input.name() + "', dimension " + std::to_string(k);
+      if (d->has_dim_value()) {
+        if (d->dim_value() < 1 || d->dim_value() > kMaxDim)
+          throw error(where + ": size " + std::to_string(d->dim_value()) + " is not in [1, " + std::to_string(kMaxDim) +
+                      "]");
+        if (k == 0) b.static_batch = b.static_batch.value_or(d->dim_value());
+        continue;
+      }
+      const std::string symbol = d->has_dim_param() ? d->dim_param() : "";
+      const std::int64_t value = dynamic_dimension(symbol, k, rank, where, b);
+      if (!symbol.empty()) b.symbols[symbol] = value;
+      d->clear_dim_param();
+      d->set_dim_value(value);
+    }
+  }
+
   // Gives every dynamic dimension of the graph inputs a value; returns the batch the totals are
   // divided by (the bound batch, or the file's static one).
   double bind_inputs() {
     onnx::GraphProto& graph = *model_.mutable_graph();
     std::set<std::string> initializers;
     for (const auto& t : graph.initializer()) initializers.insert(t.name());
-    std::optional<std::int64_t> static_batch;
-    bool dynamic_batch = false, used_sequence = false, used_image = false;
-    std::map<std::string, std::int64_t> symbols;  // dim_param → value, so one name gets one value
-    for (auto& input : *graph.mutable_input()) {
-      if (initializers.count(input.name())) continue;
-      if (!input.type().has_tensor_type())
-        throw error("graph input '" + input.name() +
-                    "' is not a tensor (sequences, maps and optionals are not supported)");
-      auto* tensor = input.mutable_type()->mutable_tensor_type();
-      if (!tensor->has_shape()) throw error("graph input '" + input.name() + "' has no shape; export it with its rank");
-      const int rank = tensor->shape().dim_size();
-      for (int k = 0; k < rank; ++k) {
-        auto* d = tensor->mutable_shape()->mutable_dim(k);
-        const std::string where = "graph input '" + input.name() + "', dimension " + std::to_string(k);
-        if (d->has_dim_value()) {
-          if (d->dim_value() < 1 || d->dim_value() > kMaxDim)
-            throw error(where + ": size " + std::to_string(d->dim_value()) + " is not in [1, " +
-                        std::to_string(kMaxDim) + "]");
-          if (k == 0) static_batch = static_batch.value_or(d->dim_value());
-          continue;
-        }
-        const std::string symbol = d->has_dim_param() ? d->dim_param() : "";
-        std::int64_t value = 0;
-        if (!symbol.empty() && bindings_.dims.count(symbol)) {
-          value = bindings_.dims.at(symbol);
-        } else if (!symbol.empty() && symbols.count(symbol)) {
-          value = symbols.at(symbol);
-        } else if (k == 0) {
-          value = bindings_.batch;
-          dynamic_batch = true;
-        } else if (k == 1 && (rank == 2 || rank == 3) && bindings_.sequence_length) {
-          value = *bindings_.sequence_length;
-          used_sequence = true;
-        } else if ((k == 2 || k == 3) && rank == 4 && bindings_.image_size) {
-          value = *bindings_.image_size;
-          used_image = true;
-        } else {
-          const std::string named = symbol.empty() ? "" : " '" + symbol + "'";
-          std::string hint = k == 1 && (rank == 2 || rank == 3)
-                                 ? "give sequence_length (workload.sequence_length, or --sequence-length)"
-                             : (k == 2 || k == 3) && rank == 4
-                                 ? "give image_size (workload.image_size, or --image-size)"
-                                 : "give its value in workload.onnx_dims (or --dim)";
-          if (!symbol.empty() && !(k == 1 && (rank == 2 || rank == 3)) && !((k == 2 || k == 3) && rank == 4))
-            hint += " as {\"" + symbol + "\": N}";
-          throw error(where + ": unresolved dynamic dimension" + named + "; " + hint);
-        }
-        if (!symbol.empty()) symbols[symbol] = value;
-        d->clear_dim_param();
-        d->set_dim_value(value);
-      }
-    }
-    if (bindings_.sequence_length && !used_sequence)
+    InputBinding b;
+    for (auto& input : *graph.mutable_input())
+      if (!initializers.count(input.name())) bind_input(input, b);
+    if (bindings_.sequence_length && !b.used_sequence)
       throw InputError("model", "",
                        "'" + source_ +
                            "' has no dynamic sequence dimension (dimension 1 of a rank-2 or rank-3 input) for a "
                            "sequence_length; export it with dynamic_axes");
-    if (bindings_.image_size && !used_image)
+    if (bindings_.image_size && !b.used_image)
       throw InputError("model", "",
                        "'" + source_ +
                            "' has no dynamic image dimensions (dimensions 2 and 3 of a rank-4 input) for an "
                            "image_size; export it with dynamic_axes");
-    if (dynamic_batch) return static_cast<double>(bindings_.batch);
-    return static_cast<double>(static_batch.value_or(1));
+    if (b.dynamic_batch) return static_cast<double>(bindings_.batch);
+    return static_cast<double>(b.static_batch.value_or(1));
   }
 
   void infer_shapes() {
@@ -572,179 +591,218 @@ class OnnxReader {
     return r;
   }
 
+  // A node's inputs among the integer values known so far.
+  struct KnownInputs {
+    const onnx::NodeProto& node;
+    const std::map<std::string, IntTensor>& known;
+    // Input k's value; null when the node has no input k or its value is not known.
+    const IntTensor* operator()(int k) const {
+      if (k >= node.input_size() || node.input(k).empty()) return nullptr;
+      auto it = known.find(node.input(k));
+      return it == known.end() ? nullptr : &it->second;
+    }
+  };
+
+  static std::optional<std::vector<std::int64_t>> ints_attribute(const onnx::NodeProto& n, const std::string& name) {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    return std::nullopt;
+  }
+
+  // A rank-1 INT64 tensor of `v`.
+  static IntTensor int_vector(std::vector<std::int64_t> v) {
+    IntTensor t;
+    t.dims = {static_cast<std::int64_t>(v.size())};
+    t.values = std::move(v);
+    return t;
+  }
+
+  static bool rank1(const IntTensor* t) { return t && t->dims.size() <= 1; }
+
+  // Constant: a tensor, one integer or a list of integers.
+  static std::optional<IntTensor> evaluate_constant(const onnx::NodeProto& n) {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "value" && a.has_t()) return int_tensor(a.t());
+      if (a.name() == "value_int") return IntTensor{{}, {a.i()}, onnx::TensorProto::INT64};
+      if (a.name() == "value_ints") return int_vector(std::vector<std::int64_t>(a.ints().begin(), a.ints().end()));
+    }
+    return std::nullopt;
+  }
+
+  // Shape (the dimensions from start to end) and Size (their product) of an input of known shape.
+  std::optional<IntTensor> evaluate_shape(const onnx::NodeProto& n) const {
+    const ValueType* t = n.input_size() > 0 ? type_of(n.input(0)) : nullptr;
+    if (!t || !t->known) return std::nullopt;
+    if (n.op_type() == "Size")
+      return IntTensor{{}, {static_cast<std::int64_t>(elements(t->dims))}, onnx::TensorProto::INT64};
+    const auto rank = static_cast<std::int64_t>(t->dims.size());
+    std::int64_t start = int_attribute(n, "start", 0), end = int_attribute(n, "end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<std::int64_t>(start, 0, rank);
+    end = std::clamp<std::int64_t>(end, start, rank);
+    return int_vector(std::vector<std::int64_t>(t->dims.begin() + start, t->dims.begin() + end));
+  }
+
+  // Identity, and Cast to another integer type.
+  std::optional<IntTensor> evaluate_cast(const onnx::NodeProto& n, const IntTensor* x) const {
+    if (!x) return std::nullopt;
+    IntTensor r = *x;
+    if (n.op_type() == "Cast") {
+      const std::int64_t to = int_attribute(n, "to", 0);
+      if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) return std::nullopt;
+      r.elem_type = static_cast<int>(to);
+    }
+    return r;
+  }
+
+  // Squeeze: drops the listed axes (every axis of size 1 when none is listed).
+  static IntTensor squeezed(const IntTensor& x, const std::vector<std::int64_t>& axes) {
+    IntTensor r = x;
+    r.dims.clear();
+    const auto rank = static_cast<std::int64_t>(x.dims.size());
+    for (std::int64_t k = 0; k < rank; ++k) {
+      const bool listed =
+          std::any_of(axes.begin(), axes.end(), [&](std::int64_t a) { return a == k || a + rank == k; });
+      if (!(listed || (axes.empty() && x.dims[static_cast<std::size_t>(k)] == 1)))
+        r.dims.push_back(x.dims[static_cast<std::size_t>(k)]);
+    }
+    return r;
+  }
+
+  // Unsqueeze: inserts an axis of size 1 at each listed position of the result.
+  static std::optional<IntTensor> unsqueezed(const IntTensor& x, const std::vector<std::int64_t>& axes) {
+    const auto rank = static_cast<std::int64_t>(x.dims.size() + axes.size());
+    std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
+    for (std::int64_t a : axes) {
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) return std::nullopt;
+      inserted[static_cast<std::size_t>(a)] = true;
+    }
+    IntTensor r = x;
+    r.dims.clear();
+    std::size_t next = 0;
+    for (std::int64_t k = 0; k < rank; ++k) {
+      if (inserted[static_cast<std::size_t>(k)])
+        r.dims.push_back(1);
+      else if (next < x.dims.size())
+        r.dims.push_back(x.dims[next++]);
+      else
+        return std::nullopt;
+    }
+    return r;
+  }
+
+  // Squeeze and Unsqueeze, their axes an attribute (opset < 13) or the second input.
+  static std::optional<IntTensor> evaluate_squeeze(const onnx::NodeProto& n, const KnownInputs& in) {
+    const IntTensor* x = in(0);
+    if (!x) return std::nullopt;
+    std::vector<std::int64_t> axes;
+    if (auto a = ints_attribute(n, "axes"))
+      axes = *a;
+    else if (const IntTensor* given = in(1))
+      axes = given->values;
+    else if (n.op_type() == "Unsqueeze")
+      return std::nullopt;
+    if (n.op_type() == "Squeeze") return squeezed(*x, axes);
+    return unsqueezed(*x, axes);
+  }
+
+  // Gather along axis 0 of a vector.
+  std::optional<IntTensor> evaluate_gather(const onnx::NodeProto& n, const KnownInputs& in) const {
+    const IntTensor *x = in(0), *idx = in(1);
+    if (!rank1(x) || !idx || x->dims.size() != 1 || int_attribute(n, "axis", 0) != 0) return std::nullopt;
+    IntTensor r;
+    r.elem_type = x->elem_type;
+    r.dims = idx->dims;
+    for (std::int64_t i : idx->values) {
+      if (i < 0) i += static_cast<std::int64_t>(x->values.size());
+      if (i < 0 || i >= static_cast<std::int64_t>(x->values.size())) return std::nullopt;
+      r.values.push_back(x->values[static_cast<std::size_t>(i)]);
+    }
+    return r;
+  }
+
+  // Concat of vectors.
+  static std::optional<IntTensor> evaluate_concat(const onnx::NodeProto& n, const KnownInputs& in) {
+    std::vector<std::int64_t> v;
+    for (int k = 0; k < n.input_size(); ++k) {
+      const IntTensor* x = in(k);
+      if (!x || x->dims.size() != 1) return std::nullopt;
+      v.insert(v.end(), x->values.begin(), x->values.end());
+    }
+    if (v.size() > kMaxFoldElements) return std::nullopt;
+    return int_vector(std::move(v));
+  }
+
+  // Add, Sub, Mul and Div of two vectors or scalars (one of them may broadcast).
+  static std::optional<IntTensor> evaluate_arithmetic(const std::string& op, const IntTensor* a, const IntTensor* b) {
+    if (!rank1(a) || !rank1(b)) return std::nullopt;
+    const std::size_t count = std::max(a->values.size(), b->values.size());
+    if ((a->values.size() != count && a->values.size() != 1) || (b->values.size() != count && b->values.size() != 1))
+      return std::nullopt;
+    IntTensor r;
+    r.elem_type = a->elem_type;
+    r.dims = a->values.size() == count ? a->dims : b->dims;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::int64_t x = a->values[a->values.size() == 1 ? 0 : i], y = b->values[b->values.size() == 1 ? 0 : i];
+      if (std::abs(x) > kMaxDim || std::abs(y) > kMaxDim) return std::nullopt;  // no overflow in the products
+      if (op == "Div" && y == 0) return std::nullopt;
+      r.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+    }
+    return r;
+  }
+
+  // Range of scalars start, limit and delta.
+  static std::optional<IntTensor> evaluate_range(const KnownInputs& in) {
+    const IntTensor *start = in(0), *limit = in(1), *delta = in(2);
+    if (!start || !limit || !delta || start->values.size() != 1 || limit->values.size() != 1 ||
+        delta->values.size() != 1)
+      return std::nullopt;
+    const std::int64_t s0 = start->values[0], l0 = limit->values[0], d0 = delta->values[0];
+    if (d0 == 0 || std::abs(s0) > kMaxDim || std::abs(l0) > kMaxDim) return std::nullopt;
+    const double count = std::max(0.0, std::ceil(static_cast<double>(l0 - s0) / static_cast<double>(d0)));
+    if (count > static_cast<double>(kMaxFoldElements)) return std::nullopt;
+    std::vector<std::int64_t> v;
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) v.push_back(s0 + i * d0);
+    IntTensor r = int_vector(std::move(v));
+    r.elem_type = start->elem_type;
+    return r;
+  }
+
+  // Slice of a vector with scalar starts and ends, along axis 0 with step 1.
+  static std::optional<IntTensor> evaluate_slice(const KnownInputs& in) {
+    const IntTensor* x = in(0);
+    if (!x || x->dims.size() != 1) return std::nullopt;
+    const IntTensor *st = in(1), *en = in(2);
+    if (!(st && en && st->values.size() == 1 && en->values.size() == 1)) return std::nullopt;
+    std::int64_t begin = st->values[0], end = en->values[0];
+    if (const IntTensor* ax = in(3); ax && (ax->values.size() != 1 || (ax->values[0] != 0 && ax->values[0] != -1)))
+      return std::nullopt;
+    if (const IntTensor* sp = in(4); sp && (sp->values.size() != 1 || sp->values[0] != 1)) return std::nullopt;
+    const auto len = static_cast<std::int64_t>(x->values.size());
+    if (begin < 0) begin += len;
+    if (end < 0) end += len;
+    begin = std::clamp<std::int64_t>(begin, 0, len);
+    end = std::clamp<std::int64_t>(end, begin, len);
+    IntTensor r = int_vector(std::vector<std::int64_t>(x->values.begin() + begin, x->values.begin() + end));
+    r.elem_type = x->elem_type;
+    return r;
+  }
+
   // The value of one integer node's output from its inputs' values (nullopt: not evaluated).
   std::optional<IntTensor> evaluate(const onnx::NodeProto& n, const std::map<std::string, IntTensor>& known) const {
-    auto in = [&](int k) -> const IntTensor* {
-      if (k >= n.input_size() || n.input(k).empty()) return nullptr;
-      auto it = known.find(n.input(k));
-      return it == known.end() ? nullptr : &it->second;
-    };
-    auto attr_ints = [&](const std::string& name) -> std::optional<std::vector<std::int64_t>> {
-      for (const auto& a : n.attribute())
-        if (a.name() == name) return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
-      return std::nullopt;
-    };
-    auto vector = [](std::vector<std::int64_t> v) {
-      IntTensor t;
-      t.dims = {static_cast<std::int64_t>(v.size())};
-      t.values = std::move(v);
-      return t;
-    };
-    auto rank1 = [](const IntTensor* t) { return t && t->dims.size() <= 1; };
+    const KnownInputs in{n, known};
     const std::string& op = n.op_type();
-    if (op == "Constant") {
-      for (const auto& a : n.attribute()) {
-        if (a.name() == "value" && a.has_t()) return int_tensor(a.t());
-        if (a.name() == "value_int") return IntTensor{{}, {a.i()}, onnx::TensorProto::INT64};
-        if (a.name() == "value_ints") return vector(std::vector<std::int64_t>(a.ints().begin(), a.ints().end()));
-      }
-      return std::nullopt;
-    }
-    if (op == "Shape" || op == "Size") {
-      const ValueType* t = n.input_size() > 0 ? type_of(n.input(0)) : nullptr;
-      if (!t || !t->known) return std::nullopt;
-      if (op == "Size") return IntTensor{{}, {static_cast<std::int64_t>(elements(t->dims))}, onnx::TensorProto::INT64};
-      const auto rank = static_cast<std::int64_t>(t->dims.size());
-      std::int64_t start = int_attribute(n, "start", 0), end = int_attribute(n, "end", rank);
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<std::int64_t>(start, 0, rank);
-      end = std::clamp<std::int64_t>(end, start, rank);
-      return vector(std::vector<std::int64_t>(t->dims.begin() + start, t->dims.begin() + end));
-    }
-    if (op == "Identity" || op == "Cast") {
-      const IntTensor* x = in(0);
-      if (!x) return std::nullopt;
-      IntTensor r = *x;
-      if (op == "Cast") {
-        const std::int64_t to = int_attribute(n, "to", 0);
-        if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) return std::nullopt;
-        r.elem_type = static_cast<int>(to);
-      }
-      return r;
-    }
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      const IntTensor* x = in(0);
-      if (!x) return std::nullopt;
-      std::vector<std::int64_t> axes;
-      if (auto a = attr_ints("axes"))
-        axes = *a;
-      else if (const IntTensor* given = in(1))
-        axes = given->values;
-      else if (op == "Unsqueeze")
-        return std::nullopt;
-      IntTensor r = *x;
-      if (op == "Squeeze") {
-        r.dims.clear();
-        const auto rank = static_cast<std::int64_t>(x->dims.size());
-        for (std::int64_t k = 0; k < rank; ++k) {
-          const bool listed =
-              std::any_of(axes.begin(), axes.end(), [&](std::int64_t a) { return a == k || a + rank == k; });
-          if (!(listed || (axes.empty() && x->dims[static_cast<std::size_t>(k)] == 1)))
-            r.dims.push_back(x->dims[static_cast<std::size_t>(k)]);
-        }
-        return r;
-      }
-      const auto rank = static_cast<std::int64_t>(x->dims.size() + axes.size());
-      std::vector<bool> inserted(static_cast<std::size_t>(rank), false);
-      for (std::int64_t a : axes) {
-        if (a < 0) a += rank;
-        if (a < 0 || a >= rank) return std::nullopt;
-        inserted[static_cast<std::size_t>(a)] = true;
-      }
-      r.dims.clear();
-      std::size_t next = 0;
-      for (std::int64_t k = 0; k < rank; ++k) {
-        if (inserted[static_cast<std::size_t>(k)])
-          r.dims.push_back(1);
-        else if (next < x->dims.size())
-          r.dims.push_back(x->dims[next++]);
-        else
-          return std::nullopt;
-      }
-      return r;
-    }
-    if (op == "Gather") {
-      const IntTensor *x = in(0), *idx = in(1);
-      if (!rank1(x) || !idx || x->dims.size() != 1 || int_attribute(n, "axis", 0) != 0) return std::nullopt;
-      IntTensor r;
-      r.elem_type = x->elem_type;
-      r.dims = idx->dims;
-      for (std::int64_t i : idx->values) {
-        if (i < 0) i += static_cast<std::int64_t>(x->values.size());
-        if (i < 0 || i >= static_cast<std::int64_t>(x->values.size())) return std::nullopt;
-        r.values.push_back(x->values[static_cast<std::size_t>(i)]);
-      }
-      return r;
-    }
-    if (op == "Concat") {
-      std::vector<std::int64_t> v;
-      for (int k = 0; k < n.input_size(); ++k) {
-        const IntTensor* x = in(k);
-        if (!x || x->dims.size() != 1) return std::nullopt;
-        v.insert(v.end(), x->values.begin(), x->values.end());
-      }
-      if (v.size() > kMaxFoldElements) return std::nullopt;
-      return vector(std::move(v));
-    }
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-      const IntTensor *a = in(0), *b = in(1);
-      if (!rank1(a) || !rank1(b)) return std::nullopt;
-      const std::size_t count = std::max(a->values.size(), b->values.size());
-      if ((a->values.size() != count && a->values.size() != 1) || (b->values.size() != count && b->values.size() != 1))
-        return std::nullopt;
-      IntTensor r;
-      r.elem_type = a->elem_type;
-      r.dims = a->values.size() == count ? a->dims : b->dims;
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::int64_t x = a->values[a->values.size() == 1 ? 0 : i], y = b->values[b->values.size() == 1 ? 0 : i];
-        if (std::abs(x) > kMaxDim || std::abs(y) > kMaxDim) return std::nullopt;  // no overflow in the products
-        if (op == "Div" && y == 0) return std::nullopt;
-        r.values.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
-      }
-      return r;
-    }
-    if (op == "Range") {
-      const IntTensor *start = in(0), *limit = in(1), *delta = in(2);
-      if (!start || !limit || !delta || start->values.size() != 1 || limit->values.size() != 1 ||
-          delta->values.size() != 1)
-        return std::nullopt;
-      const std::int64_t s0 = start->values[0], l0 = limit->values[0], d0 = delta->values[0];
-      if (d0 == 0 || std::abs(s0) > kMaxDim || std::abs(l0) > kMaxDim) return std::nullopt;
-      const double count = std::max(0.0, std::ceil(static_cast<double>(l0 - s0) / static_cast<double>(d0)));
-      if (count > static_cast<double>(kMaxFoldElements)) return std::nullopt;
-      std::vector<std::int64_t> v;
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(count); ++i) v.push_back(s0 + i * d0);
-      IntTensor r = vector(std::move(v));
-      r.elem_type = start->elem_type;
-      return r;
-    }
-    if (op == "Slice") {
-      const IntTensor* x = in(0);
-      if (!x || x->dims.size() != 1) return std::nullopt;
-      std::int64_t begin = 0, end = 0, step = 1;
-      if (const IntTensor* st = in(1), *en = in(2); st && en && st->values.size() == 1 && en->values.size() == 1) {
-        begin = st->values[0];
-        end = en->values[0];
-      } else {
-        return std::nullopt;
-      }
-      if (const IntTensor* ax = in(3); ax && (ax->values.size() != 1 || (ax->values[0] != 0 && ax->values[0] != -1)))
-        return std::nullopt;
-      if (const IntTensor* sp = in(4)) {
-        if (sp->values.size() != 1 || sp->values[0] != 1) return std::nullopt;
-        step = 1;
-      }
-      const auto len = static_cast<std::int64_t>(x->values.size());
-      if (begin < 0) begin += len;
-      if (end < 0) end += len;
-      begin = std::clamp<std::int64_t>(begin, 0, len);
-      end = std::clamp<std::int64_t>(end, begin, len);
-      IntTensor r = vector(std::vector<std::int64_t>(x->values.begin() + begin, x->values.begin() + end));
-      r.elem_type = x->elem_type;
-      (void)step;
-      return r;
-    }
+    if (op == "Constant") return evaluate_constant(n);
+    if (op == "Shape" || op == "Size") return evaluate_shape(n);
+    if (op == "Identity" || op == "Cast") return evaluate_cast(n, in(0));
+    if (op == "Unsqueeze" || op == "Squeeze") return evaluate_squeeze(n, in);
+    if (op == "Gather") return evaluate_gather(n, in);
+    if (op == "Concat") return evaluate_concat(n, in);
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return evaluate_arithmetic(op, in(0), in(1));
+    if (op == "Range") return evaluate_range(in);
+    if (op == "Slice") return evaluate_slice(in);
     return std::nullopt;
   }
 
@@ -815,127 +873,170 @@ class OnnxReader {
     return fallback;
   }
 
-  Workload build(double batch) {
-    const auto& graph = model_.graph();
-    Workload w;
-    w.name = graph.name().empty() ? std::filesystem::path(source_).stem().string() : graph.name();
-    w.source = source_;
+  // What build() carries from node to node.
+  struct GraphWalk {
     std::unordered_map<std::string, std::string> layer_of;  // value → the layer that produced it
     std::set<std::string> counted;                          // parameters already counted
     double total_params = 0;
-    std::vector<std::vector<std::string>> layer_outputs;  // per layer of `w`, the values it produces
+    std::vector<std::vector<std::string>> layer_outputs;  // per layer of the workload, the values it produces
     std::set<std::string> saved;                          // values some backward reads
-    auto per_sample = [&](const std::vector<std::int64_t>& dims) {
-      // The per-sample shape drops the batch when it leads.
-      if (!dims.empty() && static_cast<double>(dims.front()) == batch)
-        return std::vector<std::int64_t>(dims.begin() + 1, dims.end());
-      return dims;
-    };
+  };
 
-    for (const auto& input : graph.input()) {
-      if (initializer_names_.count(input.name())) continue;
-      const ValueType& t = types_.at(input.name());
-      LayerCost l;
-      l.name = input.name();
-      l.type = "input";
-      l.op_class = OpClass::data;
-      l.output_shape = per_sample(t.dims);
-      l.output_elements = elements(t.dims) / batch;
-      layer_of[input.name()] = l.name;
-      layer_outputs.push_back({input.name()});
-      w.layers.push_back(std::move(l));
+  // The per-sample shape drops the batch when it leads.
+  static std::vector<std::int64_t> per_sample(const std::vector<std::int64_t>& dims, double batch) {
+    if (!dims.empty() && static_cast<double>(dims.front()) == batch)
+      return std::vector<std::int64_t>(dims.begin() + 1, dims.end());
+    return dims;
+  }
+
+  // A graph input (not an initializer) as a data layer.
+  void add_input_layer(const onnx::ValueInfoProto& input, double batch, GraphWalk& walk, Workload& w) const {
+    const ValueType& t = types_.at(input.name());
+    LayerCost l;
+    l.name = input.name();
+    l.type = "input";
+    l.op_class = OpClass::data;
+    l.output_shape = per_sample(t.dims, batch);
+    l.output_elements = elements(t.dims) / batch;
+    walk.layer_of[input.name()] = l.name;
+    walk.layer_outputs.push_back({input.name()});
+    w.layers.push_back(std::move(l));
+  }
+
+  // A node's floating-point outputs: whether there is one, the first one's shape, all their elements.
+  struct FloatOutputs {
+    bool any = false;
+    std::vector<std::int64_t> first_dims;
+    double elements = 0;
+  };
+
+  // Node i's floating-point outputs, each of a known shape within the limits (or the error says
+  // which is not).
+  FloatOutputs float_outputs(int i, const onnx::NodeProto& n) const {
+    FloatOutputs r;
+    for (const auto& out : n.output()) {
+      if (out.empty()) continue;
+      const ValueType* t = type_of(out);
+      if (!t) throw node_error(i, "ONNX could not infer the type of its output '" + out + "'");
+      if (!is_floating(t->elem_type)) continue;
+      if (!t->known)
+        throw node_error(i,
+                         "ONNX could not infer the shape of its output '" + out + "' (got " + dims_text(t->dims) + ")");
+      for (const auto d : t->dims)
+        if (d < 0 || d > kMaxDim)
+          throw node_error(i, "its output '" + out + "' has shape " + dims_text(t->dims) +
+                                  ": a dimension outside [0, " + std::to_string(kMaxDim) + "]");
+      const double e = elements(t->dims);
+      if (e > kMaxElements) throw node_error(i, "its output '" + out + "' has more than 2^53 elements");
+      if (!r.any) r.first_dims = t->dims;
+      r.any = true;
+      r.elements += e;
     }
+    return r;
+  }
 
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const onnx::NodeProto& n = graph.node(i);
-      if (n.op_type() == "Constant") continue;
-      bool float_output = false;
-      double out_elements = 0;
-      std::vector<std::int64_t> out_dims;
-      for (const auto& out : n.output()) {
-        if (out.empty()) continue;
-        const ValueType* t = type_of(out);
-        if (!t) throw node_error(i, "ONNX could not infer the type of its output '" + out + "'");
-        if (!is_floating(t->elem_type)) continue;
-        if (!t->known)
-          throw node_error(
-              i, "ONNX could not infer the shape of its output '" + out + "' (got " + dims_text(t->dims) + ")");
-        for (const auto d : t->dims)
-          if (d < 0 || d > kMaxDim)
-            throw node_error(i, "its output '" + out + "' has shape " + dims_text(t->dims) +
-                                    ": a dimension outside [0, " + std::to_string(kMaxDim) + "]");
-        const double e = elements(t->dims);
-        if (e > kMaxElements) throw node_error(i, "its output '" + out + "' has more than 2^53 elements");
-        if (!float_output) out_dims = t->dims;
-        float_output = true;
-        out_elements += e;
-      }
-      if (!float_output) continue;  // shape arithmetic on integers: no floating-point work
+  // What a node's inputs bring to its layer.
+  struct NodeInputs {
+    std::vector<bool> param_input;  // per input: a parameter, or derived from parameters only
+    bool input_grad = false;        // some activation input carries a gradient
+    double params = 0;              // the parameters this node counts first
+    bool has_params() const { return std::find(param_input.begin(), param_input.end(), true) != param_input.end(); }
+  };
 
-      LayerCost l;
-      l.name = names_[static_cast<std::size_t>(i)];
-      l.type = n.op_type();
-      l.output_shape = per_sample(out_dims);
-      std::set<std::string> parent_set;
-      bool input_grad = false;  // some activation input carries a gradient
-      double params = 0;
-      std::vector<bool> param_input(static_cast<std::size_t>(n.input_size()), false);
-      for (int k = 0; k < n.input_size(); ++k) {
-        const std::string& in = n.input(k);
-        if (in.empty()) continue;
-        if (auto it = layer_of.find(in); it != layer_of.end() && parent_set.insert(it->second).second)
-          l.parents.push_back(it->second);
-        const bool bn_buffer = n.op_type() == "BatchNormalization" && k >= 3;
-        if (param_derived_.count(in)) param_input[static_cast<std::size_t>(k)] = true;
-        if (is_parameter(in) && !bn_buffer) {
-          param_input[static_cast<std::size_t>(k)] = true;
-          if (counted.insert(in).second) params += elements(types_.at(in).dims);
-          continue;
-        }
-        if (needs_grad_.count(in)) input_grad = true;
-        const ValueType* t = type_of(in);
-        if (t && t->known && is_floating(t->elem_type) && !initializer_names_.count(in))
-          l.input_elements += elements(t->dims);
+  // Node n's inputs: the layers producing them become `l`'s parents, floating-point activations add
+  // to its input elements, parameters not counted before to its parameters (BatchNormalization's
+  // running statistics are buffers, not parameters).
+  NodeInputs read_node_inputs(const onnx::NodeProto& n, GraphWalk& walk, LayerCost& l) const {
+    NodeInputs r;
+    r.param_input.assign(static_cast<std::size_t>(n.input_size()), false);
+    std::set<std::string> parent_set;
+    for (int k = 0; k < n.input_size(); ++k) {
+      const std::string& in = n.input(k);
+      if (in.empty()) continue;
+      if (auto it = walk.layer_of.find(in); it != walk.layer_of.end() && parent_set.insert(it->second).second)
+        l.parents.push_back(it->second);
+      const bool bn_buffer = n.op_type() == "BatchNormalization" && k >= 3;
+      if (param_derived_.count(in)) r.param_input[static_cast<std::size_t>(k)] = true;
+      if (is_parameter(in) && !bn_buffer) {
+        r.param_input[static_cast<std::size_t>(k)] = true;
+        if (walk.counted.insert(in).second) r.params += elements(types_.at(in).dims);
+        continue;
       }
-      const bool has_params = std::find(param_input.begin(), param_input.end(), true) != param_input.end();
-      cost_node(i, n, l, out_elements, param_input, input_grad);
-      if (has_params || input_grad) save_for_backward(n, param_input, saved);
-      // Views share their input's storage (torch's reshape, flatten, transpose, squeeze): a saved
-      // view costs nothing beyond the tensor it views.
-      static const std::set<std::string, std::less<>> views{"Reshape",   "Flatten",  "Squeeze", "Unsqueeze",
-                                                            "Transpose", "Identity", "Expand"};
-      if (views.count(n.op_type()) && n.input_size() > 0 && n.output_size() > 0)
-        alias_[n.output(0)] = storage_of(n.input(0));
-      total_params += params;
-      if (total_params > kMaxElements) throw node_error(i, "the model has more than 2^53 parameters up to this node");
-      l.params = static_cast<std::int64_t>(params);
-      // Per sample.
-      l.flops_fwd /= batch;
-      l.flops_bwd_input /= batch;
-      l.flops_bwd_weight /= batch;
-      l.input_elements /= batch;
-      l.output_elements = out_elements / batch;
-      // A view of a parameter alone (a tied weight transposed for the LM head) is still a weight.
-      const bool weight_view = operators().at(n.op_type()).kind == Kind::view && has_params && !input_grad;
-      for (const auto& out : n.output())
-        if (!out.empty()) {
-          layer_of[out] = l.name;
-          if (weight_view) param_derived_.insert(out);
-          if (has_params || input_grad) needs_grad_.insert(out);
-        }
-      layer_outputs.emplace_back(n.output().begin(), n.output().end());
-      w.layers.push_back(std::move(l));
+      if (needs_grad_.count(in)) r.input_grad = true;
+      const ValueType* t = type_of(in);
+      if (t && t->known && is_floating(t->elem_type) && !initializer_names_.count(in))
+        l.input_elements += elements(t->dims);
     }
-    // Saved activations: each value some backward reads, counted once, at the layer producing it.
+    return r;
+  }
+
+  // Node i as a layer of `w`, unless it computes no floating-point value (a constant, shape
+  // arithmetic on integers). Costs are per sample.
+  void add_node_layer(int i, double batch, GraphWalk& walk, Workload& w) {
+    const onnx::NodeProto& n = model_.graph().node(i);
+    if (n.op_type() == "Constant") return;
+    const FloatOutputs outputs = float_outputs(i, n);
+    if (!outputs.any) return;  // shape arithmetic on integers: no floating-point work
+
+    LayerCost l;
+    l.name = names_[static_cast<std::size_t>(i)];
+    l.type = n.op_type();
+    l.output_shape = per_sample(outputs.first_dims, batch);
+    const NodeInputs inputs = read_node_inputs(n, walk, l);
+    const bool has_params = inputs.has_params();
+    cost_node(i, n, l, outputs.elements, inputs.param_input, inputs.input_grad);
+    if (has_params || inputs.input_grad) save_for_backward(n, inputs.param_input, walk.saved);
+    // Views share their input's storage (torch's reshape, flatten, transpose, squeeze): a saved
+    // view costs nothing beyond the tensor it views.
+    static const std::set<std::string, std::less<>> views{"Reshape",   "Flatten",  "Squeeze", "Unsqueeze",
+                                                          "Transpose", "Identity", "Expand"};
+    if (views.count(n.op_type()) && n.input_size() > 0 && n.output_size() > 0)
+      alias_[n.output(0)] = storage_of(n.input(0));
+    walk.total_params += inputs.params;
+    if (walk.total_params > kMaxElements)
+      throw node_error(i, "the model has more than 2^53 parameters up to this node");
+    l.params = static_cast<std::int64_t>(inputs.params);
+    // Per sample.
+    l.flops_fwd /= batch;
+    l.flops_bwd_input /= batch;
+    l.flops_bwd_weight /= batch;
+    l.input_elements /= batch;
+    l.output_elements = outputs.elements / batch;
+    // A view of a parameter alone (a tied weight transposed for the LM head) is still a weight.
+    const bool weight_view = operators().at(n.op_type()).kind == Kind::view && has_params && !inputs.input_grad;
+    for (const auto& out : n.output())
+      if (!out.empty()) {
+        walk.layer_of[out] = l.name;
+        if (weight_view) param_derived_.insert(out);
+        if (has_params || inputs.input_grad) needs_grad_.insert(out);
+      }
+    walk.layer_outputs.emplace_back(n.output().begin(), n.output().end());
+    w.layers.push_back(std::move(l));
+  }
+
+  // Saved activations: each value some backward reads, counted once, at the layer producing it.
+  void count_saved_activations(const GraphWalk& walk, double batch, Workload& w) const {
     for (std::size_t k = 0; k < w.layers.size(); ++k) {
       double e = 0;
-      for (const auto& out : layer_outputs[k])
-        if (saved.count(out)) {
+      for (const auto& out : walk.layer_outputs[k])
+        if (walk.saved.count(out)) {
           const ValueType* t = type_of(out);
           if (t && t->known && is_floating(t->elem_type)) e += elements(t->dims);
         }
       w.layers[k].saved_elements = e / batch;
     }
+  }
+
+  Workload build(double batch) {
+    const auto& graph = model_.graph();
+    Workload w;
+    w.name = graph.name().empty() ? std::filesystem::path(source_).stem().string() : graph.name();
+    w.source = source_;
+    GraphWalk walk;
+    for (const auto& input : graph.input())
+      if (!initializer_names_.count(input.name())) add_input_layer(input, batch, walk, w);
+    for (int i = 0; i < graph.node_size(); ++i) add_node_layer(i, batch, walk, w);
+    count_saved_activations(walk, batch, w);
     return w;
   }
 

@@ -179,45 +179,53 @@ struct Fit {
   int simulations = 0;
 };
 
-Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::NcclTestsRun>& runs,
-                  const std::vector<Observation>& obs) {
-  Fit fit;
-  auto eval = [&](const Constants& c) {
-    ++fit.simulations;
+/// The runs simulated with a set of constants, and the loss of their times; counts the simulations.
+struct Evaluation {
+  const platforms::PlatformSpec& base;
+  const std::vector<plan::NcclTestsRun>& runs;
+  const std::vector<Observation>& obs;
+  int simulations = 0;
+
+  std::vector<double> times(const Constants& c) {
+    ++simulations;
     return predict(base, runs, c);
-  };
-  const bool has_large = std::count_if(obs.begin(), obs.end(), [](const Observation& o) { return o.large; }) >= 2;
-  Constants c;
-  // 1. The efficiency from the bandwidth regime (golden section on [kMinEfficiency, 1]).
-  if (has_large) {
-    double lo = kMinEfficiency, hi = 1.0;
-    const double g = (std::sqrt(5.0) - 1) / 2;
-    double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
-    auto at = [&](double e) {
-      Constants t = c;
-      t.efficiency = e;
-      return loss(obs, eval(t), true);
-    };
-    double f1 = at(x1), f2 = at(x2);
-    for (int i = 0; i < 6; ++i) {
-      if (f1 < f2) {
-        hi = x2;
-        x2 = x1;
-        f2 = f1;
-        x1 = hi - g * (hi - lo);
-        f1 = at(x1);
-      } else {
-        lo = x1;
-        x1 = x2;
-        f1 = f2;
-        x2 = lo + g * (hi - lo);
-        f2 = at(x2);
-      }
-    }
-    c.efficiency = (lo + hi) / 2;
   }
-  // 2. A grid over the two latencies (every size).
-  double best = loss(obs, eval(c), false);
+  double loss_of(const Constants& c, bool large_only) { return loss(obs, times(c), large_only); }
+};
+
+/// Step 1: the efficiency from the bandwidth regime, by six rounds of golden-section search on
+/// [kMinEfficiency, 1] over the large sizes' loss, the other constants as in `c`.
+double fit_efficiency(Evaluation& eval, const Constants& c) {
+  double lo = kMinEfficiency, hi = 1.0;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  auto at = [&](double e) {
+    Constants t = c;
+    t.efficiency = e;
+    return eval.loss_of(t, true);
+  };
+  double f1 = at(x1), f2 = at(x2);
+  for (int i = 0; i < 6; ++i) {
+    if (f1 < f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - g * (hi - lo);
+      f1 = at(x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + g * (hi - lo);
+      f2 = at(x2);
+    }
+  }
+  return (lo + hi) / 2;
+}
+
+/// Step 2: a grid over the two latencies (every size) from `c`; keeps the best point in `c` and its
+/// loss in `best`.
+void grid_latencies(Evaluation& eval, Constants& c, double& best) {
   const Constants start = c;
   for (double hop : {0.0, 10.0, 40.0, 100.0})
     for (double proxy : {0.0, 1.0, 4.0, 10.0}) {
@@ -225,13 +233,17 @@ Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::N
       Constants t = start;
       t.hop_us = hop;
       t.proxy_us = proxy;
-      const double f = loss(obs, eval(t), false);
+      const double f = eval.loss_of(t, false);
       if (f < best) {
         best = f;
         c = t;
       }
     }
-  // 3. Pattern search over all three, steps halving.
+}
+
+/// Step 3: pattern search over all three constants (the efficiency only with a bandwidth regime),
+/// steps halving after a round without a move; improves `c` and `best` in place.
+void pattern_search(Evaluation& eval, bool has_large, Constants& c, double& best) {
   std::array<double, 3> step{0.05, std::max(5.0, c.hop_us / 2), std::max(0.25, c.proxy_us / 2)};
   for (int round = 0; round < 3; ++round) {
     bool moved = false;
@@ -242,7 +254,7 @@ Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::N
         v += sign * step[std::size_t(k)];
         v = k == 0 ? std::clamp(v, kMinEfficiency, 1.0) : std::clamp(v, 0.0, k == 1 ? kMaxHopUs : kMaxProxyUs);
         if (k == 0 && !has_large) continue;
-        const double f = loss(obs, eval(t), false);
+        const double f = eval.loss_of(t, false);
         if (f < best) {
           best = f;
           c = t;
@@ -252,27 +264,48 @@ Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::N
     if (!moved)
       for (double& s : step) s /= 2;
   }
-  fit.constants = c;
-  fit.predicted = eval(c);
-  // Identifiability: a constant whose change moves no size by kIdentifiedShift is not fitted.
+}
+
+/// Identifiability: a constant whose change moves no size by kIdentifiedShift is not fitted (nor
+/// the efficiency without a bandwidth regime). `predicted`: the times with `c`.
+std::array<bool, 3> identified_constants(Evaluation& eval, bool has_large, const Constants& c,
+                                         const std::vector<double>& predicted) {
+  std::array<bool, 3> identified{};
   for (int k = 0; k < 3; ++k) {
     Constants t = c;
     if (k == 0) t.efficiency = c.efficiency > 0.5 ? c.efficiency * 0.9 : c.efficiency * 1.1;
     if (k == 1) t.hop_us = c.hop_us + std::max(10.0, c.hop_us / 2);
     if (k == 2) t.proxy_us = c.proxy_us + std::max(0.5, c.proxy_us / 2);
-    const std::vector<double> moved = eval(t);
+    const std::vector<double> moved = eval.times(t);
     double shift = 0;
-    for (std::size_t i = 0; i < moved.size(); ++i)
-      shift = std::max(shift, std::abs(std::log(moved[i] / fit.predicted[i])));
-    fit.identified[std::size_t(k)] = shift >= kIdentifiedShift && (k != 0 || has_large);
+    for (std::size_t i = 0; i < moved.size(); ++i) shift = std::max(shift, std::abs(std::log(moved[i] / predicted[i])));
+    identified[std::size_t(k)] = shift >= kIdentifiedShift && (k != 0 || has_large);
   }
+  return identified;
+}
+
+Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::NcclTestsRun>& runs,
+                  const std::vector<Observation>& obs) {
+  Evaluation eval{base, runs, obs};
+  const bool has_large = std::count_if(obs.begin(), obs.end(), [](const Observation& o) { return o.large; }) >= 2;
+  Constants c;
+  if (has_large) c.efficiency = fit_efficiency(eval, c);
+  double best = eval.loss_of(c, false);
+  grid_latencies(eval, c, best);
+  pattern_search(eval, has_large, c, best);
+  Fit fit;
+  fit.constants = c;
+  fit.predicted = eval.times(c);
+  fit.identified = identified_constants(eval, has_large, c, fit.predicted);
   if (!fit.identified[0] || !fit.identified[1] || !fit.identified[2]) {
+    // What is not identified takes its neutral value: full efficiency, no latency.
     if (!fit.identified[0]) c.efficiency = 1;
     if (!fit.identified[1]) c.hop_us = 0;
     if (!fit.identified[2]) c.proxy_us = 0;
     fit.constants = c;
-    fit.predicted = eval(c);
+    fit.predicted = eval.times(c);
   }
+  fit.simulations = eval.simulations;
   return fit;
 }
 

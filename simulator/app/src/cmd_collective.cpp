@@ -150,7 +150,8 @@ platforms::PlatformSpec resolve_platform(const CollectiveCliOptions& o) {
   }
 }
 
-int run_collective(const CollectiveCliOptions& o) {
+/// The options' checks before the platform is read: outputs, channels, the halving-doubling order.
+std::optional<plan::HdOrder> check_collective_options(const CollectiveCliOptions& o) {
   check_outputs_apart({{"--platform", o.platform}}, {{"--json", o.json_output}});
   if (!o.json_output.empty()) check_output_file(o.json_output);
   if (o.channels > kMaxChannels)
@@ -166,8 +167,15 @@ int run_collective(const CollectiveCliOptions& o) {
                        "orders the exchanges of --algorithm halving_doubling (an allreduce) only, not " +
                            (o.op != "allreduce" ? o.op : o.algorithm));
   }
-  const std::vector<double> sizes = parse_sizes(o.bytes);
-  const platforms::PlatformSpec spec = resolve_platform(o);
+  return hd_order;
+}
+
+/// The request the options make: the operation, the algorithm or the tuner, NCCL's protocols, the
+/// representation and its options, the GPUs. Refuses a protocol on another operation than allreduce
+/// and a step-level run past its limit.
+engine::CollectiveRequest collective_request(const CollectiveCliOptions& o,
+                                             const std::optional<plan::HdOrder>& hd_order,
+                                             const platforms::PlatformSpec& spec) {
   engine::CollectiveRequest request;
   // CLI11 has checked both names (`auto` is not an algorithm: the tuner picks one, ring until then).
   request.op = plan::parse_collective_op(o.op).value_or(plan::CollectiveOp::allreduce);
@@ -195,21 +203,13 @@ int run_collective(const CollectiveCliOptions& o) {
     const std::string why = plan::step_representation_refusal(o.gpus > 0 ? o.gpus : all);
     if (!why.empty()) throw InputError("command line", "--representation", why);
   }
-  std::vector<engine::CollectiveTiming> timings;
-  try {
-    notice_large_platform(spec.nodes);
-    timings = engine::time_collectives(spec, request, sizes);
-  } catch (const InputError& e) {
-    if (e.source() != "collective request") throw;
-    // The request's fields came from these options.
-    throw InputError("command line", "--" + e.location(), e.detail());
-  }
-  // The GPUs the engine ran on: --gpus, else all of the platform's (a SimGrid XML platform's hosts).
-  const int ranks = timings.empty() ? std::max(o.gpus, 1) : timings.front().gpus;
-  const double bus_factor = ranks > 1 ? plan::bus_bandwidth_factor(request.op, ranks) : 0.0;
-  const std::string algorithm = request.op == plan::CollectiveOp::allreduce ? o.algorithm
-                                : request.op == plan::CollectiveOp::broadcast ? "chain" : "ring";
+  return request;
+}
 
+/// One row per size: the time, algorithm and bus bandwidths, the representation, channels,
+/// algorithm and protocol, and with a protocol NCCL's own model and the SMs its kernel holds.
+Json collective_results(const std::vector<engine::CollectiveTiming>& timings, const engine::CollectiveRequest& request,
+                        const std::string& algorithm, double bus_factor, const platforms::PlatformSpec& spec) {
   Json results = Json::array();
   for (const auto& t : timings) {
     const double algbw = t.time_s > 0 ? t.bytes / t.time_s / 1e9 : 0.0;
@@ -227,26 +227,41 @@ int run_collective(const CollectiveCliOptions& o) {
       results.back()["gpu_sms"] = spec.gpu.sm_count;
     }
   }
-  if (!o.json_output.empty()) {
-    Json j;
-    j["platform"] = spec.name;
-    j["op"] = o.op;
-    j["algorithm"] = algorithm;
-    j["gpus"] = ranks;
-    j["network_model"] = platforms::to_string(spec.network.model);
-    j["step_overhead_s"] = request.options.step_overhead_s;
-    if (request.op == plan::CollectiveOp::allreduce && request.algorithm == plan::Algorithm::halving_doubling &&
-        !request.tune_algorithm)
-      j["hd_order"] = plan::to_string(request.options.hd_order);
-    if (results.size() == 1)
-      for (const char* key : {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation", "channels", "protocol"})
-        j[key] = results[0][key];
-    j["results"] = results;
-    write_output(o.json_output, j.dump(2) + "\n");
-    return 0;
-  }
-  const bool hd = request.op == plan::CollectiveOp::allreduce && request.algorithm == plan::Algorithm::halving_doubling &&
-                  !request.tune_algorithm;
+  return results;
+}
+
+/// Whether the run is a halving-doubling all-reduce chosen by name (not the tuner's pick), whose
+/// exchange order the outputs report.
+bool ordered_halving_doubling(const engine::CollectiveRequest& request) {
+  return request.op == plan::CollectiveOp::allreduce && request.algorithm == plan::Algorithm::halving_doubling &&
+         !request.tune_algorithm;
+}
+
+/// The --json document: the run's settings and its rows (a single size's fields also at the top).
+Json collective_json(const CollectiveCliOptions& o, const engine::CollectiveRequest& request,
+                     const std::string& algorithm, int ranks, const platforms::PlatformSpec& spec,
+                     const Json& results) {
+  Json j;
+  j["platform"] = spec.name;
+  j["op"] = o.op;
+  j["algorithm"] = algorithm;
+  j["gpus"] = ranks;
+  j["network_model"] = platforms::to_string(spec.network.model);
+  j["step_overhead_s"] = request.options.step_overhead_s;
+  if (ordered_halving_doubling(request)) j["hd_order"] = plan::to_string(request.options.hd_order);
+  if (results.size() == 1)
+    for (const char* key :
+         {"size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "representation", "channels", "protocol"})
+      j[key] = results[0][key];
+  j["results"] = results;
+  return j;
+}
+
+/// The nccl-tests-like table of the rows.
+std::string collective_table(const CollectiveCliOptions& o, const engine::CollectiveRequest& request,
+                             const std::string& algorithm, int ranks, const platforms::PlatformSpec& spec,
+                             const Json& results) {
+  const bool hd = ordered_halving_doubling(request);
   std::string out = fmt::format("# trainsim collective: {} ({}{}) on {}, {} GPUs, network model {}\n", o.op, algorithm,
                                 hd ? ", " + plan::to_string(request.options.hd_order) + " partners first" : "",
                                 spec.name, ranks, platforms::to_string(spec.network.model));
@@ -263,7 +278,35 @@ int run_collective(const CollectiveCliOptions& o) {
                        r.contains("kernel_sms") ? fmt::format("{:<14}  {:>3}", r["representation"].get<std::string>(),
                                                               r["kernel_sms"].get<int>())
                                                 : r["representation"].get<std::string>());
-  std::cout << out;
+  return out;
+}
+
+int run_collective(const CollectiveCliOptions& o) {
+  const std::optional<plan::HdOrder> hd_order = check_collective_options(o);
+  const std::vector<double> sizes = parse_sizes(o.bytes);
+  const platforms::PlatformSpec spec = resolve_platform(o);
+  const engine::CollectiveRequest request = collective_request(o, hd_order, spec);
+  std::vector<engine::CollectiveTiming> timings;
+  try {
+    notice_large_platform(spec.nodes);
+    timings = engine::time_collectives(spec, request, sizes);
+  } catch (const InputError& e) {
+    if (e.source() != "collective request") throw;
+    // The request's fields came from these options.
+    throw InputError("command line", "--" + e.location(), e.detail());
+  }
+  // The GPUs the engine ran on: --gpus, else all of the platform's (a SimGrid XML platform's hosts).
+  const int ranks = timings.empty() ? std::max(o.gpus, 1) : timings.front().gpus;
+  const double bus_factor = ranks > 1 ? plan::bus_bandwidth_factor(request.op, ranks) : 0.0;
+  const std::string algorithm = request.op == plan::CollectiveOp::allreduce   ? o.algorithm
+                                : request.op == plan::CollectiveOp::broadcast ? "chain"
+                                                                              : "ring";
+  const Json results = collective_results(timings, request, algorithm, bus_factor, spec);
+  if (!o.json_output.empty()) {
+    write_output(o.json_output, collective_json(o, request, algorithm, ranks, spec, results).dump(2) + "\n");
+    return 0;
+  }
+  std::cout << collective_table(o, request, algorithm, ranks, spec, results);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -50,7 +51,9 @@ std::string describe_point(const Json& point) {
   return s.empty() ? "(the scenario as given)" : s;
 }
 
-int run_plan(const PlanArgs& a) {
+/// The command line's checks: outputs apart from the scenario and writable, and one target: a
+/// throughput, or a deadline with the epochs and dataset size it needs.
+void check_plan_args(const PlanArgs& a) {
   {
     std::vector<CommandFile> outputs{{"--json", a.json}};
     if (!a.out.empty())
@@ -65,11 +68,11 @@ int run_plan(const PlanArgs& a) {
     throw InputError("command line", "", "give either --target-samples-per-s, or --epochs, --dataset-size and --deadline-hours");
   if (deadline_target && (!a.epochs || !a.dataset_size))
     throw InputError("command line", "", "--deadline-hours needs --epochs and --dataset-size");
-  const bool know_training = a.epochs && a.dataset_size;
+}
 
-  const Json document = plan::load_scenario_document(a.scenario, a.sets);
-  const plan::Scenario base = plan::read_scenario(document, a.scenario);
-  const auto points = expand_sweep(base);
+/// The price per GPU-hour of each point: --price-per-gpu-hour, else its platform's (one of them is
+/// needed).
+std::vector<double> point_prices(const PlanArgs& a, const std::vector<study::SweepPoint>& points) {
   std::vector<double> prices;
   for (const auto& p : points) {
     const plan::Scenario& s = p.scenario;
@@ -80,6 +83,53 @@ int run_plan(const PlanArgs& a) {
                            "); give platform.price_per_gpu_hour or --price-per-gpu-hour");
     prices.push_back(*price);
   }
+  return prices;
+}
+
+/// The human answer: the target, then the ranked configurations that meet it, or the best
+/// reachable one when none does. `planned`: the throughput a configuration is planned by.
+void print_plan(const PlanArgs& a, const std::string& target_text, std::size_t simulated,
+                const std::vector<Candidate>& feasible, const plan::ResultRecord* best_reachable,
+                const std::function<double(const plan::ResultRecord&)>& planned) {
+  const bool know_training = a.epochs && a.dataset_size;
+  std::cout << fmt::format(
+      "Target: {} ({} configurations simulated{})\n", target_text, simulated,
+      a.pessimistic ? "; planned by the slow end of each band over the software stack's ranges" : "");
+  if (feasible.empty()) {
+    if (!best_reachable) {
+      std::cout << "No configuration could be simulated or fits in GPU memory.\n";
+      return;
+    }
+    const double sps = planned(*best_reachable);
+    std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s",
+                             describe_point(best_reachable->point), best_reachable->result->gpus, sps);
+    if (know_training) std::cout << fmt::format(", {:.2f} h to train", *a.epochs * *a.dataset_size / sps / 3600.0);
+    std::cout << ".\n";
+    return;
+  }
+  std::cout << fmt::format("{:>4}  {:>6}  {:>12}  {:>10}  {:>10}  {:>12}  {}\n", "rank", "GPUs", "samples/s",
+                           "efficiency", "USD/hour", know_training ? "train (h, $)" : "", "configuration");
+  for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
+    const Candidate& c = feasible[i];
+    const plan::IterationResult& r = *c.record->result;
+    const double per_hour = r.gpus * c.price_per_gpu_hour;
+    std::cout << fmt::format(
+        "{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r.gpus, planned(*c.record),
+        100 * r.scaling_efficiency, per_hour,
+        know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
+        describe_point(c.record->point));
+  }
+}
+
+int run_plan(const PlanArgs& a) {
+  check_plan_args(a);
+  const bool throughput_target = a.target_samples_per_s.has_value();
+  const bool know_training = a.epochs && a.dataset_size;
+
+  const Json document = plan::load_scenario_document(a.scenario, a.sets);
+  const plan::Scenario base = plan::read_scenario(document, a.scenario);
+  const auto points = expand_sweep(base);
+  const std::vector<double> prices = point_prices(a, points);
 
   SweepOptions options;
   // Without --out the points go to a private temporary directory, removed however we leave.
@@ -169,33 +219,7 @@ int run_plan(const PlanArgs& a) {
   if (!a.json.empty()) write_output(a.json, out.dump(2) + "\n");
   if (names_stdout(a.json)) return 0;
 
-  std::cout << fmt::format(
-      "Target: {} ({} configurations simulated{})\n", target_text, results.size(),
-      a.pessimistic ? "; planned by the slow end of each band over the software stack's ranges" : "");
-  if (feasible.empty()) {
-    if (!best_reachable) {
-      std::cout << "No configuration could be simulated or fits in GPU memory.\n";
-      return 0;
-    }
-    const double sps = planned(*best_reachable);
-    std::cout << fmt::format("No configuration meets the target. Best reachable: {} with {} GPUs: {:.1f} samples/s",
-                             describe_point(best_reachable->point), best_reachable->result->gpus, sps);
-    if (know_training) std::cout << fmt::format(", {:.2f} h to train", *a.epochs * *a.dataset_size / sps / 3600.0);
-    std::cout << ".\n";
-    return 0;
-  }
-  std::cout << fmt::format("{:>4}  {:>6}  {:>12}  {:>10}  {:>10}  {:>12}  {}\n", "rank", "GPUs", "samples/s", "efficiency", "USD/hour",
-                           know_training ? "train (h, $)" : "", "configuration");
-  for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
-    const Candidate& c = feasible[i];
-    const plan::IterationResult& r = *c.record->result;
-    const double per_hour = r.gpus * c.price_per_gpu_hour;
-    std::cout << fmt::format(
-        "{:>4}  {:>6}  {:>12.1f}  {:>9.1f}%  {:>10.2f}  {:>12}  {}\n", i + 1, r.gpus, planned(*c.record),
-        100 * r.scaling_efficiency, per_hour,
-        know_training ? fmt::format("{:.2f}, {:.0f}", c.hours_to_train, c.hours_to_train * per_hour) : std::string(),
-        describe_point(c.record->point));
-  }
+  print_plan(a, target_text, results.size(), feasible, best_reachable, planned);
   return 0;
 }
 

@@ -154,6 +154,91 @@ std::string cpu_summary(const plan::CpuPlan& plan, const engine::IterationResult
   return out.str();
 }
 
+/// The command line's own checks: at most one output on stdout, outputs apart from the scenario and
+/// writable, a scenario or a plan (not both, and no --set with a plan). Returns how many outputs
+/// write to stdout.
+int check_simulate_args(const SimulateArgs& args) {
+  const int to_stdout = names_stdout(args.json) + names_stdout(args.dump_plan) + names_stdout(args.csv);
+  if (to_stdout > 1)
+    throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
+  check_outputs_apart(
+      {{"the scenario", args.scenario}},
+      {{"--json", args.json}, {"--trace", args.trace}, {"--dump-plan", args.dump_plan}, {"--csv", args.csv}});
+  for (const std::string* out : {&args.json, &args.trace, &args.dump_plan, &args.csv})
+    if (!out->empty()) check_output_file(*out);
+  // A plan replaces the scenario and its overrides: it is what they would have been planned into.
+  if (!args.plan.empty() && !args.scenario.empty())
+    throw InputError("command line", "",
+                     "give a scenario or --plan " + args.plan + ", not both (a plan is a planned scenario)");
+  if (!args.plan.empty() && !args.sets.empty())
+    throw InputError("command line", "", "--set overrides a scenario; with --plan, edit the plan file instead");
+  if (args.plan.empty() && args.scenario.empty())
+    throw InputError("command line", "", "give a scenario file, or --plan PLAN.json (written by --dump-plan)");
+  return to_stdout;
+}
+
+/// Replays the plan file at `path`: a CPU scenario's plan (a thread schedule of one node) or a GPU
+/// training plan.
+engine::IterationResult replay_plan(const std::string& path, engine::SimulateOptions& options) {
+  const JsonNode document = read_json_file(path);
+  if (document.is_object() && document.has("physical_cores") && !document.has("gpu_plans"))
+    return engine::simulate_cpu_plan(plan::CpuPlan::from_json(document), options);
+  const plan::TrainingPlan replayed = plan::TrainingPlan::from_json(document);
+  options.before_build = [&replayed] { notice_large_platform(replayed.nodes); };
+  return engine::simulate_plan(replayed, options, path);
+}
+
+/// Plans and simulates the scenario file with its --set overrides, with the band over the software
+/// stack's ranges (study::simulate_with_band) unless --no-band.
+engine::IterationResult simulate_scenario(const SimulateArgs& args, engine::SimulateOptions& options) {
+  const Json document = plan::load_scenario_document(args.scenario, args.sets);
+  const plan::Scenario scenario = plan::read_scenario(document, args.scenario);
+  if (scenario.cpu) notice_large_platform(scenario.platform.nodes);
+  // After the size limits, so that a refused scenario gets one message.
+  options.before_build = [&scenario] { notice_large_platform(scenario.platform.nodes); };
+  return args.no_band ? engine::simulate_iteration(scenario, options) : study::simulate_with_band(scenario, options);
+}
+
+/// --json and --csv: the result object, and the result as one row of a sweep's results.csv.
+void write_result_files(const SimulateArgs& args, const engine::IterationResult& result) {
+  if (!args.json.empty()) write_output(args.json, result.to_json().dump(2) + "\n");
+  if (!args.csv.empty()) {
+    plan::ResultRecord record;
+    record.name = result.name;
+    record.result = result;
+    write_output(args.csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
+  }
+}
+
+/// The simulate command: a scenario planned and simulated, or a plan replayed; its output files, and
+/// on stdout (unless an output took it) the summary, with the warnings on stderr.
+int run_simulate(const SimulateArgs& args) {
+  const int to_stdout = check_simulate_args(args);
+  engine::SimulateOptions options;
+  options.trace_path = args.trace;
+  options.busiest_links = args.links;
+  std::optional<plan::TrainingPlan> ran;  // the plan the summary describes
+  options.on_plan = [&args, &ran](const plan::TrainingPlan& plan) {
+    if (!args.dump_plan.empty()) write_output(args.dump_plan, plan.to_json().dump(2) + "\n");
+    ran = plan;
+  };
+  std::optional<plan::CpuPlan> ran_cpu;
+  options.on_cpu_plan = [&args, &ran_cpu](const plan::CpuPlan& plan) {
+    if (!args.dump_plan.empty()) write_output(args.dump_plan, plan.to_json().dump(2) + "\n");
+    ran_cpu = plan;
+  };
+  engine::IterationResult result =
+      args.plan.empty() ? simulate_scenario(args, options) : replay_plan(args.plan, options);
+  if (args.reproducible) result.sim_wall_s = 0;
+  write_result_files(args, result);
+  if (to_stdout > 0) return 0;
+  std::cout << (result.cpu ? cpu_summary(*ran_cpu, result, args.links) : summary(*ran, result));
+  // Every warning (out of memory first) is in the result's warnings[]; stderr repeats them for
+  // the human summary only, so --json - leaves stderr clean for scripts.
+  for (const auto& w : result.warnings) std::cerr << "trainsim: warning: " << w.message << "\n";
+  return 0;
+}
+
 void add_simulate(CLI::App& app, Action& action) {
   auto args = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration of a scenario: time, throughput, breakdown");
@@ -174,71 +259,7 @@ void add_simulate(CLI::App& app, Action& action) {
   cmd->add_flag("--reproducible", args->reproducible, "Write sim_wall_s as 0 so the JSON is byte-identical across runs");
   cmd->add_flag("--no-band", args->no_band,
                 "Skip the band over the software stack's ranges (it simulates the scenario 2 + k more times)");
-  cmd->callback([args, &action] {
-    action = [args] {
-      const int to_stdout = names_stdout(args->json) + names_stdout(args->dump_plan) + names_stdout(args->csv);
-      if (to_stdout > 1) throw InputError("command line", "", "only one of --json, --dump-plan and --csv can write to stdout ('-')");
-      check_outputs_apart({{"the scenario", args->scenario}}, {{"--json", args->json}, {"--trace", args->trace}, {"--dump-plan", args->dump_plan}, {"--csv", args->csv}});
-      for (const std::string* out : {&args->json, &args->trace, &args->dump_plan, &args->csv})
-        if (!out->empty()) check_output_file(*out);
-      // A plan replaces the scenario and its overrides: it is what they would have been planned into.
-      if (!args->plan.empty() && !args->scenario.empty())
-        throw InputError("command line", "", "give a scenario or --plan " + args->plan + ", not both (a plan is a planned scenario)");
-      if (!args->plan.empty() && !args->sets.empty())
-        throw InputError("command line", "", "--set overrides a scenario; with --plan, edit the plan file instead");
-      if (args->plan.empty() && args->scenario.empty())
-        throw InputError("command line", "", "give a scenario file, or --plan PLAN.json (written by --dump-plan)");
-      engine::SimulateOptions options;
-      options.trace_path = args->trace;
-      options.busiest_links = args->links;
-      std::optional<plan::TrainingPlan> ran;  // the plan the summary describes
-      options.on_plan = [args, &ran](const plan::TrainingPlan& plan) {
-        if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
-        ran = plan;
-      };
-      std::optional<plan::CpuPlan> ran_cpu;
-      options.on_cpu_plan = [args, &ran_cpu](const plan::CpuPlan& plan) {
-        if (!args->dump_plan.empty()) write_output(args->dump_plan, plan.to_json().dump(2) + "\n");
-        ran_cpu = plan;
-      };
-      std::optional<plan::Scenario> scenario;
-      engine::IterationResult result;
-      if (!args->plan.empty()) {
-        // A CPU scenario's plan (a thread schedule of one node) or a GPU training plan.
-        const JsonNode document = read_json_file(args->plan);
-        if (document.is_object() && document.has("physical_cores") && !document.has("gpu_plans")) {
-          result = engine::simulate_cpu_plan(plan::CpuPlan::from_json(document), options);
-        } else {
-          const plan::TrainingPlan replayed = plan::TrainingPlan::from_json(document);
-          options.before_build = [&replayed] { notice_large_platform(replayed.nodes); };
-          result = engine::simulate_plan(replayed, options, args->plan);
-        }
-      } else {
-        const Json document = plan::load_scenario_document(args->scenario, args->sets);
-        scenario = plan::read_scenario(document, args->scenario);
-        if (scenario->cpu) notice_large_platform(scenario->platform.nodes);
-        // After the size limits, so that a refused scenario gets one message.
-        options.before_build = [&scenario] { notice_large_platform(scenario->platform.nodes); };
-        result = args->no_band ? engine::simulate_iteration(*scenario, options)
-                               : study::simulate_with_band(*scenario, options);
-      }
-      if (args->reproducible) result.sim_wall_s = 0;
-      if (!args->json.empty()) write_output(args->json, result.to_json().dump(2) + "\n");
-      if (!args->csv.empty()) {
-        plan::ResultRecord record;
-        record.name = result.name;
-        record.result = result;
-        write_output(args->csv, plan::result_csv_header({}) + "\n" + plan::result_csv_row(record, {}) + "\n");
-      }
-      const bool stdout_taken = to_stdout > 0;
-      if (!stdout_taken) std::cout << (result.cpu ? cpu_summary(*ran_cpu, result, args->links) : summary(*ran, result));
-      // Every warning (out of memory first) is in the result's warnings[]; stderr repeats them for
-      // the human summary only, so --json - leaves stderr clean for scripts.
-      if (!stdout_taken)
-        for (const auto& w : result.warnings) std::cerr << "trainsim: warning: " << w.message << "\n";
-      return 0;
-    };
-  });
+  cmd->callback([args, &action] { action = [args] { return run_simulate(*args); }; });
 }
 
 [[maybe_unused]] const bool registered = register_command(10, &add_simulate);

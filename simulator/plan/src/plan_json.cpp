@@ -301,151 +301,122 @@ void check_segments(const ComputeProfile& p, const std::vector<PlannedBucket>& b
   }
 }
 
-}  // namespace
+// ---- TrainingPlan::to_json, one writer per list of the plan ----
 
-Json TrainingPlan::to_json() const {
-  Json j;
-  j["name"] = name;
-  j["strategy"] = strategy;
-  j["network_model"] = network_model;
-  j["gpus"] = gpus;
-  j["nodes"] = nodes;
-  j["gpus_per_node"] = gpus_per_node;
-  j["global_batch"] = global_batch;
-  j["overlap"] = overlap;
-  j["representation"] = representation;
-  if (strategy == "halving_doubling") j["hd_order"] = to_string(hd_order);
-  j["reference_batch"] = reference_batch;
-  j["single_gpu_iteration_s"] = single_gpu_iteration_s;
-  j["calibration_factor"] = calibration_factor;
-  j["calibrated"] = calibrated;
-  j["scaling"] = scaling;
-  j["bucket_bytes"] = bucket_bytes;
-  j["gpu_sm_count"] = gpu_sm_count;
-  j["aggregate_flops_per_byte"] = aggregate_flops_per_byte;
-  j["memory_per_gpu_bytes"] = memory.to_json();
-  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
-  // Data parallelism (data_parallel.hpp), written where it departs from plain DDP.
-  if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
-  if (zero_stage > 0) {
-    j["zero_stage"] = zero_stage;
-    j["hybrid_sharding"] = hybrid_sharding;
-    j["shard_group"] = shard_group;
+Json profile_json(const ComputeProfile& p) {
+  Json fwd = Json::array(), bwd = Json::array();
+  for (const auto& t : p.forward) fwd.push_back(task_json(t));
+  for (const auto& t : p.backward) bwd.push_back(task_json(t));
+  Json one{{"batch", p.batch},
+           {"segments_s", p.segments_s},
+           {"forward", fwd},
+           {"backward", bwd},
+           {"update", task_json(p.update)}};
+  if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
+  if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
+  return one;
+}
+
+// The buckets, each with the layer of the backward task it is ready after (of the first profile).
+Json buckets_json(const TrainingPlan& plan) {
+  Json out = Json::array();
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const auto& bucket = plan.buckets[b];
+    const std::string after =
+        plan.profiles.empty() ? std::string() : plan.profiles.front().backward.at(bucket.ready_after).layer;
+    out.push_back(Json{{"index", b},
+                       {"bytes", bucket.bytes},
+                       {"ready_after", bucket.ready_after},
+                       {"ready_after_layer", after},
+                       {"layers", bucket.layers}});
   }
-  if (checkpoint_every_layers > 0) j["checkpoint_every_layers"] = checkpoint_every_layers;
-  j["variables"] = variables.to_json();
-  j["platform"] = platform_json(platform);
-  if (input_pipeline)
-    j["input_pipeline"] = Json{{"decode_s_per_sample", input_pipeline->decode_s_per_sample},
-                               {"loader_threads", input_pipeline->loader_threads},
-                               {"host_cores", input_pipeline->host_cores}};
-  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
-  Json profiles_json = Json::array();
-  for (const auto& p : profiles) {
-    Json fwd = Json::array(), bwd = Json::array();
-    for (const auto& t : p.forward) fwd.push_back(task_json(t));
-    for (const auto& t : p.backward) bwd.push_back(task_json(t));
-    Json one{{"batch", p.batch},
-             {"segments_s", p.segments_s},
-             {"forward", fwd},
-             {"backward", bwd},
-             {"update", task_json(p.update)}};
-    if (p.accumulation_s > 0) one["accumulation_s"] = p.accumulation_s;
-    if (!p.forward_groups_s.empty()) one["forward_groups_s"] = p.forward_groups_s;
-    profiles_json.push_back(one);
-  }
-  j["profiles"] = profiles_json;
-  Json gpus_json = Json::array();
-  for (const auto& g : gpu_plans)
-    gpus_json.push_back(Json{{"rank", g.rank}, {"node", g.node}, {"profile", g.profile}, {"slowdown", g.slowdown}, {"compute_s", compute_s(g.rank)}});
-  j["gpu_plans"] = gpus_json;
-  Json buckets_json = Json::array();
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const std::string after = profiles.empty() ? std::string() : profiles.front().backward.at(bucket.ready_after).layer;
-    buckets_json.push_back(Json{{"index", b}, {"bytes", bucket.bytes}, {"ready_after", bucket.ready_after}, {"ready_after_layer", after},
-                                {"layers", bucket.layers}});
-  }
-  j["buckets"] = buckets_json;
-  Json servers_json = Json::array();
-  const std::vector<double> received = server_bytes();
-  for (const auto& s : servers) {
+  return out;
+}
+
+// The servers, each with what one worker pushes to it, what it receives and the variables it holds.
+Json servers_json(const TrainingPlan& plan) {
+  Json out = Json::array();
+  const std::vector<double> received = plan.server_bytes();
+  for (const auto& s : plan.servers) {
     double per_worker = 0;
-    for (const auto& op : ops)
+    for (const auto& op : plan.ops)
       if (op.kind == CommKind::push) per_worker += op.bytes_per_server.at(static_cast<std::size_t>(s.id));
     Json one{{"id", s.id}, {"host", std::string(to_string(s.host))}, {"index", s.index}};
     one["node"] = s.node >= 0 ? Json(s.node) : Json(nullptr);
     one["push_bytes_per_worker"] = per_worker;
     one["bytes"] = received[static_cast<std::size_t>(s.id)];
     Json owned = Json::array();
-    for (const auto& v : placed_variables)
-      if (v.server == s.id) owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]" : v.layer);
+    for (const auto& v : plan.placed_variables)
+      if (v.server == s.id)
+        owned.push_back(v.parts > 1 ? v.layer + " [" + std::to_string(v.part) + "/" + std::to_string(v.parts) + "]"
+                                    : v.layer);
     one["variables"] = owned;
-    servers_json.push_back(one);
+    out.push_back(one);
   }
-  if (!servers.empty()) {
-    j["placement"] = variable_placement;
-    j["server_throughput_Bps"] = server_throughput_Bps;
-    j["worker_aggregation"] = worker_aggregation;
-  }
-  if (transport != "gpu") j["transport"] = transport;
-  j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
-  if (straggler_s > 0) j["straggler_s"] = straggler_s;
-  if (barrier_s > 0) j["barrier_s"] = barrier_s;
-  j["servers"] = servers_json;
-  Json ops_json = Json::array();
-  for (const auto& op : ops) {
-    Json o{{"id", op.id}, {"kind", std::string(to_string(op.kind))}, {"bucket", op.bucket},
-           {"trigger", std::string(to_string(op.trigger))}};
-    o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
-    if (op.endpoints == CommEndpoints::node_hosts)
-      o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
-    else
-      o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
-    o["bytes"] = op.bytes;
-    if (op.kind == CommKind::all_reduce) {
-      o["algorithm"] = to_string(op.algorithm);
-      if (op.transport == Transport::host) o["transport"] = "host";
-      o["launch_s"] = op.launch_s;
-      if (op.protocol) {
-        o["protocol"] = to_string(*op.protocol);
-        o["channels"] = op.channels;
-        o["step_overhead_s"] = op.step_overhead_s;
-        o["wire_factor"] = op.wire_factor;
-        o["kernel_sms"] = op.kernel_sms;
-        o["compute_share"] = op.compute_share;
-      }
-      if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
-      if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
-      if (op.software_s > 0) o["software_s"] = op.software_s;
-    } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
-      o["bytes_per_server"] = op.bytes_per_server;
-      if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
-      if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
-      if (op.after_all_pushes) o["after_all_pushes"] = true;
-    } else if (op.kind == CommKind::host_sum) {
-      o["host_seconds"] = op.host_seconds;
-    } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
-      o["launch_s"] = op.launch_s;
-      if (op.kernel_sms > 0) {
-        o["kernel_sms"] = op.kernel_sms;
-        o["compute_share"] = op.compute_share;
-      }
-      if (op.node_local) o["node_local"] = true;
-      if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
-    }
-    if (op.trigger == CommTrigger::gate_passed) o["trigger_gate"] = op.trigger_gate;
-    if (const auto bytes = link_class_bytes(op))
-      o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
-    else
-      o["link_class_bytes"] = nullptr;
-    ops_json.push_back(o);
-  }
-  j["ops"] = ops_json;
-  return j;
+  return out;
 }
 
-TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
+// The fields of an operation's kind (the ones from_json reads for it).
+void write_op_fields(const CommOp& op, Json& o) {
+  if (op.kind == CommKind::all_reduce) {
+    o["algorithm"] = to_string(op.algorithm);
+    if (op.transport == Transport::host) o["transport"] = "host";
+    o["launch_s"] = op.launch_s;
+    if (op.protocol) {
+      o["protocol"] = to_string(*op.protocol);
+      o["channels"] = op.channels;
+      o["step_overhead_s"] = op.step_overhead_s;
+      o["wire_factor"] = op.wire_factor;
+      o["kernel_sms"] = op.kernel_sms;
+      o["compute_share"] = op.compute_share;
+    }
+    if (op.stream_Bps > 0) o["stream_Bps"] = op.stream_Bps;
+    if (op.reduce_Bps > 0) o["reduce_Bps"] = op.reduce_Bps;
+    if (op.software_s > 0) o["software_s"] = op.software_s;
+  } else if (op.kind == CommKind::push || op.kind == CommKind::pull) {
+    o["bytes_per_server"] = op.bytes_per_server;
+    if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
+    if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
+    if (op.after_all_pushes) o["after_all_pushes"] = true;
+  } else if (op.kind == CommKind::host_sum) {
+    o["host_seconds"] = op.host_seconds;
+  } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
+    o["launch_s"] = op.launch_s;
+    if (op.kernel_sms > 0) {
+      o["kernel_sms"] = op.kernel_sms;
+      o["compute_share"] = op.compute_share;
+    }
+    if (op.node_local) o["node_local"] = true;
+    if (op.opens_gate >= 0) o["opens_gate"] = op.opens_gate;
+  }
+}
+
+// One operation, with the bytes it moves per link class (null where there is no closed form).
+Json op_json(const TrainingPlan& plan, const CommOp& op) {
+  Json o{{"id", op.id},
+         {"kind", std::string(to_string(op.kind))},
+         {"bucket", op.bucket},
+         {"trigger", std::string(to_string(op.trigger))}};
+  o["after_op"] = op.after_op >= 0 ? Json(op.after_op) : Json(nullptr);
+  if (op.endpoints == CommEndpoints::node_hosts)
+    o["participants"] = Json{{"endpoints", "node_hosts"}, {"first_node", op.first_rank}, {"nodes", op.ranks}};
+  else
+    o["participants"] = Json{{"first_rank", op.first_rank}, {"ranks", op.ranks}};
+  o["bytes"] = op.bytes;
+  write_op_fields(op, o);
+  if (op.trigger == CommTrigger::gate_passed) o["trigger_gate"] = op.trigger_gate;
+  if (const auto bytes = plan.link_class_bytes(op))
+    o["link_class_bytes"] = Json{{"intra_node", bytes->intra_node}, {"inter_node", bytes->inter_node}};
+  else
+    o["link_class_bytes"] = nullptr;
+  return o;
+}
+
+// ---- TrainingPlan::from_json, one reader per section of the plan ----
+
+// A document that is a training plan of this trainsim: not a CPU plan, not one without its
+// platform, no unknown key.
+void check_plan_document(const JsonNode& node) {
   node.require_object();
   // A CPU scenario's plan (cpu_threading.hpp, CpuPlan::from_json) is another document: say so rather than list its keys.
   if (node.has("physical_cores") && !node.has("gpu_plans")) throw node.error("is the plan of a CPU scenario, not a GPU training plan");
@@ -493,7 +464,10 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
                    "hybrid_sharding",
                    "shard_group",
                    "checkpoint_every_layers"});
-  TrainingPlan plan;
+}
+
+// The job: its name and strategy, the platform, and the GPUs, which are all of the platform's.
+void read_job(const JsonNode& node, TrainingPlan& plan) {
   plan.name = node.at("name").as_string();
   plan.strategy = node.at("strategy").one_of({"ring_allreduce", "hierarchical_allreduce", "tree_allreduce", "halving_doubling",
                                               "parameter_server", "nccl_allreduce"});
@@ -512,6 +486,10 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     throw node.at("gpus_per_node").error(fmt::format("must be the platform's {} (/platform/gpus_per_node)", platform.gpus_per_node));
   if (plan.gpus != platform.total_gpus())
     throw node.at("gpus").error(fmt::format("must be nodes × gpus_per_node = {}", platform.total_gpus()));
+}
+
+// The iteration's settings and the single-GPU figures the plan was made from.
+void read_settings(const JsonNode& node, TrainingPlan& plan) {
   plan.global_batch = node.at("global_batch").positive_number();
   plan.overlap = node.at("overlap").as_bool();
   plan.representation = node.at("representation").as_string();
@@ -527,41 +505,50 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   plan.bucket_bytes = node.at("bucket_bytes").non_negative_number();
   plan.gpu_sm_count = read_int(node.at("gpu_sm_count"), 0, 1'000'000);
   plan.aggregate_flops_per_byte = node.at("aggregate_flops_per_byte").non_negative_number();
-  {
-    const JsonNode m = node.at("memory_per_gpu_bytes");
-    m.require_object();
-    m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
-                  "gathered_parameters", "recompute_activations", "largest_batch_per_gpu"});
-    if (const auto g = m.find("gathered_parameters")) plan.memory.gathered_parameters = g->non_negative_number();
-    if (const auto g = m.find("recompute_activations")) plan.memory.recompute_activations = g->non_negative_number();
-    plan.memory.weights = m.at("weights").non_negative_number();
-    plan.memory.gradients = m.at("gradients").non_negative_number();
-    plan.memory.optimizer_state = m.at("optimizer_state").non_negative_number();
-    plan.memory.activations = m.at("activations").non_negative_number();
-    plan.memory.framework = m.at("framework").non_negative_number();
-    plan.memory.total = m.at("total").non_negative_number();
-    plan.memory.available = m.at("available").non_negative_number();
-    if (auto v = m.find("largest_batch_per_gpu")) plan.memory.largest_batch_per_gpu = v->int_at_least(0);
-  }
-  {
-    const JsonNode v = node.at("variables");
-    v.require_object();
-    v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
-                  "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
-                  "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "accumulation_steps"});
-    plan.variables = ModelVariables::from_json(v);
-  }
-  if (const auto in = node.find("input_pipeline")) {
-    in->require_object();
-    in->allow_only({"decode_s_per_sample", "loader_threads", "host_cores"});
-    InputPipelineConfig c;
-    c.decode_s_per_sample = in->at("decode_s_per_sample").non_negative_number();
-    c.loader_threads = read_int(in->at("loader_threads"), 1, 1'000'000);
-    c.host_cores = read_int(in->at("host_cores"), 1, 1'000'000);
-    plan.input_pipeline = c;
-  }
-  if (const auto l = node.find("nccl_intra_node_latency_s")) plan.nccl_intra_node_latency_s = latency(*l);
-  if (const auto v = node.find("largest_batch")) plan.largest_batch = LargestBatch::from_json(*v);
+}
+
+// `memory_per_gpu_bytes`.
+MemoryUsage read_memory(const JsonNode& m) {
+  m.require_object();
+  m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
+                "gathered_parameters", "recompute_activations", "largest_batch_per_gpu"});
+  MemoryUsage memory;
+  if (const auto g = m.find("gathered_parameters")) memory.gathered_parameters = g->non_negative_number();
+  if (const auto g = m.find("recompute_activations")) memory.recompute_activations = g->non_negative_number();
+  memory.weights = m.at("weights").non_negative_number();
+  memory.gradients = m.at("gradients").non_negative_number();
+  memory.optimizer_state = m.at("optimizer_state").non_negative_number();
+  memory.activations = m.at("activations").non_negative_number();
+  memory.framework = m.at("framework").non_negative_number();
+  memory.total = m.at("total").non_negative_number();
+  memory.available = m.at("available").non_negative_number();
+  if (auto v = m.find("largest_batch_per_gpu")) memory.largest_batch_per_gpu = v->int_at_least(0);
+  return memory;
+}
+
+// `variables`: the model variables the plan's closed forms take.
+ModelVariables read_variables(const JsonNode& v) {
+  v.require_object();
+  v.allow_only({"gpus_per_node", "batch_per_gpu", "flops_per_sample", "model_bytes", "params", "precision",
+                "intra_node_bandwidth_GBps", "intra_node_latency_us", "network_bandwidth_Gbps", "network_latency_us",
+                "nics_per_node", "servers", "single_gpu_time_s", "dataset_samples", "accumulation_steps"});
+  return ModelVariables::from_json(v);
+}
+
+// `input_pipeline`: the loaders that feed each GPU.
+InputPipelineConfig read_input_pipeline(const JsonNode& in) {
+  in.require_object();
+  in.allow_only({"decode_s_per_sample", "loader_threads", "host_cores"});
+  InputPipelineConfig c;
+  c.decode_s_per_sample = in.at("decode_s_per_sample").non_negative_number();
+  c.loader_threads = read_int(in.at("loader_threads"), 1, 1'000'000);
+  c.host_cores = read_int(in.at("host_cores"), 1, 1'000'000);
+  return c;
+}
+
+// Data parallelism where it departs from plain DDP (data_parallel.hpp): accumulation, ZeRO
+// sharding (its hybrid sharding and shard group with zero_stage only), checkpointing.
+void read_data_parallel(const JsonNode& node, TrainingPlan& plan) {
   if (const auto v = node.find("accumulation_steps")) plan.accumulation_steps = read_int(*v, 1, 1'000'000);
   if (const auto v = node.find("zero_stage")) {
     plan.zero_stage = read_int(*v, 0, 3);
@@ -572,10 +559,12 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
       if (const auto k = node.find(key)) throw k->error("applies with zero_stage only");
   }
   if (const auto v = node.find("checkpoint_every_layers")) plan.checkpoint_every_layers = read_int(*v, 1, 1'000'000);
+}
 
-  // Buckets first: the profiles' segments are cut at their boundaries.
-  const JsonNode buckets = node.at("buckets");
+// `buckets`, each at its index, ready in backward order.
+std::vector<PlannedBucket> read_buckets(const JsonNode& buckets) {
   buckets.require_array();
+  std::vector<PlannedBucket> out;
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const JsonNode e = buckets.element(b);
     e.require_object();
@@ -585,41 +574,47 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     PlannedBucket bucket;
     bucket.bytes = e.at("bytes").non_negative_number();
     bucket.ready_after = static_cast<std::size_t>(e.at("ready_after").int_at_least(0));
-    if (b > 0 && bucket.ready_after < plan.buckets.back().ready_after)
+    if (b > 0 && bucket.ready_after < out.back().ready_after)
       throw e.at("ready_after").error("buckets become ready in backward order: must be ≥ the previous bucket's ready_after");
     const JsonNode layers = e.at("layers");
     layers.require_array();
     for (const auto& l : layers.elements()) bucket.layers.push_back(l.as_string());
-    plan.buckets.push_back(std::move(bucket));
+    out.push_back(std::move(bucket));
   }
-  const JsonNode profiles = node.at("profiles");
-  profiles.require_array();
-  if (profiles.size() == 0) throw profiles.error("must hold at least one compute profile");
-  for (const auto& e : profiles.elements()) {
-    e.require_object();
-    e.allow_only({"batch", "segments_s", "forward", "backward", "update", "accumulation_s", "forward_groups_s"});
-    ComputeProfile p;
-    p.batch = e.at("batch").positive_number();
-    p.forward = read_tasks(e.at("forward"));
-    p.backward = read_tasks(e.at("backward"));
-    p.update = read_task(e.at("update"));
-    p.segments_s = read_numbers(e.at("segments_s"));
-    if (const auto a = e.find("accumulation_s")) p.accumulation_s = a->non_negative_number();
-    if (const auto g = e.find("forward_groups_s")) {
-      if (plan.zero_stage != 3) throw g->error("applies to plans of zero_stage 3 only");
-      p.forward_groups_s = read_numbers(*g);
-    }
-    for (std::size_t b = 0; b < plan.buckets.size(); ++b)
-      if (plan.buckets[b].ready_after >= p.backward.size())
-        throw buckets.element(b).at("ready_after").error(
-            fmt::format("names backward task {}, but profile {} has {}", plan.buckets[b].ready_after, plan.profiles.size(), p.backward.size()));
-    check_segments(p, plan.buckets, e);
-    plan.profiles.push_back(std::move(p));
+  return out;
+}
+
+// One compute profile (the plan's `index`-th), its segments cut at the buckets' boundaries.
+ComputeProfile read_profile(const JsonNode& e, std::size_t index, const TrainingPlan& plan, const JsonNode& buckets) {
+  e.require_object();
+  e.allow_only({"batch", "segments_s", "forward", "backward", "update", "accumulation_s", "forward_groups_s"});
+  ComputeProfile p;
+  p.batch = e.at("batch").positive_number();
+  p.forward = read_tasks(e.at("forward"));
+  p.backward = read_tasks(e.at("backward"));
+  p.update = read_task(e.at("update"));
+  p.segments_s = read_numbers(e.at("segments_s"));
+  if (const auto a = e.find("accumulation_s")) p.accumulation_s = a->non_negative_number();
+  if (const auto g = e.find("forward_groups_s")) {
+    if (plan.zero_stage != 3) throw g->error("applies to plans of zero_stage 3 only");
+    p.forward_groups_s = read_numbers(*g);
   }
-  const JsonNode gpu_plans = node.at("gpu_plans");
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+    if (plan.buckets[b].ready_after >= p.backward.size())
+      throw buckets.element(b)
+          .at("ready_after")
+          .error(fmt::format("names backward task {}, but profile {} has {}", plan.buckets[b].ready_after, index,
+                             p.backward.size()));
+  check_segments(p, plan.buckets, e);
+  return p;
+}
+
+// `gpu_plans`: one per rank, in rank order, on the rank's node.
+std::vector<GpuPlan> read_gpu_plans(const JsonNode& gpu_plans, const TrainingPlan& plan) {
   gpu_plans.require_array();
   if (gpu_plans.size() != static_cast<std::size_t>(plan.gpus))
     throw gpu_plans.error(fmt::format("has {} entries; the plan has {} GPUs (one entry per rank)", gpu_plans.size(), plan.gpus));
+  std::vector<GpuPlan> out;
   for (std::size_t r = 0; r < gpu_plans.size(); ++r) {
     const JsonNode e = gpu_plans.element(r);
     e.require_object();
@@ -629,9 +624,14 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
     g.node = read_int(e.at("node"), g.rank / plan.gpus_per_node, g.rank / plan.gpus_per_node);
     g.profile = static_cast<std::size_t>(read_int(e.at("profile"), 0, static_cast<std::int64_t>(plan.profiles.size()) - 1));
     g.slowdown = e.at("slowdown").number_in(platforms::kMinSpeedFactor, platforms::kMaxSpeedFactor);
-    plan.gpu_plans.push_back(g);
+    out.push_back(g);
   }
+  return out;
+}
 
+// The parameter-server settings (placement, throughput, aggregation: of parameter_server plans
+// only) and the host side of every plan (transport, host memory, straggler and barrier waits).
+void read_server_settings(const JsonNode& node, bool servers_plan, TrainingPlan& plan) {
   if (servers_plan) {
     plan.variable_placement = node.at("placement").one_of({"round_robin", "greedy", "sharded"});
     plan.server_throughput_Bps = node.at("server_throughput_Bps").non_negative_number();
@@ -644,7 +644,33 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   plan.host_memory_bandwidth_Bps = node.at("host_memory_bandwidth_Bps").non_negative_number();
   if (auto v = node.find("straggler_s")) plan.straggler_s = v->number_in(0, 1e6);
   if (auto v = node.find("barrier_s")) plan.barrier_s = v->number_in(0, 1e6);
-  const JsonNode servers = node.at("servers");
+}
+
+// Server i on its host: a node's CPU, a GPU or one of the `dedicated` server nodes, with the node
+// whose NIC it shares (none for a dedicated node).
+PlannedServer read_server(const JsonNode& e, std::size_t i, const TrainingPlan& plan, int dedicated) {
+  e.require_object();
+  e.allow_only({"id", "host", "index", "node", "push_bytes_per_worker", "bytes", "variables"});
+  PlannedServer s;
+  s.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
+  s.host = read_enum(e.at("host"), {ServerHost::node_cpu, ServerHost::gpu, ServerHost::server_node});
+  if (plan.platform.simgrid_xml && s.host != ServerHost::gpu)
+    throw e.at("host").error("a SimGrid XML platform has no node CPUs or server nodes: use \"gpu\"");
+  const int hosts = s.host == ServerHost::node_cpu ? plan.nodes : s.host == ServerHost::gpu ? plan.gpus : dedicated;
+  s.index = read_int(e.at("index"), 0, hosts - 1);
+  const JsonNode n = e.at("node");
+  const int expected = s.host == ServerHost::node_cpu ? s.index
+                       : s.host == ServerHost::gpu    ? s.index / plan.gpus_per_node
+                                                      : -1;
+  s.node = n.is_null() ? -1 : static_cast<int>(n.as_int());
+  if (s.node != expected)
+    throw n.error(expected < 0 ? std::string("must be null: a dedicated server node shares no worker's NIC")
+                               : fmt::format("must be {}, the node of its host", expected));
+  return s;
+}
+
+// `servers`: at least one in a parameter_server plan, none in another.
+std::vector<PlannedServer> read_servers(const JsonNode& servers, bool servers_plan, const TrainingPlan& plan) {
   servers.require_array();
   if (!servers_plan && servers.size() > 0) throw servers.error("a " + plan.strategy + " plan has no parameter servers");
   if (servers_plan && servers.size() == 0) throw servers.error("a parameter_server plan needs at least one server");
@@ -652,211 +678,364 @@ TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
   const int dedicated = static_cast<int>(std::count_if(server_nodes.begin(), server_nodes.end(), [](const JsonNode& s) {
     return s.is_object() && s.has("host") && s.at("host").raw() == "server_node";
   }));
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    const JsonNode e = servers.element(i);
-    e.require_object();
-    e.allow_only({"id", "host", "index", "node", "push_bytes_per_worker", "bytes", "variables"});
-    PlannedServer s;
-    s.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
-    s.host = read_enum(e.at("host"), {ServerHost::node_cpu, ServerHost::gpu, ServerHost::server_node});
-    if (platform.simgrid_xml && s.host != ServerHost::gpu)
-      throw e.at("host").error("a SimGrid XML platform has no node CPUs or server nodes: use \"gpu\"");
-    const int hosts = s.host == ServerHost::node_cpu ? plan.nodes : s.host == ServerHost::gpu ? plan.gpus : dedicated;
-    s.index = read_int(e.at("index"), 0, hosts - 1);
-    const JsonNode n = e.at("node");
-    const int expected = s.host == ServerHost::node_cpu ? s.index : s.host == ServerHost::gpu ? s.index / plan.gpus_per_node : -1;
-    s.node = n.is_null() ? -1 : static_cast<int>(n.as_int());
-    if (s.node != expected)
-      throw n.error(expected < 0 ? std::string("must be null: a dedicated server node shares no worker's NIC")
-                                 : fmt::format("must be {}, the node of its host", expected));
-    plan.servers.push_back(s);
-  }
+  std::vector<PlannedServer> out;
+  for (std::size_t i = 0; i < servers.size(); ++i) out.push_back(read_server(servers.element(i), i, plan, dedicated));
+  return out;
+}
 
-  const JsonNode ops = node.at("ops");
-  ops.require_array();
-  std::set<std::size_t> triggered;  // buckets whose parameter-server chain has begun
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const JsonNode e = ops.element(i);
-    e.require_object();
-    e.allow_only({"id",
-                  "kind",
-                  "bucket",
-                  "trigger",
-                  "after_op",
-                  "participants",
-                  "bytes",
-                  "algorithm",
-                  "transport",
-                  "launch_s",
-                  "protocol",
-                  "channels",
-                  "step_overhead_s",
-                  "wire_factor",
-                  "kernel_sms",
-                  "compute_share",
-                  "bytes_per_server",
-                  "host_seconds",
-                  "link_class_bytes",
-                  "server_software_s",
-                  "worker_software_s",
-                  "stream_Bps",
-                  "reduce_Bps",
-                  "software_s",
-                  "after_all_pushes",
-                  "node_local",
-                  "opens_gate",
-                  "trigger_gate"});
-    CommOp op;
-    op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
-    op.kind = read_enum(e.at("kind"),
-                        {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host,
-                         CommKind::host_sum, CommKind::host_to_device, CommKind::reduce_scatter, CommKind::all_gather});
-    const bool sharded_kind = op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather;
-    if (sharded_kind && plan.zero_stage == 0) throw e.at("kind").error("applies to plans of zero_stage 1–3 only");
-    const bool server_kind = op.kind == CommKind::push || op.kind == CommKind::pull || op.kind == CommKind::host_sum;
-    if (servers_plan ? op.kind == CommKind::all_reduce : server_kind)
-      throw e.at("kind").error(servers_plan ? "a parameter_server plan moves gradients with push and pull, not all_reduce"
-                                            : "an all-reduce plan's operations are all_reduce and host copies");
-    if (plan.buckets.empty()) throw e.error("an operation needs a bucket: the plan has none");
-    op.bucket = static_cast<std::size_t>(read_int(e.at("bucket"), 0, static_cast<std::int64_t>(plan.buckets.size()) - 1));
-    op.trigger =
-        read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op,
-                                    CommTrigger::update_done, CommTrigger::gate_passed});
-    if ((op.trigger == CommTrigger::update_done || op.trigger == CommTrigger::gate_passed) && plan.zero_stage == 0)
-      throw e.at("trigger").error("applies to plans of zero_stage 1–3 only");
-    if (op.trigger == CommTrigger::gate_passed) {
-      // A gate must have been opened by an earlier operation, or the GPUs would wait for ever.
-      op.trigger_gate = read_int(e.at("trigger_gate"), 0, std::max(0, plan.gates() - 1));
-      const bool opened = std::any_of(plan.ops.begin(), plan.ops.end(),
-                                      [&op](const CommOp& o) { return o.opens_gate == op.trigger_gate; });
-      if (!opened) throw e.at("trigger_gate").error("names a gate no earlier operation opens");
-    } else if (const auto t = e.find("trigger_gate")) {
-      throw t->error("applies to trigger gate_passed only");
-    }
-    const JsonNode after = e.at("after_op");
-    op.after_op = after.is_null() ? -1 : static_cast<int>(after.as_int());
-    // What the engine's executors can run: all-reduce plans one operation at a time in order; a
-    // parameter-server bucket as one chain, started by its trigger, each operation after the previous.
-    const bool chained = !servers_plan || op.trigger == CommTrigger::previous_op;
-    if (chained && op.after_op != op.id - 1)
-      throw after.error(op.id == 0 ? std::string("must be null: the first operation waits for none")
-                                   : fmt::format("must be {}: {}", op.id - 1, servers_plan ? "a chained operation follows the one before it"
-                                                                                           : "operations run one at a time, in order"));
-    if (!chained && op.after_op != -1) throw after.error("must be null: a parameter-server chain starts with its trigger only");
-    if (servers_plan && op.trigger == CommTrigger::previous_op && (i == 0 || plan.ops.back().bucket != op.bucket))
-      throw e.at("trigger").error("a parameter-server chain starts with bucket_ready or backward_done, and continues on its own bucket");
-    if (servers_plan && op.trigger != CommTrigger::previous_op && !triggered.insert(op.bucket).second)
-      throw e.at("trigger").error(fmt::format("bucket {} already has its chain", op.bucket));
-    const JsonNode who = e.at("participants");
-    who.require_object();
-    if (who.has("endpoints")) {
-      who.allow_only({"endpoints", "first_node", "nodes"});
-      op.endpoints = read_enum(who.at("endpoints"), {CommEndpoints::gpus, CommEndpoints::node_hosts});
-      if (op.endpoints != CommEndpoints::node_hosts) throw who.at("endpoints").error("only \"node_hosts\" names its participants as nodes");
-      if (platform.simgrid_xml) throw who.at("endpoints").error("a SimGrid XML platform has no node CPUs");
-      op.first_rank = read_int(who.at("first_node"), 0, plan.nodes - 1);
-      op.ranks = read_int(who.at("nodes"), 1, plan.nodes - op.first_rank);
-    } else {
-      who.allow_only({"first_rank", "ranks"});
-      op.first_rank = read_int(who.at("first_rank"), 0, plan.gpus - 1);
-      op.ranks = read_int(who.at("ranks"), 1, plan.gpus - op.first_rank);
-    }
-    const bool on_nodes = op.endpoints == CommEndpoints::node_hosts;
-    if (op.kind == CommKind::host_sum && !on_nodes) throw who.error("a host_sum runs on node_hosts");
-    if ((op.kind == CommKind::all_reduce || op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) && on_nodes)
-      throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
-    if ((op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) && platform.simgrid_xml)
-      throw e.at("kind").error("a SimGrid XML platform has no node CPUs to copy to");
-    // Every participating GPU reports its bucket ready once; the engine waits for all of them.
-    if (op.trigger == CommTrigger::bucket_ready && !servers_plan && (op.first_rank != 0 || op.ranks != plan.gpus))
-      throw who.error("an operation triggered by bucket_ready involves every GPU (first_rank 0, ranks = gpus)");
-    op.bytes = e.at("bytes").non_negative_number();
-    auto only = [&e, &op](std::initializer_list<const char*> keys, const char* what) {
-      for (const char* key : keys)
-        if (const auto k = e.find(key)) throw k->error(fmt::format("applies to {} only, not {}", what, to_string(op.kind)));
-    };
-    if (op.kind == CommKind::all_reduce) {
-      op.transport = e.find("transport") ? read_enum(e.at("transport"), {Transport::gpu, Transport::host}) : Transport::gpu;
-      op.algorithm = read_enum(e.at("algorithm"), {Algorithm::ring, Algorithm::hierarchical, Algorithm::halving_doubling, Algorithm::tree,
-                                                   Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct, Algorithm::collnet_chain});
-      if (op.transport == Transport::host && platform.simgrid_xml) throw e.at("transport").error("a SimGrid XML platform has no node CPUs");
-      op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
-      if (const auto protocol = e.find("protocol")) {
-        op.protocol = read_enum(*protocol, {Protocol::ll, Protocol::ll128, Protocol::simple});
-        op.channels = read_int(e.at("channels"), 0, 1024);
-        op.step_overhead_s = e.at("step_overhead_s").number_in(0, platforms::kMaxLatency_s);
-        op.wire_factor = e.at("wire_factor").number_in(1, 16);
-        op.kernel_sms = read_int(e.at("kernel_sms"), 0, std::max(0, plan.gpu_sm_count - 1));
-        op.compute_share = fraction(e.at("compute_share"));
-      } else {
-        only({"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"}, "an all_reduce with a protocol");
-      }
-      only({"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes"},
-           "other kinds");
-      if (op.transport == Transport::host) {
-        if (auto v = e.find("stream_Bps")) op.stream_Bps = v->positive_number();
-        if (auto v = e.find("reduce_Bps")) op.reduce_Bps = v->positive_number();
-        if (auto v = e.find("software_s")) op.software_s = v->number_in(0, 1e6);
-      } else {
-        only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
-      }
-    } else if (sharded_kind) {
-      if (on_nodes) throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
-      op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
-      if (const auto v = e.find("node_local")) op.node_local = v->as_bool();
-      if (op.node_local && !plan.hybrid_sharding)
-        throw e.at("node_local").error("applies to plans of hybrid sharding only");
-      if (const auto v = e.find("opens_gate")) {
-        if (op.kind != CommKind::all_gather || plan.zero_stage != 3)
-          throw v->error("applies to all_gather of zero_stage 3 only");
-        op.opens_gate = read_int(*v, 0, std::max(0, plan.gates() - 1));
-        for (const CommOp& o : plan.ops)
-          if (o.opens_gate == op.opens_gate)
-            throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
-      }
-      if (const auto v = e.find("kernel_sms")) {
-        op.kernel_sms = read_int(*v, 0, std::max(0, plan.gpu_sm_count - 1));
-        op.compute_share = fraction(e.at("compute_share"));
-      }
-      only({"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
-            "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "stream_Bps", "reduce_Bps",
-            "software_s"},
-           "other kinds");
-    } else {
-      only({"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
-      only({"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor",
-            "kernel_sms", "compute_share", "node_local", "opens_gate"},
-           "all_reduce");
-      if (op.kind == CommKind::push || op.kind == CommKind::pull) {
-        op.bytes_per_server = read_numbers(e.at("bytes_per_server"));
-        if (op.bytes_per_server.size() != plan.servers.size())
-          throw e.at("bytes_per_server").error(fmt::format("has {} entries; the plan has {} servers", op.bytes_per_server.size(),
-                                                           plan.servers.size()));
-        if (auto v = e.find("server_software_s")) {
-          op.server_software_s = read_numbers(*v);
-          if (op.server_software_s.size() != plan.servers.size())
-            throw v->error(fmt::format("has {} entries; the plan has {} servers", op.server_software_s.size(),
-                                       plan.servers.size()));
-        }
-        if (auto v = e.find("worker_software_s")) op.worker_software_s = v->number_in(0, 1e6);
-        if (auto v = e.find("after_all_pushes")) {
-          if (op.kind != CommKind::pull) throw v->error("applies to pull only");
-          op.after_all_pushes = v->as_bool();
-        }
-      } else {
-        only({"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes"}, "push and pull");
-      }
-      if (op.kind == CommKind::host_sum)
-        op.host_seconds = e.at("host_seconds").number_in(0, 1e6);
-      else
-        only({"host_seconds"}, "host_sum");
-    }
-    plan.ops.push_back(std::move(op));
+// What reading one operation needs to know of the plan and of the operations before it.
+struct OpContext {
+  const TrainingPlan& plan;          // its buckets, servers and the operations read so far
+  bool servers_plan;                 // a parameter_server plan
+  std::set<std::size_t>& triggered;  // buckets whose parameter-server chain has begun
+};
+
+bool is_sharded_kind(CommKind k) {
+  return k == CommKind::reduce_scatter || k == CommKind::all_gather;
+}
+
+// The keys of another kind of operation (or setting) than `op`'s: none may appear.
+void reject_keys(const JsonNode& e, const CommOp& op, std::initializer_list<const char*> keys, const char* what) {
+  for (const char* key : keys)
+    if (const auto k = e.find(key)) throw k->error(fmt::format("applies to {} only, not {}", what, to_string(op.kind)));
+}
+
+// The kind (one the plan's strategy and sharding use) and the bucket.
+void read_op_kind(const JsonNode& e, const OpContext& ctx, CommOp& op) {
+  op.kind = read_enum(
+      e.at("kind"), {CommKind::all_reduce, CommKind::push, CommKind::pull, CommKind::device_to_host, CommKind::host_sum,
+                     CommKind::host_to_device, CommKind::reduce_scatter, CommKind::all_gather});
+  if (is_sharded_kind(op.kind) && ctx.plan.zero_stage == 0)
+    throw e.at("kind").error("applies to plans of zero_stage 1–3 only");
+  const bool server_kind = op.kind == CommKind::push || op.kind == CommKind::pull || op.kind == CommKind::host_sum;
+  if (ctx.servers_plan ? op.kind == CommKind::all_reduce : server_kind)
+    throw e.at("kind").error(ctx.servers_plan
+                                 ? "a parameter_server plan moves gradients with push and pull, not all_reduce"
+                                 : "an all-reduce plan's operations are all_reduce and host copies");
+  if (ctx.plan.buckets.empty()) throw e.error("an operation needs a bucket: the plan has none");
+  op.bucket =
+      static_cast<std::size_t>(read_int(e.at("bucket"), 0, static_cast<std::int64_t>(ctx.plan.buckets.size()) - 1));
+}
+
+// The trigger, and the gate of a gate_passed trigger: one an earlier operation opens.
+void read_op_trigger(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
+  op.trigger =
+      read_enum(e.at("trigger"), {CommTrigger::bucket_ready, CommTrigger::backward_done, CommTrigger::previous_op,
+                                  CommTrigger::update_done, CommTrigger::gate_passed});
+  if ((op.trigger == CommTrigger::update_done || op.trigger == CommTrigger::gate_passed) && plan.zero_stage == 0)
+    throw e.at("trigger").error("applies to plans of zero_stage 1–3 only");
+  if (op.trigger == CommTrigger::gate_passed) {
+    // A gate must have been opened by an earlier operation, or the GPUs would wait for ever.
+    op.trigger_gate = read_int(e.at("trigger_gate"), 0, std::max(0, plan.gates() - 1));
+    const bool opened = std::any_of(plan.ops.begin(), plan.ops.end(),
+                                    [&op](const CommOp& o) { return o.opens_gate == op.trigger_gate; });
+    if (!opened) throw e.at("trigger_gate").error("names a gate no earlier operation opens");
+  } else if (const auto t = e.find("trigger_gate")) {
+    throw t->error("applies to trigger gate_passed only");
   }
+}
+
+// `after_op` and the chains: what the engine's executors can run. All-reduce plans run one
+// operation at a time in order; a parameter-server bucket runs as one chain, started by its
+// trigger, each operation after the previous.
+void read_op_order(const JsonNode& e, std::size_t i, const OpContext& ctx, CommOp& op) {
+  const JsonNode after = e.at("after_op");
+  op.after_op = after.is_null() ? -1 : static_cast<int>(after.as_int());
+  const bool chained = !ctx.servers_plan || op.trigger == CommTrigger::previous_op;
+  if (chained && op.after_op != op.id - 1)
+    throw after.error(op.id == 0 ? std::string("must be null: the first operation waits for none")
+                                 : fmt::format("must be {}: {}", op.id - 1,
+                                               ctx.servers_plan ? "a chained operation follows the one before it"
+                                                                : "operations run one at a time, in order"));
+  if (!chained && op.after_op != -1)
+    throw after.error("must be null: a parameter-server chain starts with its trigger only");
+  if (ctx.servers_plan && op.trigger == CommTrigger::previous_op && (i == 0 || ctx.plan.ops.back().bucket != op.bucket))
+    throw e.at("trigger").error(
+        "a parameter-server chain starts with bucket_ready or backward_done, and continues on its own bucket");
+  if (ctx.servers_plan && op.trigger != CommTrigger::previous_op && !ctx.triggered.insert(op.bucket).second)
+    throw e.at("trigger").error(fmt::format("bucket {} already has its chain", op.bucket));
+}
+
+// `participants`: GPU ranks (first_rank, ranks) or node hosts (endpoints, first_node, nodes), as the
+// kind and trigger allow.
+void read_participants(const JsonNode& e, const OpContext& ctx, CommOp& op) {
+  const TrainingPlan& plan = ctx.plan;
+  const JsonNode who = e.at("participants");
+  who.require_object();
+  if (who.has("endpoints")) {
+    who.allow_only({"endpoints", "first_node", "nodes"});
+    op.endpoints = read_enum(who.at("endpoints"), {CommEndpoints::gpus, CommEndpoints::node_hosts});
+    if (op.endpoints != CommEndpoints::node_hosts)
+      throw who.at("endpoints").error("only \"node_hosts\" names its participants as nodes");
+    if (plan.platform.simgrid_xml) throw who.at("endpoints").error("a SimGrid XML platform has no node CPUs");
+    op.first_rank = read_int(who.at("first_node"), 0, plan.nodes - 1);
+    op.ranks = read_int(who.at("nodes"), 1, plan.nodes - op.first_rank);
+  } else {
+    who.allow_only({"first_rank", "ranks"});
+    op.first_rank = read_int(who.at("first_rank"), 0, plan.gpus - 1);
+    op.ranks = read_int(who.at("ranks"), 1, plan.gpus - op.first_rank);
+  }
+  const bool on_nodes = op.endpoints == CommEndpoints::node_hosts;
+  if (op.kind == CommKind::host_sum && !on_nodes) throw who.error("a host_sum runs on node_hosts");
+  if ((op.kind == CommKind::all_reduce || op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) &&
+      on_nodes)
+    throw who.error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
+  if ((op.kind == CommKind::device_to_host || op.kind == CommKind::host_to_device) && plan.platform.simgrid_xml)
+    throw e.at("kind").error("a SimGrid XML platform has no node CPUs to copy to");
+  // Every participating GPU reports its bucket ready once; the engine waits for all of them.
+  if (op.trigger == CommTrigger::bucket_ready && !ctx.servers_plan && (op.first_rank != 0 || op.ranks != plan.gpus))
+    throw who.error("an operation triggered by bucket_ready involves every GPU (first_rank 0, ranks = gpus)");
+}
+
+// An all_reduce's algorithm, transport and launch, its NCCL protocol fields (with a protocol
+// only) and its host-transport costs (with transport host only).
+void read_all_reduce_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
+  op.transport = e.find("transport") ? read_enum(e.at("transport"), {Transport::gpu, Transport::host}) : Transport::gpu;
+  op.algorithm = read_enum(
+      e.at("algorithm"), {Algorithm::ring, Algorithm::hierarchical, Algorithm::halving_doubling, Algorithm::tree,
+                          Algorithm::nvls, Algorithm::nvls_tree, Algorithm::collnet_direct, Algorithm::collnet_chain});
+  if (op.transport == Transport::host && plan.platform.simgrid_xml)
+    throw e.at("transport").error("a SimGrid XML platform has no node CPUs");
+  op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
+  if (const auto protocol = e.find("protocol")) {
+    op.protocol = read_enum(*protocol, {Protocol::ll, Protocol::ll128, Protocol::simple});
+    op.channels = read_int(e.at("channels"), 0, 1024);
+    op.step_overhead_s = e.at("step_overhead_s").number_in(0, platforms::kMaxLatency_s);
+    op.wire_factor = e.at("wire_factor").number_in(1, 16);
+    op.kernel_sms = read_int(e.at("kernel_sms"), 0, std::max(0, plan.gpu_sm_count - 1));
+    op.compute_share = fraction(e.at("compute_share"));
+  } else {
+    reject_keys(e, op, {"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"},
+                "an all_reduce with a protocol");
+  }
+  reject_keys(e, op, {"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes"},
+              "other kinds");
+  if (op.transport == Transport::host) {
+    if (auto v = e.find("stream_Bps")) op.stream_Bps = v->positive_number();
+    if (auto v = e.find("reduce_Bps")) op.reduce_Bps = v->positive_number();
+    if (auto v = e.find("software_s")) op.software_s = v->number_in(0, 1e6);
+  } else {
+    reject_keys(e, op, {"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
+  }
+}
+
+// A reduce_scatter's or all_gather's launch, node-local flag (hybrid sharding only), the gate it
+// opens (an all_gather of zero_stage 3, each gate once) and its kernel's SMs.
+void read_sharded_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
+  if (op.endpoints == CommEndpoints::node_hosts)
+    throw e.at("participants").error("a " + std::string(to_string(op.kind)) + " runs on GPU ranks (first_rank, ranks)");
+  op.launch_s = e.at("launch_s").number_in(0, platforms::kMaxLatency_s);
+  if (const auto v = e.find("node_local")) op.node_local = v->as_bool();
+  if (op.node_local && !plan.hybrid_sharding)
+    throw e.at("node_local").error("applies to plans of hybrid sharding only");
+  if (const auto v = e.find("opens_gate")) {
+    if (op.kind != CommKind::all_gather || plan.zero_stage != 3)
+      throw v->error("applies to all_gather of zero_stage 3 only");
+    op.opens_gate = read_int(*v, 0, std::max(0, plan.gates() - 1));
+    for (const CommOp& o : plan.ops)
+      if (o.opens_gate == op.opens_gate)
+        throw v->error(fmt::format("gate {} is opened by operation {} already", op.opens_gate, o.id));
+  }
+  if (const auto v = e.find("kernel_sms")) {
+    op.kernel_sms = read_int(*v, 0, std::max(0, plan.gpu_sm_count - 1));
+    op.compute_share = fraction(e.at("compute_share"));
+  }
+  reject_keys(e, op,
+              {"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
+               "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "stream_Bps", "reduce_Bps",
+               "software_s"},
+              "other kinds");
+}
+
+// A list of one number per server.
+std::vector<double> read_per_server(const JsonNode& node, const TrainingPlan& plan) {
+  std::vector<double> values = read_numbers(node);
+  if (values.size() != plan.servers.size())
+    throw node.error(fmt::format("has {} entries; the plan has {} servers", values.size(), plan.servers.size()));
+  return values;
+}
+
+// A push's or pull's bytes per server and software costs (after_all_pushes: a pull's only).
+void read_push_pull_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
+  op.bytes_per_server = read_per_server(e.at("bytes_per_server"), plan);
+  if (auto v = e.find("server_software_s")) op.server_software_s = read_per_server(*v, plan);
+  if (auto v = e.find("worker_software_s")) op.worker_software_s = v->number_in(0, 1e6);
+  if (auto v = e.find("after_all_pushes")) {
+    if (op.kind != CommKind::pull) throw v->error("applies to pull only");
+    op.after_all_pushes = v->as_bool();
+  }
+}
+
+// The fields of the other kinds: push and pull (read_push_pull_fields), host_sum's seconds, and
+// the host copies, which have none of their own.
+void read_host_op_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
+  reject_keys(e, op, {"stream_Bps", "reduce_Bps", "software_s"}, "an all_reduce with transport host");
+  reject_keys(e, op,
+              {"algorithm", "transport", "launch_s", "protocol", "channels", "step_overhead_s", "wire_factor",
+               "kernel_sms", "compute_share", "node_local", "opens_gate"},
+              "all_reduce");
+  if (op.kind == CommKind::push || op.kind == CommKind::pull)
+    read_push_pull_fields(e, plan, op);
+  else
+    reject_keys(e, op, {"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes"},
+                "push and pull");
+  if (op.kind == CommKind::host_sum)
+    op.host_seconds = e.at("host_seconds").number_in(0, 1e6);
+  else
+    reject_keys(e, op, {"host_seconds"}, "host_sum");
+}
+
+// Operation i: what, on which bucket, when, after what, among whom, how many bytes, and the fields
+// of its kind.
+CommOp read_op(const JsonNode& e, std::size_t i, const OpContext& ctx) {
+  e.require_object();
+  e.allow_only({"id",
+                "kind",
+                "bucket",
+                "trigger",
+                "after_op",
+                "participants",
+                "bytes",
+                "algorithm",
+                "transport",
+                "launch_s",
+                "protocol",
+                "channels",
+                "step_overhead_s",
+                "wire_factor",
+                "kernel_sms",
+                "compute_share",
+                "bytes_per_server",
+                "host_seconds",
+                "link_class_bytes",
+                "server_software_s",
+                "worker_software_s",
+                "stream_Bps",
+                "reduce_Bps",
+                "software_s",
+                "after_all_pushes",
+                "node_local",
+                "opens_gate",
+                "trigger_gate"});
+  CommOp op;
+  op.id = read_int(e.at("id"), static_cast<std::int64_t>(i), static_cast<std::int64_t>(i));
+  read_op_kind(e, ctx, op);
+  read_op_trigger(e, ctx.plan, op);
+  read_op_order(e, i, ctx, op);
+  read_participants(e, ctx, op);
+  op.bytes = e.at("bytes").non_negative_number();
+  if (op.kind == CommKind::all_reduce)
+    read_all_reduce_fields(e, ctx.plan, op);
+  else if (is_sharded_kind(op.kind))
+    read_sharded_fields(e, ctx.plan, op);
+  else
+    read_host_op_fields(e, ctx.plan, op);
+  return op;
+}
+
+// `ops`, in order (each reads the ones before it), and every gate of a zero_stage 3 plan opened.
+void read_ops(const JsonNode& ops, bool servers_plan, TrainingPlan& plan) {
+  ops.require_array();
+  std::set<std::size_t> triggered;
+  const OpContext ctx{plan, servers_plan, triggered};
+  for (std::size_t i = 0; i < ops.size(); ++i) plan.ops.push_back(read_op(ops.element(i), i, ctx));
   for (int g = 0; g < plan.gates(); ++g)
     if (std::none_of(plan.ops.begin(), plan.ops.end(), [g](const CommOp& o) { return o.opens_gate == g; }))
       throw ops.error(fmt::format("no all_gather opens gate {}: a zero_stage 3 plan opens every one of its {} gates", g,
                                   plan.gates()));
+}
+
+}  // namespace
+
+Json TrainingPlan::to_json() const {
+  Json j;
+  j["name"] = name;
+  j["strategy"] = strategy;
+  j["network_model"] = network_model;
+  j["gpus"] = gpus;
+  j["nodes"] = nodes;
+  j["gpus_per_node"] = gpus_per_node;
+  j["global_batch"] = global_batch;
+  j["overlap"] = overlap;
+  j["representation"] = representation;
+  if (strategy == "halving_doubling") j["hd_order"] = to_string(hd_order);
+  j["reference_batch"] = reference_batch;
+  j["single_gpu_iteration_s"] = single_gpu_iteration_s;
+  j["calibration_factor"] = calibration_factor;
+  j["calibrated"] = calibrated;
+  j["scaling"] = scaling;
+  j["bucket_bytes"] = bucket_bytes;
+  j["gpu_sm_count"] = gpu_sm_count;
+  j["aggregate_flops_per_byte"] = aggregate_flops_per_byte;
+  j["memory_per_gpu_bytes"] = memory.to_json();
+  if (largest_batch) j["largest_batch"] = largest_batch->to_json();
+  // Data parallelism (data_parallel.hpp), written where it departs from plain DDP.
+  if (accumulation_steps > 1) j["accumulation_steps"] = accumulation_steps;
+  if (zero_stage > 0) {
+    j["zero_stage"] = zero_stage;
+    j["hybrid_sharding"] = hybrid_sharding;
+    j["shard_group"] = shard_group;
+  }
+  if (checkpoint_every_layers > 0) j["checkpoint_every_layers"] = checkpoint_every_layers;
+  j["variables"] = variables.to_json();
+  j["platform"] = platform_json(platform);
+  if (input_pipeline)
+    j["input_pipeline"] = Json{{"decode_s_per_sample", input_pipeline->decode_s_per_sample},
+                               {"loader_threads", input_pipeline->loader_threads},
+                               {"host_cores", input_pipeline->host_cores}};
+  if (nccl_intra_node_latency_s) j["nccl_intra_node_latency_s"] = *nccl_intra_node_latency_s;
+  Json profiles_json = Json::array();
+  for (const auto& p : profiles) profiles_json.push_back(profile_json(p));
+  j["profiles"] = profiles_json;
+  Json gpus_json = Json::array();
+  for (const auto& g : gpu_plans)
+    gpus_json.push_back(Json{{"rank", g.rank},
+                             {"node", g.node},
+                             {"profile", g.profile},
+                             {"slowdown", g.slowdown},
+                             {"compute_s", compute_s(g.rank)}});
+  j["gpu_plans"] = gpus_json;
+  j["buckets"] = buckets_json(*this);
+  if (!servers.empty()) {
+    j["placement"] = variable_placement;
+    j["server_throughput_Bps"] = server_throughput_Bps;
+    j["worker_aggregation"] = worker_aggregation;
+  }
+  if (transport != "gpu") j["transport"] = transport;
+  j["host_memory_bandwidth_Bps"] = host_memory_bandwidth_Bps;
+  if (straggler_s > 0) j["straggler_s"] = straggler_s;
+  if (barrier_s > 0) j["barrier_s"] = barrier_s;
+  j["servers"] = servers_json(*this);
+  Json ops_json = Json::array();
+  for (const auto& op : ops) ops_json.push_back(op_json(*this, op));
+  j["ops"] = ops_json;
+  return j;
+}
+
+TrainingPlan TrainingPlan::from_json(const JsonNode& node) {
+  check_plan_document(node);
+  TrainingPlan plan;
+  read_job(node, plan);
+  read_settings(node, plan);
+  const bool servers_plan = plan.strategy == "parameter_server";
+  plan.memory = read_memory(node.at("memory_per_gpu_bytes"));
+  plan.variables = read_variables(node.at("variables"));
+  if (const auto in = node.find("input_pipeline")) plan.input_pipeline = read_input_pipeline(*in);
+  if (const auto l = node.find("nccl_intra_node_latency_s")) plan.nccl_intra_node_latency_s = latency(*l);
+  if (const auto v = node.find("largest_batch")) plan.largest_batch = LargestBatch::from_json(*v);
+  read_data_parallel(node, plan);
+  // Buckets first: the profiles' segments are cut at their boundaries.
+  const JsonNode buckets = node.at("buckets");
+  plan.buckets = read_buckets(buckets);
+  const JsonNode profiles = node.at("profiles");
+  profiles.require_array();
+  if (profiles.size() == 0) throw profiles.error("must hold at least one compute profile");
+  for (const auto& e : profiles.elements())
+    plan.profiles.push_back(read_profile(e, plan.profiles.size(), plan, buckets));
+  plan.gpu_plans = read_gpu_plans(node.at("gpu_plans"), plan);
+  read_server_settings(node, servers_plan, plan);
+  plan.servers = read_servers(node.at("servers"), servers_plan, plan);
+  read_ops(node.at("ops"), servers_plan, plan);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   if (!plan.servers.empty()) plan.server_representation = resolve_server_representation(plan);
   return plan;
