@@ -163,7 +163,8 @@ int run_plan(const PlanArgs& a) {
   // end of its band over the software stack's ranges (the prediction where it has none).
   auto planned = [&a](const plan::ResultRecord& record) {
     const plan::IterationResult& r = *record.result;
-    return a.pessimistic && r.band ? r.global_batch / r.band->iteration_time_high_s : r.samples_per_s;
+    const auto range = r.samples_per_s_range();
+    return a.pessimistic && range ? range->first : r.samples_per_s;
   };
   std::vector<Candidate> feasible;
   const plan::ResultRecord* best_reachable = nullptr;
@@ -194,6 +195,7 @@ int run_plan(const PlanArgs& a) {
   for (std::size_t i = 0; i < feasible.size() && i < a.top; ++i) {
     const Candidate& c = feasible[i];
     const plan::IterationResult& r = *c.record->result;
+    const auto range = r.samples_per_s_range();
     const double gpus = r.gpus;
     ranked.push_back(Json{
         {"rank", i + 1},
@@ -201,9 +203,7 @@ int run_plan(const PlanArgs& a) {
         {"gpus", r.gpus},
         {"samples_per_s", r.samples_per_s},
         {"planned_samples_per_s", planned(*c.record)},
-        {"samples_per_s_range", r.band ? Json::array({r.global_batch / r.band->iteration_time_high_s,
-                                                      r.global_batch / r.band->iteration_time_low_s})
-                                       : Json(nullptr)},
+        {"samples_per_s_range", range ? Json::array({range->first, range->second}) : Json(nullptr)},
         {"scaling_efficiency", r.scaling_efficiency},
         {"price_per_gpu_hour", c.price_per_gpu_hour},
         {"cost_per_hour_usd", gpus * c.price_per_gpu_hour},

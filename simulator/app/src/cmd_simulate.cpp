@@ -67,10 +67,9 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
   }
   out << fmt::format("  iteration time        {}\n", format_seconds(r.iteration_time_s));
   out << fmt::format("  throughput            {:.1f} samples/s\n", r.samples_per_s);
-  if (r.band)
+  if (const auto range = r.samples_per_s_range())
     out << fmt::format("  band                  {:.1f}–{:.1f} samples/s over the software stack's ranges: {}\n",
-                       r.global_batch / r.band->iteration_time_high_s, r.global_batch / r.band->iteration_time_low_s,
-                       r.band->sentence);
+                       range->first, range->second, r.band->sentence);
   out << fmt::format("  scaling efficiency    {:.1f} %  (one GPU: {:.1f} samples/s{})\n", 100 * r.scaling_efficiency,
                      r.single_gpu_samples_per_s, plan.calibrated ? ", calibrated" : "");
   out << fmt::format("  breakdown             compute {} | communication {} (exposed {}) | idle {}\n",

@@ -217,9 +217,8 @@ Json IterationResult::to_json() const {
   j["epoch_time_s"] = epoch_time_s();
   if (cpu) j["cpu"] = cpu->to_json();
   if (input_pipeline) j["input_pipeline"] = input_pipeline->to_json();
-  if (band) {
-    j["samples_per_s_range"] =
-        Json::array({global_batch / band->iteration_time_high_s, global_batch / band->iteration_time_low_s});
+  if (const auto range = samples_per_s_range()) {
+    j["samples_per_s_range"] = Json::array({range->first, range->second});
     j["iteration_time_s_range"] = Json::array({band->iteration_time_low_s, band->iteration_time_high_s});
     j["band"] = Json{{"widest", band->widest}, {"sentence", band->sentence}};
   }
@@ -398,6 +397,7 @@ std::string result_csv_row(const ResultRecord& record, const std::vector<std::st
     return out;
   }
   const IterationResult& r = *record.result;
+  const auto range = r.samples_per_s_range();
   const Json cells[] = {r.gpus,
                         r.nodes,
                         r.global_batch,
@@ -428,8 +428,8 @@ std::string result_csv_row(const ResultRecord& record, const std::vector<std::st
                         r.variables.single_gpu_time_s,
                         r.variables.dataset_samples,
                         r.epoch_time_s(),
-                        r.band ? Json(r.global_batch / r.band->iteration_time_high_s) : Json(""),
-                        r.band ? Json(r.global_batch / r.band->iteration_time_low_s) : Json(""),
+                        range ? Json(range->first) : Json(""),
+                        range ? Json(range->second) : Json(""),
                         r.sim_wall_s,
                         ""};
   for (const Json& c : cells) append_cell(out, cell(c));

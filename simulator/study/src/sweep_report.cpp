@@ -89,10 +89,9 @@ std::string result_cells(const plan::IterationResult& r, const DisplayUnit& time
                          const DisplayUnit& memory_unit) {
   std::string html;
   const plan::Breakdown& b = r.breakdown;
-  const std::string band = r.band ? fmt::format("<br><span class=\"note\">{:.1f}–{:.1f}</span>",
-                                                r.global_batch / r.band->iteration_time_high_s,
-                                                r.global_batch / r.band->iteration_time_low_s)
-                                  : std::string();
+  const auto range = r.samples_per_s_range();
+  const std::string band =
+      range ? fmt::format("<br><span class=\"note\">{:.1f}–{:.1f}</span>", range->first, range->second) : std::string();
   html += fmt::format(
       "<td>{}</td><td>{}</td><td>{:.1f}{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
       r.gpus, in_unit(r.iteration_time_s, time_unit), r.samples_per_s, band, 100 * r.scaling_efficiency,
@@ -157,9 +156,9 @@ std::string sweep_report_html(const plan::Scenario& base, const std::vector<plan
       t.x.push_back(r->result->gpus);
       t.y.push_back(r->result->samples_per_s);
       // The band over the software stack's ranges as an error bar (none: NaN).
-      const auto& band = r->result->band;
-      t.y_low.push_back(band ? r->result->global_batch / band->iteration_time_high_s : std::nan(""));
-      t.y_high.push_back(band ? r->result->global_batch / band->iteration_time_low_s : std::nan(""));
+      const auto range = r->result->samples_per_s_range();
+      t.y_low.push_back(range ? range->first : std::nan(""));
+      t.y_high.push_back(range ? range->second : std::nan(""));
       e.x.push_back(r->result->gpus);
       e.y.push_back(100 * r->result->scaling_efficiency);
     }

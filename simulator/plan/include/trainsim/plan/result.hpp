@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trainsim/core/json_reader.hpp"
@@ -229,6 +230,11 @@ struct IterationResult {
   const ServerLoad* most_loaded_server() const;
   /// dataset_samples / samples_per_s: one epoch at this throughput.
   double epoch_time_s() const { return variables.dataset_samples / samples_per_s; }
+  /// The band's throughput, samples/s: {slow end, fast end}; none without a band.
+  std::optional<std::pair<double, double>> samples_per_s_range() const {
+    if (!band) return std::nullopt;
+    return std::pair{global_batch / band->iteration_time_high_s, global_batch / band->iteration_time_low_s};
+  }
   /// The result object; key order is fixed (deterministic output).
   Json to_json() const;
   /// Reads a result object back. The core fields (gpus, global_batch, iteration_time_s,
