@@ -347,14 +347,15 @@ DataParallelMemory data_parallel_memory(const Scenario& scenario, const workload
 }
 
 MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
-                           const std::vector<double>& bucket_bytes) {
+                           const std::vector<double>& bucket_bytes, const LargestBatch& largest) {
   const auto& ck = scenario.workload.checkpointing;
   const DataParallelMemory dp = data_parallel_memory(scenario, workload, bucket_bytes, ck.on() ? ck.every_layers : 0);
   // The largest local batch: a strong-scaling remainder goes to the first ranks.
   MemoryUsage m = memory_usage(estimate_gpu_memory(workload, scenario.iteration_options(scenario.batch_of(0)), dp),
                                scenario.platform.gpu.memory_bytes);
+  // The same search, already made with the scenario's segments (largest_batch uses them when it has some).
   m.largest_batch_per_gpu =
-      largest_fitting_batch(workload, scenario.iteration_options(1), scenario.platform.gpu.memory_bytes, dp);
+      std::min(ck.on() ? largest.with_checkpointing : largest.without_checkpointing, kLargestBatchPerGpuLimit);
   return m;
 }
 
@@ -547,8 +548,8 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   }
   std::vector<double> bucket_bytes;
   for (const PlannedBucket& b : plan.buckets) bucket_bytes.push_back(b.bytes);
-  plan.memory = memory_per_gpu(scenario, workload, bucket_bytes);
   plan.largest_batch = largest_batch(scenario, workload, bucket_bytes);
+  plan.memory = memory_per_gpu(scenario, workload, bucket_bytes, *plan.largest_batch);
 }
 
 // tf_cnn_benchmarks' distributed parameter server sums a worker's towers on its host CPU and

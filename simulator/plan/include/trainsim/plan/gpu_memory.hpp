@@ -72,10 +72,13 @@ MemoryEstimate estimate_gpu_memory(const workloads::Workload& workload, const wo
 /// The estimate as the result's memory record for a GPU of `device_bytes` nominal memory.
 MemoryUsage memory_usage(const MemoryEstimate& estimate, double device_bytes);
 
+/// The most memory_per_gpu_bytes.largest_batch_per_gpu reports.
+inline constexpr std::int64_t kLargestBatchPerGpuLimit = 1 << 20;
+
 /// The largest batch per GPU (≥ 1) whose memory fits in `device_bytes`, or 0 when not even one
 /// sample fits; at most `limit`.
 std::int64_t largest_fitting_batch(const workloads::Workload& workload, workloads::IterationOptions options,
                                    double device_bytes, const DataParallelMemory& dp = {},
-                                   std::int64_t limit = 1 << 20);
+                                   std::int64_t limit = kLargestBatchPerGpuLimit);
 
 }  // namespace trainsim::plan

@@ -47,16 +47,17 @@ namespace trainsim::plan {
 /// keeping whole gradients (FSDP's no_sync), and checkpointing every `every_layers` layers (0: none).
 DataParallelMemory data_parallel_memory(const Scenario& scenario, const workloads::Workload& workload,
                                         const std::vector<double>& bucket_bytes, int every_layers);
-/// Memory per GPU of a scenario (pure arithmetic), its data-parallel terms included, and the
-/// largest batch per GPU that fits with them.
-MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
-                           const std::vector<double>& bucket_bytes = {});
 /// The most largest_batch reports (a model whose activations take no memory fits any batch).
 inline constexpr std::int64_t kMaxReportedBatch = 1'000'000'000;
 /// The largest micro-batch per GPU that fits, without and with checkpointing (the scenario's
 /// segments, or ⌈√layers⌉ without), every other term as the scenario has it.
 LargestBatch largest_batch(const Scenario& scenario, const workloads::Workload& workload,
                            const std::vector<double>& bucket_bytes);
+/// Memory per GPU of a scenario (pure arithmetic), its data-parallel terms included; its largest
+/// batch per GPU is `largest`'s for the scenario's own checkpointing (at most
+/// kLargestBatchPerGpuLimit).
+MemoryUsage memory_per_gpu(const Scenario& scenario, const workloads::Workload& workload,
+                           const std::vector<double>& bucket_bytes, const LargestBatch& largest);
 
 /// One layer's forward or backward work (or the optimizer step) on one GPU.
 struct PlannedTask {
