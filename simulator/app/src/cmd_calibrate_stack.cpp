@@ -47,10 +47,18 @@ plan::Scenario with_constant(const plan::Scenario& scenario, plan::StackKey key,
   return s;
 }
 
+// The iteration times of `variants`, each simulated in a child process.
+std::vector<double> simulate_all(const std::vector<plan::Scenario>& variants) {
+  std::vector<double> out;
+  for (const std::optional<double>& t : study::iterations_in_children(variants)) {
+    if (!t) throw RunError("a calibration simulation failed; run `trainsim simulate` on the scenario to see why");
+    out.push_back(*t);
+  }
+  return out;
+}
+
 double simulated(const plan::Scenario& scenario) {
-  const auto t = study::iterations_in_children({scenario}).front();
-  if (!t) throw RunError("a calibration simulation failed; run `trainsim simulate` on the scenario to see why");
-  return *t;
+  return simulate_all({scenario}).front();
 }
 
 // The acting constant whose range alone moves this run's iteration most.
@@ -61,14 +69,13 @@ plan::StackKey widest_constant(const plan::Scenario& scenario, const std::vector
     variants.push_back(with_constant(scenario, key, c.low));
     variants.push_back(with_constant(scenario, key, c.high));
   }
-  const std::vector<std::optional<double>> times = study::iterations_in_children(variants);
+  const std::vector<double> times = simulate_all(variants);
   plan::StackKey best = keys.front();
   double best_span = -1;
   for (std::size_t k = 0; k < keys.size(); ++k) {
-    const auto a = times[2 * k], b = times[2 * k + 1];
-    if (!a || !b) throw RunError("a calibration simulation failed; run `trainsim simulate` on the scenario to see why");
-    if (std::abs(*b - *a) > best_span) {
-      best_span = std::abs(*b - *a);
+    const double span = std::abs(times[2 * k + 1] - times[2 * k]);
+    if (span > best_span) {
+      best_span = span;
       best = keys[k];
     }
   }
@@ -112,11 +119,9 @@ int run_calibrate_stack(const CalibrateStackOptions& o) {
   const double unit = plan::stack_key_unit(key);
   const plan::StackConstant range = scenario.stack.constants.at(static_cast<std::size_t>(key));
   // The iteration at both ends of the range: the measurement must lie between them.
-  const auto ends = study::iterations_in_children(
-      {with_constant(scenario, key, range.low), with_constant(scenario, key, range.high)});
-  if (!ends[0] || !ends[1])
-    throw RunError("a calibration simulation failed; run `trainsim simulate` on the scenario to see why");
-  const double t_low = *ends[0], t_high = *ends[1];
+  const std::vector<double> ends =
+      simulate_all({with_constant(scenario, key, range.low), with_constant(scenario, key, range.high)});
+  const double t_low = ends[0], t_high = ends[1];
   if (measured_s < std::min(t_low, t_high) || measured_s > std::max(t_low, t_high))
     throw InputError(
         "command line", o.measured_iteration_s ? "--measured-iteration-s" : "--measured-samples-per-s",
