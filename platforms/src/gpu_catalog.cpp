@@ -64,20 +64,23 @@ std::vector<GpuSpec> make_catalog() {
       "NVIDIA H100 datasheet (2023), PCIe: 51 fp32, 378 tf32, 756 fp16/bf16 TFLOP/s dense, 2 TB/s");
   add("H200", 67 * T, 494.7 * T, 989.4 * T, 989.4 * T, 141 * GB, 4800 * GB, 132,
       "NVIDIA H200 datasheet (2024), SXM: H100 compute, 141 GB HBM3e at 4.8 TB/s");
-  add("B200", 80 * T, 1100 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB, 148,
-      "NVIDIA DGX B200 datasheet (2024), per GPU: 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, 180 GB, "
-      "8 TB/s; fp32 80 TFLOP/s from the HGX B200 spec sheet");
+  // Blackwell datasheets give 8- or 72-GPU systems and tensor-core rates with 2:4 sparsity: per GPU
+  // dense is the system's figure / GPUs / 2 (fp32 has no sparse rate).
+  add("B200", 75 * T, 1125 * T, 2250 * T, 2250 * T, 180 * GB, 8000 * GB, 148,
+      "NVIDIA HGX B200 datasheet (2024), 8 GPUs: 600 TFLOP/s fp32, 18 PFLOP/s tf32 and 36 fp16/bf16 with sparsity, "
+      "1.4 TB HBM3e; per GPU dense: 75 fp32, 1125 tf32, 2250 fp16/bf16 TFLOP/s, 180 GB at 8 TB/s");
   // Blackwell Ultra: 160 SMs (NVIDIA technical blog "Inside NVIDIA Blackwell Ultra", 2025).
-  add("B300", 75 * T, 1100 * T, 2250 * T, 2250 * T, 288 * GB, 8000 * GB, 160,
-      "NVIDIA HGX B300 datasheet (2025), per GPU: 75 TFLOP/s fp32, 1.1 PFLOP/s tf32, 2.25 PFLOP/s fp16/bf16 dense, "
-      "288 GB HBM3e at 8 TB/s");
+  add("B300", 75 * T, 1125 * T, 2250 * T, 2250 * T, 288 * GB, 8000 * GB, 160,
+      "NVIDIA HGX B300 datasheet (2025), 8 GPUs: 600 TFLOP/s fp32, 18 PFLOP/s tf32 and 36 fp16/bf16 with sparsity, "
+      "up to 2.3 TB HBM3e; per GPU dense: 75 fp32, 1125 tf32, 2250 fp16/bf16 TFLOP/s, 288 GB at 8 TB/s");
   add("GB200", 80 * T, 1250 * T, 2500 * T, 2500 * T, 186 * GB, 8000 * GB, 148,
-      "NVIDIA GB200 NVL72 datasheet (2024), per Blackwell GPU (1/72 of the rack): 80 TFLOP/s fp32, 1.25 PFLOP/s tf32, "
-      "2.5 PFLOP/s fp16/bf16 dense, 186 GB HBM3e at 8 TB/s");
+      "NVIDIA GB200 NVL72 datasheet (2024), 72 GPUs: 5,760 TFLOP/s fp32, 180 PFLOP/s tf32 and 360 fp16/bf16 with "
+      "sparsity, up to 13.4 TB HBM3e at 576 TB/s; per GPU dense: 80 fp32, 1250 tf32, 2500 fp16/bf16 TFLOP/s, 186 GB "
+      "at 8 TB/s");
   add("MI300X", 163.4 * T, 653.7 * T, 1307.4 * T, 1307.4 * T, 192 * GB, 5300 * GB, 304,
-      "AMD Instinct MI300X datasheet (2023): 163.4 TFLOP/s fp32 (matrix and vector), 653.7 tf32, 1307.4 fp16/bf16 "
-      "dense, "
-      "192 GB HBM3 at 5.3 TB/s, 304 compute units (counted as SMs)");
+      "AMD Instinct MI300X datasheet (2023) and ROCm's \"AMD Instinct MI300 series microarchitecture\" peak table: "
+      "163.4 TFLOP/s fp32 (vector and matrix), 653.7 tf32, 1307.4 fp16/bf16 dense (matrix cores), 192 GB HBM3 at "
+      "5.3 TB/s, 304 compute units (counted as SMs)");
   for (auto& g : c) {
     // L2 per device from the architecture whitepapers (V100 6 MB, A100 40 MB, H100 50 MB, B200 2 × 63 MB
     // (Chips and Cheese), MI300X: 256 MB Infinity Cache); 0 where not listed.

@@ -113,7 +113,17 @@ bool on_tensor_cores(const platforms::GpuSpec& gpu, Precision p) {
   return p != Precision::fp32 && gpu.peak_flops(p) > gpu.fp32_flops * 1.01;
 }
 
-double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, Precision precision,
+// The engine whose throughput bounds a kernel (the launch gap aside, which the memory engine
+// carries: it is the same whatever the precision).
+Engine engine_of(const workloads::Kernel& k, const platforms::GpuSpec& gpu, Precision precision) {
+  if (k.kind == workloads::KernelKind::memory) return Engine::memory;
+  const Precision arithmetic = k.fp32_only ? Precision::fp32 : precision;
+  if (!on_tensor_cores(gpu, arithmetic)) return Engine::cuda_cores;
+  return bytes_per_element(arithmetic) == 2 ? Engine::tensor_16bit : Engine::tensor_tf32;
+}
+
+// A kernel's time without its launch gap.
+double kernel_body_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, Precision precision,
                      const ComputeModelOptions& o) {
   const Precision arithmetic = k.fp32_only ? Precision::fp32 : precision;
   const double stream_Bps = gpu.memory_bandwidth_Bps * o.memory_efficiency;
@@ -129,11 +139,11 @@ double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, 
                         (k.backward ? kBackwardGemmRelative : 1.0)
                   : o.cuda_core_efficiency);
       const double util = std::max(1e-3, gemm_utilisation(k, gpu.sm_count, tensor));
-      return std::max(flops / (engine * util), memory_s) + o.launch_overhead_s;
+      return std::max(flops / (engine * util), memory_s);
     }
     case workloads::KernelKind::attention: {
       const double engine = gpu.peak_flops(arithmetic) * o.attention_efficiency;
-      return std::max(k.flops / engine, memory_s) + o.launch_overhead_s;
+      return std::max(k.flops / engine, memory_s);
     }
     case workloads::KernelKind::memory: {
       double occupancy = 1;
@@ -141,31 +151,97 @@ double kernel_time_s(const workloads::Kernel& k, const platforms::GpuSpec& gpu, 
         const double waves = std::ceil(k.parallel_blocks / gpu.sm_count);
         occupancy = k.parallel_blocks / (waves * gpu.sm_count);
       }
-      return k.bytes / (stream_Bps * k.memory_efficiency * occupancy) + o.launch_overhead_s;
+      return k.bytes / (stream_Bps * k.memory_efficiency * occupancy);
     }
   }
   return memory_s;
+}
+
+using EngineSeconds = std::array<double, kEngineCount>;
+
+// One task's uncalibrated time, engine by engine.
+EngineSeconds task_engine_s(const workloads::ComputeTask& task, const platforms::GpuSpec& gpu, Precision precision,
+                            const ComputeModelOptions& options) {
+  EngineSeconds out{0, 0, 0, 0};
+  auto add = [&out](Engine e, double s) { out[static_cast<std::size_t>(e)] += s; };
+  if (!task.launches.empty()) {
+    for (const auto& k : task.launches) {
+      add(engine_of(k, gpu, precision), kernel_body_s(k, gpu, precision, options));
+      add(Engine::memory, options.launch_overhead_s);
+    }
+    return out;
+  }
+  // A task without a kernel list: Paleo's per-class fraction of peak, on the engine of its
+  // arithmetic. The optimizer step runs on fp32 master weights whatever the training precision.
+  const Precision arithmetic = task.phase == workloads::TaskPhase::update ? Precision::fp32 : precision;
+  const double compute_s = task.flops / (gpu.peak_flops(arithmetic) * flop_efficiency(task.op_class, options));
+  const double memory_s = task.bytes / (gpu.memory_bandwidth_Bps * options.memory_efficiency);
+  workloads::Kernel as_gemm;
+  as_gemm.kind = workloads::KernelKind::gemm;
+  add(engine_of(as_gemm, gpu, arithmetic), std::max(compute_s, memory_s));
+  add(Engine::memory, task.kernels * options.launch_overhead_s);
+  return out;
+}
+
+double task_host_s(const workloads::ComputeTask& task, const ComputeModelOptions& options) {
+  return options.graph_capture ? 0.0 : task.host_ops * options.host_op_s;
+}
+
+double sum(const EngineSeconds& s) {
+  return std::accumulate(s.begin(), s.end(), 0.0);
+}
+
+double calibrated(const EngineSeconds& s, const ComputeCalibration& c) {
+  double t = 0;
+  for (std::size_t i = 0; i < kEngineCount; ++i) t += s[i] * c.engine[i];
+  return t;
 }
 
 }  // namespace
 
 double task_time_s(const workloads::ComputeTask& task, const platforms::GpuSpec& gpu, Precision precision,
                    const ComputeModelOptions& options) {
-  if (!task.launches.empty()) {
-    double t = 0;
-    for (const auto& k : task.launches) t += kernel_time_s(k, gpu, precision, options);
-    return t;
-  }
-  // A task without a kernel list: Paleo's per-class fraction of peak.
-  // The optimizer step runs on fp32 master weights whatever the training precision.
-  const Precision arithmetic = task.phase == workloads::TaskPhase::update ? Precision::fp32 : precision;
-  const double compute_s = task.flops / (gpu.peak_flops(arithmetic) * flop_efficiency(task.op_class, options));
-  const double memory_s = task.bytes / (gpu.memory_bandwidth_Bps * options.memory_efficiency);
-  return std::max(compute_s, memory_s) + task.kernels * options.launch_overhead_s;
+  return sum(task_engine_s(task, gpu, precision, options));
 }
 
-double task_host_s(const workloads::ComputeTask& task, const ComputeModelOptions& options) {
-  return options.graph_capture ? 0.0 : task.host_ops * options.host_op_s;
+double IterationLoad::gpu_s() const {
+  return sum(engine_s);
+}
+
+IterationLoad iteration_load(const workloads::IterationGraph& graph, const platforms::GpuSpec& gpu,
+                             const ComputeModelOptions& options, int steps) {
+  IterationLoad load;
+  auto add = [&](const workloads::ComputeTask& t, double times) {
+    const EngineSeconds s = task_engine_s(t, gpu, graph.precision, options);
+    for (std::size_t i = 0; i < kEngineCount; ++i) load.engine_s[i] += times * s[i];
+    load.host_s += times * task_host_s(t, options);
+  };
+  for (const auto& t : graph.forward) add(t, steps);
+  for (const auto& t : graph.backward) add(t, steps);
+  add(graph.update, 1);
+  return load;
+}
+
+// One measurement pins one number. The model says which side bounds the measured iteration; that
+// side's modelled time is what the measurement contradicts, so it takes the whole correction:
+// host-bound (small batches of an eager framework), the per-operator host cost, which then holds
+// at any batch and precision; GPU-bound, one factor on every engine the iteration ran, because a
+// measurement at one precision says how fast that precision's arithmetic and the memory-bound
+// kernels every precision shares ran, and nothing about another precision's tensor cores (TF32 and
+// 16-bit GEMMs reach different shares of different peaks, FlashAttention-3's measurements). An
+// engine the iteration did not use keeps its modelled speed. The other side is scaled down only
+// where it alone would outlast the measurement.
+ComputeCalibration fit_calibration(const IterationLoad& load, double measured_s) {
+  ComputeCalibration c;
+  const double gpu_s = load.gpu_s();
+  c.host_bound = load.host_s >= gpu_s;
+  const double host = load.host_s > 0 ? measured_s / load.host_s : 1.0;
+  const double engines = gpu_s > 0 ? measured_s / gpu_s : 1.0;
+  c.host = c.host_bound ? host : std::min(1.0, host);
+  const double engine = c.host_bound ? std::min(1.0, engines) : engines;
+  for (std::size_t i = 0; i < kEngineCount; ++i)
+    if (load.engine_s[i] > 0) c.engine[i] = engine;
+  return c;
 }
 
 double IterationTimes::forward_total_s() const { return std::accumulate(forward_s.begin(), forward_s.end(), 0.0); }
@@ -173,26 +249,22 @@ double IterationTimes::backward_total_s() const { return std::accumulate(backwar
 double IterationTimes::total_s() const { return forward_total_s() + backward_total_s() + update_s; }
 
 IterationTimes iteration_times(const workloads::IterationGraph& graph, const platforms::GpuSpec& gpu,
-                               const ComputeModelOptions& options, double calibration_factor) {
+                               const ComputeModelOptions& options, const ComputeCalibration& calibration) {
   IterationTimes times;
-  times.calibration_factor = calibration_factor;
-  for (const auto& t : graph.forward) {
-    times.forward_s.push_back(task_time_s(t, gpu, graph.precision, options));
-    times.host_s += task_host_s(t, options);
-  }
-  for (const auto& t : graph.backward) {
-    times.backward_s.push_back(task_time_s(t, gpu, graph.precision, options));
-    times.host_s += task_host_s(t, options);
-  }
-  times.update_s = task_time_s(graph.update, gpu, graph.precision, options);
-  times.host_s += task_host_s(graph.update, options);
+  auto time = [&](const workloads::ComputeTask& t) {
+    times.host_s += calibration.host * task_host_s(t, options);
+    return calibrated(task_engine_s(t, gpu, graph.precision, options), calibration);
+  };
+  for (const auto& t : graph.forward) times.forward_s.push_back(time(t));
+  for (const auto& t : graph.backward) times.backward_s.push_back(time(t));
+  times.update_s = time(graph.update);
   times.gpu_s = times.total_s();
   // The host runs ahead of the GPU by the queue of launched kernels; when it is the slower of the
   // two over the iteration, the GPU idles between kernels in proportion to its work.
   const double stretch = times.gpu_s > 0 && times.host_s > times.gpu_s ? times.host_s / times.gpu_s : 1.0;
-  for (double& t : times.forward_s) t *= calibration_factor * stretch;
-  for (double& t : times.backward_s) t *= calibration_factor * stretch;
-  times.update_s *= calibration_factor * stretch;
+  for (double& t : times.forward_s) t *= stretch;
+  for (double& t : times.backward_s) t *= stretch;
+  times.update_s *= stretch;
   return times;
 }
 

@@ -339,6 +339,55 @@ Json load_scenario_document(const std::string& path, const std::vector<std::stri
 
 namespace {
 void check_against_platform(const Scenario& s, const JsonNode& root);
+
+// The `calibration` object: a GPU scenario's measured throughput and where and how it was measured
+// (calibration.gpu, .precision, .batch_per_gpu), or a CPU scenario's single-thread time. Needs the
+// platform and workload already read.
+void read_calibration(Scenario& s, const JsonNode& c) {
+  c.allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s", "gpu", "precision", "batch_per_gpu"});
+  if (auto v = c.find("single_gpu_samples_per_s")) {
+    if (s.cpu) throw v->error("a CPU scenario is calibrated with 'single_thread_iteration_s' (one pool, one thread)");
+    s.single_gpu_samples_per_s = v->positive_number();
+  }
+  if (auto v = c.find("single_thread_iteration_s")) {
+    if (!s.cpu)
+      throw v->error(
+          "'single_thread_iteration_s' calibrates CPU scenarios; GPU scenarios use 'single_gpu_samples_per_s'");
+    s.single_thread_iteration_s = v->positive_number();
+  }
+  if (auto v = c.find("gpu")) {
+    if (s.cpu)
+      throw v->error("'gpu' names the GPU a single_gpu_samples_per_s was measured on; a CPU scenario has none");
+    if (!s.single_gpu_samples_per_s)
+      throw v->error(
+          "names the GPU a measurement was taken on: give that measurement as 'single_gpu_samples_per_s' too");
+    s.calibration_gpu = platforms::read_gpu(*v);
+  }
+  // The measured run's settings, when they differ from the scenario's; GPU scenarios only.
+  for (const char* key : {"precision", "batch_per_gpu"})
+    if (auto v = c.find(key)) {
+      if (s.cpu)
+        throw v->error(std::string("'") + key +
+                       "' describes a single_gpu_samples_per_s measurement; a CPU scenario has none");
+      if (!s.single_gpu_samples_per_s)
+        throw v->error(std::string("'") + key +
+                       "' describes a measurement: give that measurement as 'single_gpu_samples_per_s' too");
+    }
+  if (auto v = c.find("precision")) s.calibration_precision = *parse_precision(v->one_of(precision_names()));
+  if (auto v = c.find("batch_per_gpu")) s.calibration_batch = static_cast<double>(v->int_at_least(1));
+  const Precision measured = s.calibration_precision.value_or(s.workload.precision);
+  if (s.calibration_gpu && !s.calibration_gpu->supports(measured))
+    throw c.at("gpu").error("the GPU '" + s.calibration_gpu->name + "' lacks precision \"" +
+                            std::string(to_string(measured)) + "\" (it computes in " +
+                            s.calibration_gpu->supported_precisions() + "), so nothing measured on it ran " +
+                            (s.calibration_precision ? "calibration.precision" : "the scenario's precision"));
+  if (s.calibration_precision && !s.calibration_gpu && !s.cpu && !s.platform.gpu.supports(measured))
+    throw c.at("precision")
+        .error("the GPU '" + s.platform.gpu.name + "' lacks precision \"" + std::string(to_string(measured)) +
+               "\" (it computes in " + s.platform.gpu.supported_precisions() +
+               "): name the GPU the measurement ran on as calibration.gpu");
+}
+
 }  // namespace
 
 Scenario read_scenario(Json document, const std::string& source) {
@@ -375,30 +424,7 @@ Scenario read_scenario(Json document, const std::string& source) {
     if (s.strategy.transport == Transport::host)
       throw strategy.at("transport").error("a SimGrid XML platform has no node CPUs to stage through: use \"gpu\"");
   }
-  if (auto c = root.find("calibration")) {
-    c->allow_only({"single_gpu_samples_per_s", "single_thread_iteration_s", "gpu"});
-    if (auto v = c->find("single_gpu_samples_per_s")) {
-      if (s.cpu) throw v->error("a CPU scenario is calibrated with 'single_thread_iteration_s' (one pool, one thread)");
-      s.single_gpu_samples_per_s = v->positive_number();
-    }
-    if (auto v = c->find("single_thread_iteration_s")) {
-      if (!s.cpu) throw v->error("'single_thread_iteration_s' calibrates CPU scenarios; GPU scenarios use 'single_gpu_samples_per_s'");
-      s.single_thread_iteration_s = v->positive_number();
-    }
-    if (auto v = c->find("gpu")) {
-      if (s.cpu)
-        throw v->error("'gpu' names the GPU a single_gpu_samples_per_s was measured on; a CPU scenario has none");
-      if (!s.single_gpu_samples_per_s)
-        throw v->error(
-            "names the GPU a measurement was taken on: give that measurement as 'single_gpu_samples_per_s' too");
-      s.calibration_gpu = platforms::read_gpu(*v);
-      if (!s.calibration_gpu->supports(s.workload.precision))
-        throw v->error("the GPU '" + s.calibration_gpu->name + "' lacks precision \"" +
-                       std::string(to_string(s.workload.precision)) + "\" (it computes in " +
-                       s.calibration_gpu->supported_precisions() +
-                       "), so nothing measured on it ran the scenario's precision");
-    }
-  }
+  if (auto c = root.find("calibration")) read_calibration(s, *c);
   // A GPU given as an object lists the precisions it has; the workload's must be one of them.
   if (!s.cpu && !s.platform.gpu.supports(s.workload.precision)) {
     const JsonNode workload = root.at("workload");

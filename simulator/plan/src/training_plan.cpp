@@ -502,20 +502,29 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   const auto single_graph = expand(plan.reference_batch / steps);
   const IterationTimes single_times = iteration_times(single_graph, gpu, scenario.compute);
   // Accumulation: every micro-batch's forward and backward, one optimizer step.
-  const double single_model_s =
-      steps * (single_times.forward_total_s() + single_times.backward_total_s()) + single_times.update_s;
+  auto step_s = [steps](const IterationTimes& t) {
+    return steps * (t.forward_total_s() + t.backward_total_s()) + t.update_s;
+  };
+  const double single_model_s = step_s(single_times);
   if (!(single_model_s > 0))
     throw InputError(scenario.source, "/workload", "the workload '" + workload.name + "' does no computation: nothing to simulate");
-  double kappa = 1.0;
+  ComputeCalibration calibration;
   if (scenario.single_gpu_samples_per_s) {
-    // Calibrated where it was measured (calibration.gpu), applied to the platform's GPU.
-    const double measured_model_s =
-        scenario.calibration_gpu ? iteration_times(single_graph, *scenario.calibration_gpu, scenario.compute).total_s()
-                                 : single_model_s;
-    kappa = (plan.reference_batch / *scenario.single_gpu_samples_per_s) / measured_model_s;
+    // Calibrated where it was measured (calibration.gpu, .precision, .batch_per_gpu: the
+    // scenario's unless given), applied to the platform's GPU at the scenario's settings.
+    const double measured_batch = scenario.calibration_batch.value_or(plan.reference_batch / steps);
+    workloads::IterationOptions measured = scenario.iteration_options(measured_batch);
+    measured.precision = scenario.calibration_precision.value_or(scenario.workload.precision);
+    workloads::IterationGraph measured_graph = workloads::expand_iteration(workload, measured);
+    if (every > 0) add_recomputation(measured_graph, workload, every);
+    const double measured_s = measured_batch * steps / *scenario.single_gpu_samples_per_s;
+    calibration = fit_calibration(
+        iteration_load(measured_graph, scenario.calibration_gpu.value_or(gpu), scenario.compute, steps), measured_s);
   }
-  plan.calibration_factor = kappa;
-  plan.single_gpu_iteration_s = kappa * single_model_s;
+  plan.single_gpu_iteration_s = step_s(iteration_times(single_graph, gpu, scenario.compute, calibration));
+  // The scenario's own iteration, calibrated over uncalibrated: the measured κ where the
+  // measurement ran the scenario's settings on its GPU.
+  plan.calibration_factor = plan.single_gpu_iteration_s / single_model_s;
   plan.variables = model_variables(scenario, workload, plan.single_gpu_iteration_s);
 
   // At most two local batch sizes exist (strong scaling spreads a remainder over the first ranks,
@@ -527,7 +536,7 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
     auto [it, fresh] = profile_of_batch.emplace(batch, plan.profiles.size());
     if (fresh) {
       const auto graph = expand(batch);
-      const IterationTimes times = iteration_times(graph, gpu, scenario.compute, kappa);
+      const IterationTimes times = iteration_times(graph, gpu, scenario.compute, calibration);
       ComputeProfile profile = make_profile(graph, times);
       profile.accumulation_s = (steps - 1) * (times.forward_total_s() + times.backward_total_s());
       profile.segments_s.front() += profile.accumulation_s;

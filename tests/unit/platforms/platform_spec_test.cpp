@@ -116,6 +116,36 @@ TEST(GpuCatalog, SmCountsAreTheWhitepapers) {
   for (const auto& g : tp::gpu_catalog()) EXPECT_EQ(g.sm_count > 0, !g.is_cpu) << g.name;
 }
 
+// Per-GPU dense figures from the vendors' system datasheets (a system's 2:4-sparse tensor rate /
+// GPUs / 2): HGX B200 and B300 (8 GPUs: 600 TFLOP/s fp32, 18 PFLOP/s tf32, 36 fp16/bf16), GB200
+// NVL72 (72 GPUs: 5,760 TFLOP/s fp32, 180 PFLOP/s tf32, 360 fp16/bf16, 13.4 TB at 576 TB/s), and
+// AMD's MI300X datasheet (dense matrix rates).
+TEST(GpuCatalog, NewPartsHoldTheirDatasheetsPerGpuFigures) {
+  struct Figures {
+    const char* name;
+    double fp32_T, tf32_T, bf16_T, memory_GB, bandwidth_GBps;
+  };
+  for (const Figures& f : {Figures{"B200", 600.0 / 8, 18000.0 / 16, 36000.0 / 16, 1440.0 / 8, 8000},
+                           Figures{"B300", 600.0 / 8, 18000.0 / 16, 36000.0 / 16, 288, 8000},
+                           Figures{"GB200", 5760.0 / 72, 180000.0 / 144, 360000.0 / 144, 13400.0 / 72, 576000.0 / 72},
+                           Figures{"MI300X", 163.4, 653.7, 1307.4, 192, 5300}}) {
+    const tp::GpuSpec& g = tp::gpu_by_name(f.name);
+    EXPECT_NEAR(g.peak_flops(Precision::fp32), f.fp32_T * 1e12, 1e9) << f.name;
+    EXPECT_NEAR(g.peak_flops(Precision::tf32), f.tf32_T * 1e12, 1e9) << f.name;
+    EXPECT_NEAR(g.peak_flops(Precision::bf16), f.bf16_T * 1e12, 1e9) << f.name;
+    EXPECT_NEAR(g.peak_flops(Precision::fp16), f.bf16_T * 1e12, 1e9) << f.name;
+    EXPECT_NEAR(g.memory_bytes, f.memory_GB * 1e9, 0.5e9) << f.name;  // GB200: 13.4 TB / 72 rounds to 186 GB
+    EXPECT_NEAR(g.memory_bandwidth_Bps, f.bandwidth_GBps * 1e9, 1e6) << f.name;
+  }
+  // H200: the H100 SXM's GH100 (SMs, clocks, peaks) with 141 GB of HBM3e at 4.8 TB/s for 3.35.
+  const tp::GpuSpec& h100 = tp::gpu_by_name("H100-SXM");
+  const tp::GpuSpec& h200 = tp::gpu_by_name("H200");
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+    EXPECT_EQ(h200.peak_flops(p), h100.peak_flops(p));
+  EXPECT_EQ(h200.sm_count, h100.sm_count);
+  EXPECT_DOUBLE_EQ(h200.memory_bandwidth_Bps / h100.memory_bandwidth_Bps, 4800.0 / 3350);
+}
+
 TEST(GpuCatalog, UnknownNameSuggestsTheNearest) {
   try {
     tp::gpu_by_name("A100-SXM4-80G", "x.json", "/platform/gpu");

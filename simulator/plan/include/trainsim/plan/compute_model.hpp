@@ -17,9 +17,13 @@
 // stretches in proportion (the queue of launched kernels runs dry). `graph_capture` (CUDA graphs,
 // torch.compile's "reduce-overhead") replays the iteration without dispatching: no floor.
 //
-// Then multiplied by a calibration factor κ (1 unless calibrated). Calibration fits κ alone, so
-// that one GPU running the scenario reproduces a measured throughput; it never changes the
-// relative cost of layers.
+// Then calibrated (1 unless calibrated): a measured single-GPU iteration fits one factor, on the
+// part of the model that bounds the measured iteration. Host-bound (the dispatch outlasts the GPU
+// work): the host's per-operator cost. GPU-bound: the kernel time of the engines the measured
+// iteration ran (the memory system always; the CUDA cores, TF32 or 16-bit tensor cores of its
+// precision), leaving another precision's arithmetic engine as modelled. It never changes the
+// relative cost of the kernels one engine runs.
+#include <array>
 #include <optional>
 
 #include "trainsim/core/json_reader.hpp"
@@ -56,6 +60,35 @@ struct ComputeModelOptions {
   static ComputeModelOptions read(const JsonNode& node);
 };
 
+/// The parts of a GPU a kernel's time depends on, which a calibration tells apart: streaming
+/// memory (memory-bound kernels and the gaps between kernels, the same whatever the precision),
+/// the CUDA cores (fp32 GEMMs, fp32 attention), and the tensor cores at TF32 or at 16 bits.
+enum class Engine { memory, cuda_cores, tensor_tf32, tensor_16bit };
+inline constexpr std::size_t kEngineCount = 4;
+
+/// What a measured single-GPU iteration corrects (see the file comment): a factor on the host's
+/// dispatch and one per engine. The identity (all 1) is the uncalibrated model.
+struct ComputeCalibration {
+  double host = 1;                                      ///< on the framework's per-operator host cost
+  std::array<double, kEngineCount> engine{1, 1, 1, 1};  ///< on each Engine's kernel time
+  bool host_bound = false;  ///< the measured iteration was modelled host-bound: the host factor was fitted
+};
+
+/// One iteration's uncalibrated load: the host's dispatch and the GPU's kernel time per engine,
+/// in seconds (accumulation: `steps` forwards and backwards, one update).
+struct IterationLoad {
+  double host_s = 0;
+  std::array<double, kEngineCount> engine_s{0, 0, 0, 0};
+  double gpu_s() const;
+};
+IterationLoad iteration_load(const workloads::IterationGraph& graph, const platforms::GpuSpec& gpu,
+                             const ComputeModelOptions& options, int steps = 1);
+
+/// The calibration under which an iteration of uncalibrated `load` takes `measured_s` (> 0): the
+/// bound side's factor (host, or every engine the iteration used) is measured_s over its time;
+/// the other side is scaled down only where it alone would exceed measured_s.
+ComputeCalibration fit_calibration(const IterationLoad& load, double measured_s);
+
 /// Uncalibrated time of one task on one GPU, in seconds.
 double task_time_s(const workloads::ComputeTask& task, const platforms::GpuSpec& gpu, Precision precision,
                    const ComputeModelOptions& options);
@@ -65,9 +98,8 @@ struct IterationTimes {
   std::vector<double> forward_s;   ///< parallel to IterationGraph::forward
   std::vector<double> backward_s;  ///< parallel to IterationGraph::backward
   double update_s = 0;
-  double calibration_factor = 1;   ///< κ applied to every task
-  double gpu_s = 0;                ///< the GPU's work, uncalibrated
-  double host_s = 0;               ///< the framework's dispatch, uncalibrated
+  double gpu_s = 0;   ///< the GPU's work, calibrated (before the host's stretch)
+  double host_s = 0;  ///< the framework's dispatch, calibrated
 
   double forward_total_s() const;
   double backward_total_s() const;
@@ -75,8 +107,8 @@ struct IterationTimes {
   double total_s() const;
 };
 
-/// Times of every task of `graph` on `gpu`, multiplied by `calibration_factor`.
+/// Times of every task of `graph` on `gpu` under `calibration`.
 IterationTimes iteration_times(const workloads::IterationGraph& graph, const platforms::GpuSpec& gpu,
-                               const ComputeModelOptions& options, double calibration_factor = 1.0);
+                               const ComputeModelOptions& options, const ComputeCalibration& calibration = {});
 
 }  // namespace trainsim::plan

@@ -120,6 +120,11 @@ struct Scenario {
   /// `calibration.gpu`: the GPU single_gpu_samples_per_s was measured on, when not the platform's:
   /// the model is calibrated there and predicts the platform's GPU.
   std::optional<platforms::GpuSpec> calibration_gpu;
+  /// `calibration.precision` and `calibration.batch_per_gpu`: the precision and micro-batch the
+  /// measurement ran, when not the scenario's (its accumulation steps and checkpointing are the
+  /// scenario's): the model is calibrated there and predicts the scenario's settings.
+  std::optional<Precision> calibration_precision;
+  std::optional<double> calibration_batch;
   ComputeModelOptions compute;
   HeterogeneityConfig heterogeneity;
   SoftwareStack stack;  ///< the `stack` object: software costs and their bands (software_stack.hpp)

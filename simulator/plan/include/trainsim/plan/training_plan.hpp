@@ -224,7 +224,9 @@ struct TrainingPlan {
   HdOrder hd_order = HdOrder::near;     ///< halving-doubling's exchange order (strategy.hd_order)
   double reference_batch = 0;           ///< the one-GPU batch the calibration refers to
   double single_gpu_iteration_s = 0;    ///< one GPU running reference_batch, calibrated
-  double calibration_factor = 1;        ///< κ applied to every task
+  /// κ: single_gpu_iteration_s over the uncalibrated model's; the factor on every task when the
+  /// measurement ran the scenario's own settings on its GPU (compute_model.hpp: what it corrects).
+  double calibration_factor = 1;
   int gpu_sm_count = 0;                 ///< SMs of the platform's GPU (0: unknown)
   double aggregate_flops_per_byte = 0;  ///< parameter servers: one add per gradient element
   double server_throughput_Bps = 0;     ///< parameter servers: per-server software rate; 0 = unlimited
