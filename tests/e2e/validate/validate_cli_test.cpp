@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -122,6 +123,67 @@ TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
     EXPECT_EQ(read_file(dirs[0] + "/" + file), read_file(dirs[1] + "/" + file)) << file;
 }
 
+namespace {
+
+// The parameter-server rows of tests/data/validation (every multi-GPU row whose strategy is a
+// TensorFlow parameter server: DGX-1, GCE K80, p2.8xlarge and the distributed AWS runs) against
+// the published stack at its defaults and its band (simulator/README.md "Software stack constants
+// and bands", whose table these figures fill): the error at the defaults, how many measured values
+// the band contains, and the band's median half-width as a share of the default.
+// Checked on the output of the shipped systems' validation below: one run of `trainsim validate`
+// serves both.
+void expect_parameter_server_rows_inside_the_stack_band(const std::string& dir) {
+  SCOPED_TRACE("parameter-server rows inside the stack band");
+
+  // errors.csv holds the measured value of every multi-GPU row; its group names the model and the
+  // batch ("TensorFlow parameter server on the CPU, GCE 8× K80, resnet50, batch 64").
+  const auto errors = trainsim::CsvTable::read(dir + "/errors.csv");
+  std::map<std::string, double> measured;  // dataset|model|batch|gpus → samples/s
+  for (std::size_t row = 0; row < errors.row_count(); ++row) {
+    const std::string group = errors.cell(row, errors.column("group"));
+    if (group.find("parameter server") == std::string::npos) continue;
+    const std::string batch = group.substr(group.rfind("batch ") + 6);
+    const std::string head = group.substr(0, group.rfind(", batch "));
+    const std::string model = head.substr(head.rfind(", ") + 2);
+    measured[errors.cell(row, errors.column("dataset")) + "|" + model + "|" + batch + "|" +
+             errors.cell(row, errors.column("gpus"))] = errors.number(row, errors.column("measured"));
+  }
+  const auto simulated = trainsim::CsvTable::read(dir + "/simulated.csv");
+  std::vector<double> half_widths;
+  double ape = 0;
+  int rows = 0, inside = 0;
+  for (std::size_t row = 0; row < simulated.row_count(); ++row) {
+    const auto cell = [&](const char* column) { return simulated.cell(row, simulated.column(column)); };
+    if (cell("strategy").find("parameter_server") == std::string::npos || cell("gpus") == "1") continue;
+    const std::string key = cell("dataset") + "|" + cell("model") + "|" + cell("batch_per_gpu") + "|" + cell("gpus");
+    ASSERT_TRUE(measured.count(key)) << key;
+    const double m = measured[key];
+    const double s = std::stod(cell("samples_per_s"));
+    ASSERT_FALSE(cell("samples_per_s_low").empty()) << key << ": the published stack gives every row a band";
+    const double low = std::stod(cell("samples_per_s_low"));
+    const double high = std::stod(cell("samples_per_s_high"));
+    EXPECT_LE(low, s) << key;
+    EXPECT_GE(high, s) << key;
+    ++rows;
+    ape += std::abs(s - m) / m;
+    inside += low <= m && m <= high;
+    half_widths.push_back((high - low) / 2 / s);
+  }
+  ASSERT_EQ(rows, 62);
+  std::sort(half_widths.begin(), half_widths.end());
+  const double median = (half_widths[30] + half_widths[31]) / 2;
+  std::cout << "parameter-server rows: " << rows << ", MAPE " << 100 * ape / rows << " %, inside the band " << inside
+            << ", median half-width " << 100 * median << " %\n";
+  EXPECT_LE(100 * ape / rows, 12.0);
+  EXPECT_LE(median, 0.35);
+  // 40 of 62 today (2026-11-26). The goal is 80 % (50 rows); what the band still misses is listed in
+  // simulator/README.md: the K80 AlexNet and VGG-16 rows (slower than stragglers alone explain) and
+  // multi-node rows that ran faster than the defaults' fast end.
+  EXPECT_GE(inside, 40);
+}
+
+}  // namespace
+
 // scenarios/README.md's accuracy table, through the command it shows: the shipped systems on the
 // published measurements. Thresholds, not pinned numbers (the strategy models keep improving); the
 // table itself is regenerated with `cmake --build build --target validation_report`.
@@ -198,6 +260,7 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
     }
   }
   EXPECT_TRUE(k80_row);
+  expect_parameter_server_rows_inside_the_stack_band(dir);
 
   // The whole report (six datasets, eight comparisons) holds its layout in a browser.
   const std::string browser = trainsim_test::find_program("chromium");
