@@ -179,6 +179,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
+  t.link_latency_us = spec.network.latency_s * 1e6;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -276,8 +277,10 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   if (p == Protocol::simple && c.nodes > 1 &&
       std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
     lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
-  return make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes), lat, busBw,
-                     algBw);
+  NcclChoice out = make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes),
+                               lat, busBw, algBw);
+  out.net_model_latency_s = c.nInter * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
+  return out;
 }
 
 // Tree (tuning.cc NCCL_ALGO_TREE): busBw = min(0.92 · channels · bw, channels · perChMaxTreeBw);
@@ -299,8 +302,10 @@ std::optional<NcclChoice> tree_cost(const TuneContext& c, Protocol p) {
   const double interLat = kNetTree[std::size_t(pi)];
   double lat = kBaseTree[std::size_t(pi)];
   lat += 2 * ((c.ppn - 1) * intraLat + c.log2_nodes * interLat);
-  return make_choice(c, Algorithm::tree, p, drop_channels(topo.channels, Algorithm::tree, p, c.n, c.bytes), lat, busBw,
-                     algBw);
+  NcclChoice out = make_choice(c, Algorithm::tree, p, drop_channels(topo.channels, Algorithm::tree, p, c.n, c.bytes),
+                               lat, busBw, algBw);
+  out.net_model_latency_s = 2 * c.log2_nodes * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
+  return out;
 }
 
 // NVLS (tuning.cc NCCL_ALGO_NVLS, Simple only): one NVSwitch node (Hopper on) with two channels or
@@ -554,7 +559,8 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
   // The transport's per-hop latency and proxy steps (nccl_network_cost) are not on the platform's
   // links: charged once, as the launch is.
-  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s;
+  c.launch_s =
+      nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s + choice.net_model_latency_s;
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;

@@ -66,6 +66,7 @@ struct NcclTopology {
   /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
   double net_hop_us = 0;
   double proxy_step_us = 0;
+  double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -84,6 +85,11 @@ struct NcclChoice {
   double network_software_s = 0;
   /// Of latency_s, NVLS_TREE's pipeline fill across nodes (nvls_tree_pipeline); 0 for the others.
   double pipeline_fill_s = 0;
+  /// Of latency_s, for the ring and the tree across nodes: tuning.cc's per-hop NET latency
+  /// (hwLatencies[NET]) beyond the platform's node-to-node latency, on every hop of the model
+  /// (ring 2(nodes − 1), tree 2·log2(nodes)). The engine's flows carry only the link's latency, so
+  /// it is charged with the launch. 0 in one node.
+  double net_model_latency_s = 0;
 };
 
 /// What NCCL's network transport costs one all-reduce beyond tuning.cc's latencies: the extra
