@@ -179,6 +179,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
+  t.link_latency_us = spec.network.latency_s * 1e6;
   if (t.nodes > 1) {
     const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
     t.channels = std::max(t.channels, spec.network.nics_per_node);
@@ -276,8 +277,10 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   if (p == Protocol::simple && c.nodes > 1 &&
       std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
     lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
-  return make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes), lat, busBw,
-                     algBw);
+  NcclChoice out = make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes),
+                               lat, busBw, algBw);
+  out.net_model_latency_s = c.nInter * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
+  return out;
 }
 
 // Tree (tuning.cc NCCL_ALGO_TREE): busBw = min(0.92 · channels · bw, channels · perChMaxTreeBw);
@@ -299,8 +302,10 @@ std::optional<NcclChoice> tree_cost(const TuneContext& c, Protocol p) {
   const double interLat = kNetTree[std::size_t(pi)];
   double lat = kBaseTree[std::size_t(pi)];
   lat += 2 * ((c.ppn - 1) * intraLat + c.log2_nodes * interLat);
-  return make_choice(c, Algorithm::tree, p, drop_channels(topo.channels, Algorithm::tree, p, c.n, c.bytes), lat, busBw,
-                     algBw);
+  NcclChoice out = make_choice(c, Algorithm::tree, p, drop_channels(topo.channels, Algorithm::tree, p, c.n, c.bytes),
+                               lat, busBw, algBw);
+  out.net_model_latency_s = 2 * c.log2_nodes * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
+  return out;
 }
 
 // NVLS (tuning.cc NCCL_ALGO_NVLS, Simple only): one NVSwitch node (Hopper on) with two channels or
@@ -331,8 +336,13 @@ std::optional<NcclChoice> nvls_tree_cost(const TuneContext& c) {
   const double busBw = c.nvls_net.heads * std::min({c.nvls_net.intra, inter, nvls_tree_ceiling_GBps(topo)}) *
                        nvls_tree_correction(topo, Protocol::simple, c.bytes);
   const double algBw = busBw * c.n / c.nsteps;
-  const double lat = kNvlinkNvls[2] + 2 * c.log2_nodes * kNetNvlsTree;
-  return make_choice(c, Algorithm::nvls_tree, Protocol::simple, nvls_ctas(topo), lat, busBw, algBw);
+  // The pipeline's fill across the nodes, which NCCL's model leaves out (nvls_tree_pipeline): on
+  // two DGX H100-class nodes it is most of the time from 8 to 128 MiB.
+  const double fill_s = algBw > 0 ? nvls_tree_pipeline(topo, c.bytes).fill_bytes / (algBw * 1e9) : 0;
+  const double lat = kNvlinkNvls[2] + 2 * c.log2_nodes * kNetNvlsTree + fill_s * 1e6;
+  NcclChoice out = make_choice(c, Algorithm::nvls_tree, Protocol::simple, nvls_ctas(topo), lat, busBw, algBw);
+  out.pipeline_fill_s = fill_s;
+  return out;
 }
 
 // CollNet Direct and Chain (tuning.cc NCCL_ALGO_COLLNET_*, Simple only; SHARP, at most 8 ranks per
@@ -397,7 +407,7 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
     cost.hops = 2 * (topo.nodes - 1);
   } else {
     // NVLS_TREE's loop holds one chunk per NVLS head (enqueue.cc: nchunksPerLoop = nvls.nHeads).
-    const double chunk = a == Algorithm::nvls_tree ? (topo.nodes >= 4 ? 65536.0 : kNvlsChunk) : step_bytes;
+    const double chunk = a == Algorithm::nvls_tree ? nvls_tree_pipeline(topo, bytes).chunk_bytes : step_bytes;
     const double per_loop = a == Algorithm::nvls_tree ? std::max(1, topo.nvls_heads) : 1;
     cost.loops = int(std::ceil(bytes / (ch * per_loop * chunk)));
     steps_per_connection = cost.loops;
@@ -475,6 +485,36 @@ NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes) {
   return p;
 }
 
+NvlsTreePipeline nvls_tree_pipeline(const NcclTopology& topo, double bytes) {
+  NvlsTreePipeline p;
+  p.heads = std::max(1, topo.nvls_heads);
+  p.ctas = int(std::clamp(std::ceil(bytes / kCbdCell), 1.0, double(nvls_ctas(topo))));
+  // nvls.cc ncclNvlsTuning: the tree's largest chunk, 64 KiB from 4 nodes; Blackwell's
+  // ncclNvlsTreeSm100Tuning on 2 nodes of ≥ 48 GB/s NICs: 64 KiB when up to 8 GPUs a node share
+  // NICs on their PCIe switches below 96 GB/s (or 16 GPUs a node), 256 KiB with up to 4.
+  const double ppn = double(topo.ranks) / topo.nodes;
+  double max_chunk = topo.nodes >= 4 ? 65536 : kNvlsChunk;
+  if (topo.compute_capability >= 100 && topo.nodes == 2 && topo.nic_GBps >= 48) {
+    max_chunk = kNvlsChunk;
+    if (ppn <= 4)
+      max_chunk = 2 * kNvlsChunk;
+    else if (ppn >= 16 || (topo.nvls_heads > 0 && topo.nic_GBps < 96))
+      max_chunk = 65536;
+  }
+  // enqueue.cc calcCollChunking, NCCL_ALGO_NVLS_TREE.
+  const double ops = double(p.ctas) * p.heads;
+  double chunk = max_chunk;
+  if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+  if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  p.chunk_bytes = chunk;
+  p.loop_bytes = std::min(bytes, ops * chunk);
+  p.stages = 2 + 2 * int(std::ceil(std::log2(double(std::max(2, topo.nodes)))));
+  p.fill_bytes = (p.stages - 1) * p.loop_bytes;
+  return p;
+}
+
 ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice, double bytes) {
   ProtocolCosts c;
   const int pi = index_of(choice.protocol);
@@ -500,7 +540,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     return c;
   }
   if (choice.algorithm == Algorithm::nvls_tree) {
-    c.launch_s = nccl_launch_s(Algorithm::nvls_tree) + choice.network_software_s;
+    c.launch_s = nccl_launch_s(Algorithm::nvls_tree) + choice.network_software_s + choice.pipeline_fill_s;
     // The flows' own busbw: NVLS inside the nodes (the port at NVLS efficiency carries S(g+1)/g)
     // and the heads' trees between them (each NIC S/h each way on two nodes, 2S/h on more, where
     // every node is inner in one tree); the per-channel ceiling, where lower, scales their bytes.
@@ -519,7 +559,8 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
   // The transport's per-hop latency and proxy steps (nccl_network_cost) are not on the platform's
   // links: charged once, as the launch is.
-  c.launch_s = nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s;
+  c.launch_s =
+      nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s + choice.net_model_latency_s;
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;

@@ -266,7 +266,8 @@ TEST(CollectiveCli, NvlsBusBandwidthGrowsWithTheGpuCountAsMeasuredOnH100) {
 
 // NCCL's NVLS_TREE across DGX H100 nodes: NVLS inside each node, a double binary tree of nodes
 // per NIC head. On 2 nodes its per-channel ceiling (perChMaxNVLSTreeBws 57.7 GB/s × 8 heads)
-// binds, above the ring's 371; on 4 nodes the ceiling drops to 45.5 and the ring's 400 wins large sizes.
+// binds, above the ring's 371; on 4 nodes the ceiling drops to 45.5 and the ring's 400 wins large
+// sizes, and medium ones, where NVLS_TREE's pipeline fill across 4 nodes (6 stages) costs most.
 TEST(CollectiveCli, NvlsTreeAcrossH100NodesRunsAtNcclsPerChannelCeiling) {
   const auto two = run_trainsim({"collective", "--platform", "dgx-h100", "--nodes", "2", "--algorithm", "nvls_tree",
                                  "--bytes", "8G", "--json", "-"});
@@ -283,7 +284,7 @@ TEST(CollectiveCli, NvlsTreeAcrossH100NodesRunsAtNcclsPerChannelCeiling) {
   EXPECT_EQ(picks.back()["algorithm"], "nvls_tree");
   const auto four = run_trainsim({"collective", "--platform", "dgx-h100", "--nodes", "4", "--bytes", "64M:8G:x128", "--json", "-"});
   ASSERT_EQ(four.exit_code, 0) << four.err;
-  EXPECT_EQ(parse(four.out)["results"][0]["algorithm"], "nvls_tree");
+  EXPECT_EQ(parse(four.out)["results"][0]["algorithm"], "ring");
   EXPECT_EQ(parse(four.out)["results"][1]["algorithm"], "ring");
 }
 

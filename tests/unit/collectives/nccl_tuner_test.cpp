@@ -243,7 +243,11 @@ TEST(NcclTuner, NvlsTreeRunsAcrossNvSwitchNodesWithNicsOnTheGpusAtNcclsPerChanne
   EXPECT_EQ(two.nvls_heads, 8);
   const plan::NcclChoice c = candidate(two, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple);
   EXPECT_NEAR(c.bus_bandwidth_Bps, 8 * 57.7e9, 1e3);
-  EXPECT_NEAR(c.latency_s, (25 + 2 * 20.9) * 1e-6, 1e-12);  // NVLink NVLS 25 µs + 2·log2(2) network hops
+  // NVLink NVLS 25 µs + 2·log2(2) network hops, and the pipeline's fill: 16 CTAs × 8 heads × 128 KiB
+  // a loop through 4 stages (reduce, tree up, tree down, multicast), 3 loops at the algbw.
+  const double algbw = 8 * 57.7e9 * 16 / 30;
+  EXPECT_NEAR(c.pipeline_fill_s, 3 * 16 * MiB / algbw, 1e-12);
+  EXPECT_NEAR(c.latency_s, (25 + 2 * 20.9) * 1e-6 + c.pipeline_fill_s, 1e-12);
   EXPECT_NEAR(c.predicted_s, c.latency_s + 1 * GiB / (8 * 57.7e9 * 16 / 30), 1e-9);
   EXPECT_EQ(c.channels, 16);  // nvls.cc: 16 NVLS channels on Hopper
   for (const plan::NcclChoice& other : plan::nccl_candidates(two, 1 * GiB)) {
@@ -253,11 +257,14 @@ TEST(NcclTuner, NvlsTreeRunsAcrossNvSwitchNodesWithNicsOnTheGpusAtNcclsPerChanne
   }
   EXPECT_EQ(plan::nccl_choose(two, 1 * GiB).algorithm, plan::Algorithm::nvls_tree);  // 461.6 GB/s over the ring's 371
   // More than 2 nodes: each NIC carries twice as much (every node is inner in one tree) and the
-  // ceiling drops to 45.5: 8 × 45.5 = 364 GB/s, below the ring's 16 × 25 = 400, so large sizes ring.
+  // ceiling drops to 45.5: 8 × 45.5 = 364 GB/s, below the ring's 16 × 25 = 400, so large sizes ring;
+  // medium ones too, where the fill of 6 stages (64 KiB chunks from 4 nodes) outweighs NCCL's model.
   const plan::NcclTopology four = topology("dgx-h100", 4);
-  EXPECT_NEAR(candidate(four, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple).bus_bandwidth_Bps, 8 * 45.5e9, 1e3);
+  const plan::NcclChoice four_1g = candidate(four, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple);
+  EXPECT_NEAR(four_1g.bus_bandwidth_Bps, 8 * 45.5e9, 1e3);
+  EXPECT_NEAR(four_1g.pipeline_fill_s, 5 * 8 * MiB / (8 * 45.5e9 * 32 / 62), 1e-12);
   EXPECT_EQ(plan::nccl_choose(four, 8 * GiB).algorithm, plan::Algorithm::ring);
-  EXPECT_EQ(plan::nccl_choose(four, 64 * MiB).algorithm, plan::Algorithm::nvls_tree);
+  EXPECT_EQ(plan::nccl_choose(four, 64 * MiB).algorithm, plan::Algorithm::ring);
   // 4 NICs on 8 GPUs: 4 heads.
   tp::PlatformSpec four_nics = preset("dgx-h100", 2);
   four_nics.network.nics_per_node = 4;
@@ -272,7 +279,8 @@ TEST(ProtocolCosts, NvlsTreeScalesItsFlowsToThePerChannelCeiling) {
   const plan::NcclTopology t = topology("dgx-h100", 2);
   const plan::NcclChoice c = candidate(t, 1 * GiB, plan::Algorithm::nvls_tree, plan::Protocol::simple);
   const plan::ProtocolCosts costs = plan::protocol_costs(t, c, 1 * GiB);
-  EXPECT_NEAR(costs.launch_s, 25e-6, 1e-12);
+  EXPECT_NEAR(costs.launch_s, 25e-6 + c.pipeline_fill_s, 1e-12);  // the fill is charged with the launch
+  EXPECT_GT(c.pipeline_fill_s, 0);
   EXPECT_NEAR(costs.wire_factor, 1.875 * 450 * 0.824 * 0.85 * 8 / 9 / (8 * 57.7), 1e-9);
   EXPECT_EQ(costs.step_overhead_s, 0);
   EXPECT_NEAR(plan::nvls_efficiency(t), 0.85, 1e-12);

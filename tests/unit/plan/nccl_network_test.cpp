@@ -118,9 +118,16 @@ TEST(NcclNetworkCost, TheDecisionChargesWhatTheTunerPredicts) {
   for (double bytes : {65536.0, 16.0 * (1 << 20), 1024.0 * (1 << 20)}) {
     const NcclDecision d = nccl_decide(slow, bytes, {});
     EXPECT_GT(d.choice.network_software_s, 0) << bytes;
-    // The engine's launch carries the transport's cost on top of NCCL's base latency.
-    EXPECT_NEAR(d.costs.launch_s, nccl_launch_s(d.choice.algorithm, d.choice.protocol) + d.choice.network_software_s,
+    // The engine's launch carries the transport's cost on top of NCCL's base latency, and the
+    // model's per-hop NET latency beyond the link's (tree LL 5 µs, Simple 14, on 2 · log2(2) hops;
+    // the ring's 2(nodes − 1)), which the flows do not carry.
+    EXPECT_NEAR(d.costs.launch_s,
+                nccl_launch_s(d.choice.algorithm, d.choice.protocol) + d.choice.network_software_s +
+                    d.choice.net_model_latency_s + d.choice.pipeline_fill_s,
                 1e-12);
+    if (d.choice.algorithm == Algorithm::tree || d.choice.algorithm == Algorithm::ring) {
+      EXPECT_GT(d.choice.net_model_latency_s, 0) << bytes;
+    }
     EXPECT_EQ(nccl_decide(plain, bytes, {}).choice.network_software_s, 0);
     EXPECT_GE(d.choice.predicted_s, nccl_decide(plain, bytes, {}).choice.predicted_s);
   }

@@ -66,6 +66,7 @@ struct NcclTopology {
   /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
   double net_hop_us = 0;
   double proxy_step_us = 0;
+  double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -82,6 +83,13 @@ struct NcclChoice {
   /// Of latency_s, what NCCL's network transport adds beyond tuning.cc's model (nccl_network_cost):
   /// extra per-hop latency and the proxy's per-step cost. 0 in one node and without `network.nccl`.
   double network_software_s = 0;
+  /// Of latency_s, NVLS_TREE's pipeline fill across nodes (nvls_tree_pipeline); 0 for the others.
+  double pipeline_fill_s = 0;
+  /// Of latency_s, for the ring and the tree across nodes: tuning.cc's per-hop NET latency
+  /// (hwLatencies[NET]) beyond the platform's node-to-node latency, on every hop of the model
+  /// (ring 2(nodes − 1), tree 2·log2(nodes)). The engine's flows carry only the link's latency, so
+  /// it is charged with the launch. 0 in one node.
+  double net_model_latency_s = 0;
 };
 
 /// What NCCL's network transport costs one all-reduce beyond tuning.cc's latencies: the extra
@@ -195,6 +203,27 @@ struct NvlsPipeline {
 };
 /// NCCL's NVLS pipeline for an all-reduce of `bytes` (> 0) on one node of `topo`.
 NvlsPipeline nvls_pipeline(const NcclTopology& topo, double bytes);
+
+/// How NCCL's NVLS_TREE all-reduce walks `bytes` across nodes (all_reduce.h, RunWorkColl
+/// NVLS_TREE/Simple): every loop hands each of the CTAs' NVLS heads one chunk, which passes the
+/// switch's reduce inside the node, the tree between the nodes (up log2(nodes) levels, down as
+/// many) and the switch's multicast back, one stage after the other. Chunk from nvls.cc
+/// (ncclNvlsTuning: NVLS_CHUNKSIZE 128 KiB, the tree's maximum 64 KiB from 4 nodes;
+/// ncclNvlsTreeSm100Tuning on Blackwell: 64 KiB with 8 GPUs a node on 2 nodes of 400 Gb/s NICs
+/// under the GPUs' PCIe switches) and enqueue.cc calcCollChunking (halved to 64 KiB below 4 ×
+/// and to 32 KiB below 1 × concurrentOps × chunk, concurrentOps = CTAs × heads).
+struct NvlsTreePipeline {
+  int ctas = 0;            ///< CTAs (nccl_ctas)
+  int heads = 0;           ///< NVLS heads a node (NcclTopology::nvls_heads)
+  double chunk_bytes = 0;  ///< per head and loop
+  double loop_bytes = 0;   ///< what one loop moves: min(bytes, ctas × heads × chunk)
+  int stages = 0;          ///< 2 + 2·ceil(log2(nodes)): reduce, tree up, tree down, multicast
+  /// The pipeline's fill in bytes at the collective's algbw: the first loop passes every stage
+  /// before the last starts, (stages − 1) × loop_bytes.
+  double fill_bytes = 0;
+};
+/// NCCL's NVLS_TREE pipeline for an all-reduce of `bytes` (> 0) across the nodes of `topo`.
+NvlsTreePipeline nvls_tree_pipeline(const NcclTopology& topo, double bytes);
 /// NCCL's NVLS efficiency (tuning.cc nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell; 0 before): the
 /// share of an NVSwitch port's bandwidth NVLS moves data at. NVLS charges it in its wire_factor;
 /// NVLS_TREE's intra-node flows carry 1/efficiency more bytes than its NIC flows
