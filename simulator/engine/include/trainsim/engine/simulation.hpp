@@ -2,6 +2,8 @@
 // The process's SimGrid simulation: network model, platform, rank ↔ host mapping, byte accounting.
 #include <any>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -135,7 +137,15 @@ private:
   platforms::PlatformSpec spec_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   platforms::BuiltPlatform built_;
-  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, RouteInfo> routes_;
+  /// Hashes a (src, dst) pair of hosts for the route cache.
+  struct HostPairHash {
+    std::size_t operator()(const std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>& p) const noexcept {
+      const auto a = reinterpret_cast<std::uintptr_t>(p.first), b = reinterpret_cast<std::uintptr_t>(p.second);
+      return std::hash<std::uintptr_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
+    }
+  };
+  /// Never iterated (its order would be the hash's): looked up by pair, its nodes stay put.
+  std::unordered_map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, RouteInfo, HostPairHash> routes_;
   struct Traffic {
     double total = 0;
     double recent = 0;  ///< since the last take_recent_bytes
