@@ -451,14 +451,14 @@ class TreeLockstep {
     std::vector<const RouteInfo*> used;
     std::unordered_map<const RouteInfo*, std::size_t> route_slot;
     std::vector<std::size_t> slot(out.routes.size(), 0);
-    std::unordered_map<const sg4::Link*, std::size_t> up_index, down_index;
-    auto count_links = [](const RouteInfo& r, std::unordered_map<const sg4::Link*, std::size_t>& index,
-                          std::vector<std::pair<const sg4::Link*, double>>& links) {
-      for (const sg4::Link* l : r.links) {
-        auto [it, added] = index.try_emplace(l, links.size());
-        if (added) links.emplace_back(l, 0.0);
-        links[it->second].second += 1;
-      }
+    // How many edges take each distinct route up and down, and the routes in the order each
+    // direction first takes them: the links' flow counts follow per route, not per edge (same
+    // links in the same first-use order, the same integer counts).
+    std::vector<double> up_uses, down_uses;
+    std::vector<std::size_t> up_order, down_order;
+    auto use = [](std::size_t r, std::vector<double>& uses, std::vector<std::size_t>& order) {
+      if (uses[r] == 0) order.push_back(r);
+      uses[r] += 1;
     };
     // Edges (index t·n + p) per phase: all of a direction, and per level (up by the child's
     // height, down by the parent's depth), each list tree-major.
@@ -471,17 +471,33 @@ class TreeLockstep {
         out.routes[2 * e + 1] = &sim_.route(hosts_[std::size_t(parent)], child);
         for (std::size_t k : {2 * e, 2 * e + 1}) {
           auto [it, added] = route_slot.try_emplace(out.routes[k], used.size());
-          if (added) used.push_back(out.routes[k]);
+          if (added) {
+            used.push_back(out.routes[k]);
+            up_uses.push_back(0);
+            down_uses.push_back(0);
+          }
           slot[k] = it->second;
         }
-        count_links(*out.routes[2 * e], up_index, out.up_links);
-        count_links(*out.routes[2 * e + 1], down_index, out.down_links);
+        use(slot[2 * e], up_uses, up_order);
+        use(slot[2 * e + 1], down_uses, down_order);
         ++out.edges;
         loaded.push_back(e);
         const int t = int(e / n_);
         if (const int h = schedule_.height(t, int(e % n_)); h >= 0 && h < levels_) up_level[std::size_t(h)].push_back(e);
         if (const int d = schedule_.depth(t, parent); d >= 0 && d < levels_) down_level[std::size_t(d)].push_back(e);
       }
+    auto count_links = [&used](const std::vector<double>& uses, const std::vector<std::size_t>& order,
+                               std::vector<std::pair<const sg4::Link*, double>>& links) {
+      std::unordered_map<const sg4::Link*, std::size_t> index;
+      for (std::size_t r : order)
+        for (const sg4::Link* l : used[r]->links) {
+          auto [it, added] = index.try_emplace(l, links.size());
+          if (added) links.emplace_back(l, 0.0);
+          links[it->second].second += uses[r];
+        }
+    };
+    count_links(up_uses, up_order, out.up_links);
+    count_links(down_uses, down_order, out.down_links);
     const RouteProblems problems = route_problems(used);
     for (auto* v : {&out.rates.up_alone, &out.rates.up_loaded, &out.rates.down_alone, &out.rates.down_loaded})
       v->assign(edges, 0.0);
