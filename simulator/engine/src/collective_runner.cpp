@@ -483,7 +483,8 @@ class TreeLockstep {
         ++out.edges;
         loaded.push_back(e);
         const int t = int(e / n_);
-        if (const int h = schedule_.height(t, int(e % n_)); h >= 0 && h < levels_) up_level[std::size_t(h)].push_back(e);
+        if (const int h = schedule_.height(t, int(e % n_)); h >= 0 && h < levels_)
+          up_level[std::size_t(h)].push_back(e);
         if (const int d = schedule_.depth(t, parent); d >= 0 && d < levels_) down_level[std::size_t(d)].push_back(e);
       }
     auto count_links = [&used](const std::vector<double>& uses, const std::vector<std::size_t>& order,
