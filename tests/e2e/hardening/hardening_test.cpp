@@ -95,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"recommend_threads_unknown_model", {"recommend-threads", "{scenarios}/cpu_threading_inception_vs_resnet.json", "--models", "resnet51"}, 2,
              {"--models: resnet51: unknown zoo model 'resnet51'; did you mean 'resnet50'?"}},
         Case{"platform_size_capped", {"simulate", "{data}/huge_platform.json"}, 2,
-             {"huge_platform.json: /platform/nodes: nodes × gpus_per_node = 100000 GPUs, more than the 65536"}},
+             {"huge_platform.json: /platform/nodes: nodes × gpus_per_node = 200000 GPUs, more than the 131072"}},
         // What NCCL does not run (nccl_tuner.hpp).
         Case{"nvls_without_nvswitch3", {"collective", "--platform", "dgx-a100", "--algorithm", "nvls", "--bytes", "1M"}, 2,
              {"command line: --algorithm: NCCL runs NVLS only with the Simple protocol, on one node of Hopper"}},
