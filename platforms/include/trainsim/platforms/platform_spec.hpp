@@ -122,7 +122,7 @@ struct NetworkSpec {
 /// 4,096 GPUs 28 s and 1.9 GB); the largest NVLink domain sold, GB200 NVL72, has 72.
 constexpr int kMaxGpusPerNode = 1024;
 /// The most GPUs a platform may hold (nodes × gpus_per_node): what a one-iteration all-reduce run
-/// was measured to fit in (131,072 GPUs of DGX A100 nodes: about 30 s and 2.2 GB, tests/README.md,
+/// was measured to fit in (131,072 GPUs of DGX A100 nodes: about 34 s and 2.2 GB, tests/README.md,
 /// Performance); SimGrid 3.32 builds and routes larger platforms but slowly (simulator/README.md,
 /// Troubleshooting and limits).
 constexpr std::int64_t kMaxGpus = 131072;
