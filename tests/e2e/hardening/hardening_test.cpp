@@ -57,6 +57,8 @@ TEST_P(BadInput, ExitsWithOneMessageBeforeAnyWork) {
 const std::string quickstart = "{scenarios}/quickstart.json";
 const std::string proc = "/proc/trainsim-cannot-write-here";
 
+// The cases are a hand-laid table, one case a line where it fits.
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadInput,
     ::testing::Values(
@@ -143,6 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"positional_table_too_short", {"workload", "info", "{data}/positional_too_short.json"}, 2,
              {"positional_too_short.json: /layers/1/num_embeddings: layer 'pos': a table of 32 positions cannot hold a sequence of 64 tokens"}}),
     [](const auto& p) { return std::string(p.param.name); });
+// clang-format on
 
 // A sweep says how many points it is about to simulate before it starts.
 TEST(Hardening, SweepAnnouncesItsPoints) {

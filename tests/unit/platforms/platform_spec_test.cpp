@@ -400,11 +400,12 @@ TEST(XmlHostLimit, ClusterRadicalsAreSummedBeforeSimGridReadsTheFile) {
     EXPECT_NE(e.detail().find("10000000 hosts, more than the 131072"), std::string::npos) << e.what();
   }
   // Lists and sums over clusters and hosts: 100,000 + 31,072 = 131,072 is the limit, one host more is past it.
-  EXPECT_NO_THROW((void)load_xml("edge.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-9999,10000-99999") +
-                                                 cluster("b", "1-31071,0") + "</zone>\n"));
+  EXPECT_NO_THROW((void)load_xml("edge.xml", "<zone id=\"z\" routing=\"Floyd\">\n" +
+                                                 cluster("a", "0-9999,10000-99999") + cluster("b", "1-31071,0") +
+                                                 "</zone>\n"));
   try {
-    (void)load_xml("past.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-99999") + cluster("b", "0-31071") +
-                                   "<host id=\"extra\" speed=\"1Tf\"/>\n</zone>\n");
+    (void)load_xml("past.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-99999") +
+                                   cluster("b", "0-31071") + "<host id=\"extra\" speed=\"1Tf\"/>\n</zone>\n");
     FAIL() << "131,073 hosts were accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), "line 7") << e.what();
