@@ -307,7 +307,9 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   const int leaves = spec.nodes + options.server_nodes;
   auto leaf = [&](sg4::NetZone* parent, unsigned long id) {
     const int k = static_cast<int>(id);
-    return k < spec.nodes ? nodes.worker(parent, k) : nodes.server(parent, k - spec.nodes);
+    const auto zone_and_gateway = k < spec.nodes ? nodes.worker(parent, k) : nodes.server(parent, k - spec.nodes);
+    if (parent) out.gateways.emplace(zone_and_gateway.first, zone_and_gateway.second);
+    return zone_and_gateway;
   };
   if (leaves == 1) {
     leaf(nullptr, 0);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -463,3 +464,71 @@ TEST(SharpAllReduce, EveryRepresentationAgreesAlsoWhereBothLevelsShareLinks) {
   ring.protocol = trainsim::plan::Protocol::simple;
   EXPECT_LT(timed(dgx1, chain(te::Representation::automatic), 256 * MiB), timed(dgx1, ring, 256 * MiB));
 }
+
+namespace {
+
+struct RouteCase {
+  const char* label;
+  const char* platform;
+  int server_nodes = 0;
+};
+void PrintTo(const RouteCase& c, std::ostream* os) {
+  *os << c.label;
+}
+
+}  // namespace
+
+class RoutesPutTogether : public ::testing::TestWithParam<RouteCase> {};
+
+// Simulation::route puts a route between nodes together from the parts SimGrid resolves it from
+// (the topology's route between the node zones, the way out to the source's gateway, the way in
+// from the destination's): between every pair of hosts (GPUs, node CPUs, server CPUs) it must give
+// the links and the latency of SimGrid's own Host::route_to, to the bit.
+TEST_P(RoutesPutTogether, AsSimGridResolvesThem) {
+  const RouteCase& c = GetParam();
+  const tp::PlatformSpec spec = tp::read_platform_spec(trainsim::parse_json_text(c.platform, "test"));
+  const std::string out = trainsim_test::run_forked([&] {
+    te::SimulationOptions options;
+    options.server_nodes = c.server_nodes;
+    te::Simulation sim(spec, options);
+    std::vector<sg4::Host*> hosts;
+    for (int r = 0; r < sim.gpu_count(); ++r) hosts.push_back(sim.gpu(r));
+    hosts.insert(hosts.end(), sim.node_cpus().begin(), sim.node_cpus().end());
+    if (c.server_nodes > 0)
+      for (sg4::Host* h : sim.server_hosts()) hosts.push_back(h);
+    std::ostringstream problems;
+    std::size_t pairs = 0;
+    for (sg4::Host* a : hosts)
+      for (sg4::Host* b : hosts) {
+        if (a == b) continue;
+        std::vector<sg4::Link*> links;
+        double latency = 0;
+        a->route_to(b, links, &latency);
+        const te::RouteInfo& r = sim.route(a, b);
+        ++pairs;
+        if (r.links != links || r.latency_s != latency)
+          problems << a->get_name() << " -> " << b->get_name() << ": " << r.links.size() << " links, " << r.latency_s
+                   << " s; SimGrid " << links.size() << " links, " << latency << " s\n";
+      }
+    return problems.str() + std::to_string(pairs) + " pairs";
+  });
+  // Every GPU and node CPU, and the server nodes' CPUs.
+  const auto hosts = std::size_t(spec.nodes) * std::size_t(spec.gpus_per_node + 1) + std::size_t(c.server_nodes);
+  EXPECT_EQ(out, std::to_string(hosts * (hosts - 1)) + " pairs");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Topologies, RoutesPutTogether,
+    ::testing::Values(
+        RouteCase{"switch", R"({"preset": "cluster-25gbe", "nodes": 4})"},
+        RouteCase{"switch_with_server_nodes", R"({"preset": "cluster-25gbe", "nodes": 3})", 2},
+        RouteCase{"dgx_a100", R"({"preset": "dgx-a100", "nodes": 3})"},
+        RouteCase{"dgx1_nvlink", R"({"preset": "dgx1-v100", "nodes": 2})"},
+        RouteCase{
+            "fat_tree_two_levels",
+            R"({"preset": "cluster-ib-edr", "nodes": 16, "network": {"fat_tree": {"down": [4, 4], "oversubscription": 2}}})"},
+        RouteCase{"fat_tree_with_server_nodes", R"({"preset": "cluster-ib-edr", "nodes": 6})", 2},
+        RouteCase{"torus", R"({"preset": "cluster-100gbe", "nodes": 8, "network": {"topology": "torus"}})"},
+        RouteCase{"dragonfly", R"({"preset": "piz-daint", "nodes": 32})"},
+        RouteCase{"one_node", R"({"preset": "dgx-a100", "nodes": 1})"}),
+    [](const auto& p) { return std::string(p.param.label); });

@@ -440,54 +440,82 @@ class TreeLockstep {
     return *memo.back();
   }
 
-  /// Every edge's route up (child → parent) and down as max-min problems built once; each phase
-  /// solves the subset it moves (same link order, so the same rates as solving each afresh).
+  /// Every edge's route up (child → parent) and down as max-min problems built once, one per
+  /// distinct route (edges of trees that share a chain or a pair of heads share their route's
+  /// problem); each phase solves the subset it moves, its edges tree-major as measure() selects
+  /// them (same flows, same order, so the same rates as solving each afresh). The edges of each
+  /// level are listed in one pass instead of a scan of every edge per level.
   void solve_layout(SolvedTrees& out) {
-    out.routes.assign(2 * n_ * trees_, nullptr);
+    const std::size_t edges = n_ * trees_;
+    out.routes.assign(2 * edges, nullptr);
     std::vector<const RouteInfo*> used;
+    std::unordered_map<const RouteInfo*, std::size_t> route_slot;
     std::vector<std::size_t> slot(out.routes.size(), 0);
-    std::unordered_map<const sg4::Link*, std::size_t> up_index, down_index;
-    auto count_links = [](const RouteInfo& r, std::unordered_map<const sg4::Link*, std::size_t>& index,
-                          std::vector<std::pair<const sg4::Link*, double>>& links) {
-      for (const sg4::Link* l : r.links) {
-        auto [it, added] = index.try_emplace(l, links.size());
-        if (added) links.emplace_back(l, 0.0);
-        links[it->second].second += 1;
-      }
+    // How many edges take each distinct route up and down, and the routes in the order each
+    // direction first takes them: the links' flow counts follow per route, not per edge (same
+    // links in the same first-use order, the same integer counts).
+    std::vector<double> up_uses, down_uses;
+    std::vector<std::size_t> up_order, down_order;
+    auto use = [](std::size_t r, std::vector<double>& uses, std::vector<std::size_t>& order) {
+      if (uses[r] == 0) order.push_back(r);
+      uses[r] += 1;
     };
+    // Edges (index t·n + p) per phase: all of a direction, and per level (up by the child's
+    // height, down by the parent's depth), each list tree-major.
+    std::vector<std::size_t> loaded;
+    std::vector<std::vector<std::size_t>> up_level(static_cast<std::size_t>(levels_)), down_level(up_level.size());
     for (std::size_t e = 0; e < out.parents.size(); ++e)
       if (const int parent = out.parents[e]; parent >= 0) {
         sg4::Host* child = hosts_[e % n_];
         out.routes[2 * e] = &sim_.route(child, hosts_[std::size_t(parent)]);
         out.routes[2 * e + 1] = &sim_.route(hosts_[std::size_t(parent)], child);
         for (std::size_t k : {2 * e, 2 * e + 1}) {
-          slot[k] = used.size();
-          used.push_back(out.routes[k]);
+          auto [it, added] = route_slot.try_emplace(out.routes[k], used.size());
+          if (added) {
+            used.push_back(out.routes[k]);
+            up_uses.push_back(0);
+            down_uses.push_back(0);
+          }
+          slot[k] = it->second;
         }
-        count_links(*out.routes[2 * e], up_index, out.up_links);
-        count_links(*out.routes[2 * e + 1], down_index, out.down_links);
+        use(slot[2 * e], up_uses, up_order);
+        use(slot[2 * e + 1], down_uses, down_order);
         ++out.edges;
+        loaded.push_back(e);
+        const int t = int(e / n_);
+        if (const int h = schedule_.height(t, int(e % n_)); h >= 0 && h < levels_)
+          up_level[std::size_t(h)].push_back(e);
+        if (const int d = schedule_.depth(t, parent); d >= 0 && d < levels_) down_level[std::size_t(d)].push_back(e);
       }
+    auto count_links = [&used](const std::vector<double>& uses, const std::vector<std::size_t>& order,
+                               std::vector<std::pair<const sg4::Link*, double>>& links) {
+      std::unordered_map<const sg4::Link*, std::size_t> index;
+      for (std::size_t r : order)
+        for (const sg4::Link* l : used[r]->links) {
+          auto [it, added] = index.try_emplace(l, links.size());
+          if (added) links.emplace_back(l, 0.0);
+          links[it->second].second += uses[r];
+        }
+    };
+    count_links(up_uses, up_order, out.up_links);
+    count_links(down_uses, down_order, out.down_links);
     const RouteProblems problems = route_problems(used);
-    std::vector<const MaxMinFlow*> pointers;
-    std::vector<std::size_t> edge;
     for (auto* v : {&out.rates.up_alone, &out.rates.up_loaded, &out.rates.down_alone, &out.rates.down_loaded})
-      v->assign(n_ * trees_, 0.0);
-    measure(
-        [&](bool up, const auto& in, std::vector<double>& rates, bool) {
-          pointers.clear();
-          edge.clear();
-          for (std::size_t t = 0; t < trees_; ++t)
-            for (std::size_t p = 0; p < n_; ++p)
-              if (const int parent = out.parents[t * n_ + p]; parent >= 0 && in(t, p, std::size_t(parent))) {
-                pointers.push_back(&problems.flows[slot[2 * (t * n_ + p) + (up ? 0 : 1)]]);
-                edge.push_back(t * n_ + p);
-              }
-          // Only the links these flows use count, as when solving them on their own.
-          const std::vector<double> r = max_min_rates(problems.capacity, pointers);
-          for (std::size_t i = 0; i < edge.size(); ++i) rates[edge[i]] = r[i];
-        },
-        true, out.rates);
+      v->assign(edges, 0.0);
+    std::vector<const MaxMinFlow*> pointers;
+    auto solve = [&](bool up, const std::vector<std::size_t>& in, std::vector<double>& rates) {
+      pointers.clear();
+      for (std::size_t e : in) pointers.push_back(&problems.flows[slot[2 * e + (up ? 0 : 1)]]);
+      // Only the links these flows use count, as when solving them on their own.
+      const std::vector<double> r = max_min_rates(problems.capacity, pointers);
+      for (std::size_t i = 0; i < in.size(); ++i) rates[in[i]] = r[i];
+    };
+    solve(true, loaded, out.rates.up_loaded);
+    solve(false, loaded, out.rates.down_loaded);
+    for (std::size_t level = 0; level < std::size_t(levels_); ++level) {
+      solve(true, up_level[level], out.rates.up_alone);
+      solve(false, down_level[level], out.rates.down_alone);
+    }
   }
 
   /// Every edge's duration in each phase from its kept rate: route latency (× the model's latency

@@ -64,7 +64,9 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
   };
   std::unordered_map<const sg4::Link*, double> link_limit_s;
   std::unordered_map<std::string_view, Connection> connections;  // keys view the built platform's names
-  std::unordered_map<std::string_view, double> busier;           // per operation: the busier direction's share
+  // Per operation: the busier direction's share of each connection it loaded (by the connection's
+  // entry, which stays put: one name lookup per link and operation).
+  std::unordered_map<Connection*, double> busier;
   for (const OpTraffic& op : exposed.ops) {
     const double duration = op.end_s - op.start_s;
     const double inside = std::min(op.end_s, exposed.end_s) - std::max(op.start_s, exposed.begin_s);
@@ -75,13 +77,13 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
       const double saturation = std::min(1.0, lb.bytes / sim.capacity_Bps(lb.link) / duration);
       link_limit_s[lb.link] += saturation * inside;
       const platforms::LinkInfo& info = sim.link_info(lb.link);
-      double& b = busier[info.connection];
-      b = std::max(b, saturation);
       Connection& c = connections[info.connection];
       c.info = &info;
       if (const auto it = incast.find(lb.link); it != incast.end()) c.incast_into = it->second;
+      double& b = busier[&c];
+      b = std::max(b, saturation);
     }
-    for (const auto& [name, saturation] : busier) connections[name].limit_s += saturation * inside;
+    for (const auto& [connection, saturation] : busier) connection->limit_s += saturation * inside;
   }
 
   LinkFindings out;

@@ -4,11 +4,15 @@
 #include <cmath>
 #include <limits>
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/natural_order.hpp"
 #include "trainsim/engine/platform_census.hpp"
 
 namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
 
 namespace trainsim::engine {
 
@@ -95,11 +99,66 @@ double Simulation::latency_factor() const noexcept { return model_factors(spec_.
 
 double Simulation::bandwidth_factor() const noexcept { return model_factors(spec_.network).bandwidth_factor; }
 
+const RouteInfo& Simulation::segment(const NetPoint* src, const NetPoint* dst) {
+  auto [it, inserted] = segments_.try_emplace({src, dst});
+  if (inserted) {
+    if (link_of_impl_.empty())
+      for (const auto& entry : built_.links) {
+        auto* link = const_cast<sg4::Link*>(entry.first);  // NOLINT: SimGrid's routes hold mutable links
+        link_of_impl_.emplace(link->get_impl(), link);
+      }
+    std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
+    simgrid::kernel::routing::NetZoneImpl::get_global_route(src, dst, links, &it->second.latency_s);
+    for (const auto* l : links) {
+      const auto found = link_of_impl_.find(l);
+      TRAINSIM_CHECK(found != link_of_impl_.end(), "a route crosses a link the platform builder did not record");
+      it->second.links.push_back(found->second);
+    }
+  }
+  return it->second;
+}
+
+// SimGrid 3.32 resolves a route between hosts of two node zones under one topology zone
+// (NetZoneImpl::get_global_route_with_netzones) as: the topology zone's local route between the
+// two node zones, whose gateways it names; then the source's route to its gateway; then the
+// destination gateway's route to the destination. The links come out in the order source part,
+// topology part, destination part; the latency is summed in the order the parts are resolved
+// (topology, source, destination). Each part is resolved here once and the route put together
+// from them: a fat tree's local route scans the switch's children for the destination (linear in
+// nodes, so quadratic over a run's routes: 15 % of a 65,536-GPU iteration), and a node pair's
+// topology part is shared by every pair of their GPUs. The same links and the same latency, to the
+// bit, as Host::route_to (checked by the simulation tests on every topology); anything else (XML
+// platforms, hosts of one zone, zones without a recorded gateway) asks SimGrid directly.
+bool Simulation::compose_route(sg4::Host* src, sg4::Host* dst, RouteInfo& out) {
+  const NetPoint* from = src->get_netpoint();
+  const NetPoint* to = dst->get_netpoint();
+  const auto* from_zone = from->get_englobing_zone();
+  const auto* to_zone = to->get_englobing_zone();
+  if (from_zone == to_zone || from_zone->get_parent() == nullptr || from_zone->get_parent() != to_zone->get_parent())
+    return false;
+  const auto gw_from = built_.gateways.find(from_zone->get_netpoint());
+  const auto gw_to = built_.gateways.find(to_zone->get_netpoint());
+  if (gw_from == built_.gateways.end() || gw_to == built_.gateways.end() || gw_from->second == from ||
+      gw_to->second == to)
+    return false;
+  const RouteInfo& between = segment(gw_from->second, gw_to->second);
+  const RouteInfo& leave = segment(from, gw_from->second);
+  const RouteInfo& enter = segment(gw_to->second, to);
+  out.links.reserve(leave.links.size() + between.links.size() + enter.links.size());
+  out.links.insert(out.links.end(), leave.links.begin(), leave.links.end());
+  out.links.insert(out.links.end(), between.links.begin(), between.links.end());
+  out.links.insert(out.links.end(), enter.links.begin(), enter.links.end());
+  out.latency_s = between.latency_s;
+  for (const sg4::Link* l : leave.links) out.latency_s += l->get_latency();
+  for (const sg4::Link* l : enter.links) out.latency_s += l->get_latency();
+  return true;
+}
+
 const RouteInfo& Simulation::route(sg4::Host* src, sg4::Host* dst) {
   auto [it, inserted] = routes_.try_emplace({src, dst});
   if (inserted) {
     RouteInfo& r = it->second;
-    src->route_to(dst, r.links, &r.latency_s);
+    if (!compose_route(src, dst, r)) src->route_to(dst, r.links, &r.latency_s);
     r.bandwidth_Bps = std::numeric_limits<double>::infinity();
     for (const sg4::Link* l : r.links) r.bandwidth_Bps = std::min(r.bandwidth_Bps, l->get_bandwidth());
   }

@@ -420,25 +420,26 @@ TEST(XmlHostCount, NodesAreCountedFromTheFile) {
 }
 
 // A 200-byte <cluster> of radical 0-9999999 made SimGrid build ten million hosts (> 3 GB, > 20 s)
-// before the 65,536 limit was checked: the radicals are summed before SimGrid reads the file.
+// before the 131,072 limit was checked: the radicals are summed before SimGrid reads the file.
 TEST(XmlHostLimit, ClusterRadicalsAreSummedBeforeSimGridReadsTheFile) {
   try {
     (void)load_xml("huge.xml", "<zone id=\"z\" routing=\"Full\">\n" + cluster("c", "0-9999999") + "</zone>\n");
     FAIL() << "a cluster of 10,000,000 hosts was accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), "line 5") << e.what();
-    EXPECT_NE(e.detail().find("10000000 hosts, more than the 65536"), std::string::npos) << e.what();
+    EXPECT_NE(e.detail().find("10000000 hosts, more than the 131072"), std::string::npos) << e.what();
   }
-  // Lists and sums over clusters and hosts: 40,000 + 25,536 = 65,536 is the limit, one host more is past it.
-  EXPECT_NO_THROW((void)load_xml("edge.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-9999,10000-39999") +
-                                                 cluster("b", "1-25535,0") + "</zone>\n"));
+  // Lists and sums over clusters and hosts: 100,000 + 31,072 = 131,072 is the limit, one host more is past it.
+  EXPECT_NO_THROW((void)load_xml("edge.xml", "<zone id=\"z\" routing=\"Floyd\">\n" +
+                                                 cluster("a", "0-9999,10000-99999") + cluster("b", "1-31071,0") +
+                                                 "</zone>\n"));
   try {
-    (void)load_xml("past.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-39999") + cluster("b", "0-25535") +
-                                   "<host id=\"extra\" speed=\"1Tf\"/>\n</zone>\n");
-    FAIL() << "65,537 hosts were accepted";
+    (void)load_xml("past.xml", "<zone id=\"z\" routing=\"Floyd\">\n" + cluster("a", "0-99999") +
+                                   cluster("b", "0-31071") + "<host id=\"extra\" speed=\"1Tf\"/>\n</zone>\n");
+    FAIL() << "131,073 hosts were accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(e.location(), "line 7") << e.what();
-    EXPECT_NE(e.detail().find("65537 hosts"), std::string::npos) << e.what();
+    EXPECT_NE(e.detail().find("131073 hosts"), std::string::npos) << e.what();
   }
   // A number past 64 bits saturates instead of wrapping around to a small count.
   try {

@@ -121,9 +121,11 @@ struct NetworkSpec {
 /// node costs time and memory growing with its GPUs squared (measured: 1,024 GPUs 1.2 s and 190 MB,
 /// 4,096 GPUs 28 s and 1.9 GB); the largest NVLink domain sold, GB200 NVL72, has 72.
 constexpr int kMaxGpusPerNode = 1024;
-/// The most GPUs a platform may hold (nodes × gpus_per_node): SimGrid 3.32's platform construction
-/// grows faster than linearly in the node count (simulator/README.md, Troubleshooting and limits).
-constexpr std::int64_t kMaxGpus = 65536;
+/// The most GPUs a platform may hold (nodes × gpus_per_node): what a one-iteration all-reduce run
+/// was measured to fit in (131,072 GPUs of DGX A100 nodes: about 34 s and 2.2 GB, tests/README.md,
+/// Performance); SimGrid 3.32 builds and routes larger platforms but slowly (simulator/README.md,
+/// Troubleshooting and limits).
+constexpr std::int64_t kMaxGpus = 131072;
 
 /// The physical ranges trainsim simulates (simulator/README.md, Troubleshooting and limits). SimGrid's solver
 /// rounds rates below its precision to 0 and then deadlocks (a 1e-300 bandwidth or speed crashed

@@ -43,6 +43,9 @@ struct BuiltPlatform {
   /// Every link of the platform (each direction of a connection is one link): its human name,
   /// class and owner. An XML platform's links keep their ids (class from link_class_from_id).
   std::unordered_map<const simgrid::s4u::Link*, LinkInfo> links;
+  /// The gateway of each node zone (worker or server) that a topology zone joins, by the node
+  /// zone's netpoint: where its routes to other nodes leave it (empty for XML and one node).
+  std::unordered_map<const simgrid::kernel::routing::NetPoint*, simgrid::kernel::routing::NetPoint*> gateways;
 };
 
 /// pstate index of each precision on GPU hosts (Host::set_pstate selects the peak used by exec).

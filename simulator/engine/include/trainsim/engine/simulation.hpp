@@ -2,6 +2,8 @@
 // The process's SimGrid simulation: network model, platform, rank ↔ host mapping, byte accounting.
 #include <any>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -135,7 +137,22 @@ private:
   platforms::PlatformSpec spec_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   platforms::BuiltPlatform built_;
-  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, RouteInfo> routes_;
+  /// Hashes a pair of pointers (hosts, netpoints) for the route caches.
+  struct PointerPairHash {
+    std::size_t operator()(const std::pair<const void*, const void*>& p) const noexcept {
+      const auto a = reinterpret_cast<std::uintptr_t>(p.first), b = reinterpret_cast<std::uintptr_t>(p.second);
+      return std::hash<std::uintptr_t>{}(a * 0x9E3779B97F4A7C15ULL ^ b);
+    }
+  };
+  /// Whether route() could put src → dst together from cached segments, into `out`.
+  bool compose_route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst, RouteInfo& out);
+  /// SimGrid's route between two netpoints (cached): its links and latency summed in order.
+  const RouteInfo& segment(const simgrid::kernel::routing::NetPoint* src,
+                           const simgrid::kernel::routing::NetPoint* dst);
+  /// Never iterated (its order would be the hash's): looked up by pair, its nodes stay put.
+  std::unordered_map<std::pair<const void*, const void*>, RouteInfo, PointerPairHash> routes_, segments_;
+  /// The s4u link of each link implementation SimGrid's kernel routes return (built on first use).
+  std::unordered_map<const void*, simgrid::s4u::Link*> link_of_impl_;
   struct Traffic {
     double total = 0;
     double recent = 0;  ///< since the last take_recent_bytes
