@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -99,6 +100,9 @@ TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
 
   const std::string dir = trainsim_test::make_temp_dir("sweep-killed");
   const int pid = trainsim_test::start_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "1"});
+  // The eight points take a fraction of a second; on a loaded machine this poller could sleep through
+  // all of them. Lowest priority for the sweep (its point children inherit it) keeps the poller ahead.
+  setpriority(PRIO_PGRP, static_cast<id_t>(pid), 19);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (lines_of(dir + "/results.jsonl").size() < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
