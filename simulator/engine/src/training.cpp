@@ -398,6 +398,8 @@ std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOp
       for (std::size_t i = first; i < last; ++i) {
         const plan::CommOp& op = plan.ops[i];
         if (op.after_all_pushes) run.all_pushed->acquire();
+        // The variable's own barrier (its token queues) between its push and its read.
+        if (op.variable_barrier_s > 0) sg4::this_actor::sleep_for(op.variable_barrier_s);
         OpTiming& timing = run.op_timings[i];
         timing.start_s = sg4::Engine::get_clock();
         run_op(run, op, ps, options);
@@ -470,6 +472,10 @@ void server_communicator_actor(Run& run) {
     if (op.after_all_pushes) ++run.barrier_waiters;
   }
   for (auto& a : start_server_chains(run, ps, options)) a->join();
+  // Without pulls that wait for every push, the synchronous barrier closes the step: every worker
+  // waits there for the others once all its operations are done (tf_cnn_benchmarks'
+  // 'sync_queues_step_end_'), before the next step begins.
+  if (run.barrier_waiters == 0 && plan.barrier_s > 0) sg4::this_actor::sleep_for(plan.barrier_s);
   if (run.grouped) run.grouped->account_bytes();
   record_exposed_server_traffic(run);
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();

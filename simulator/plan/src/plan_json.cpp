@@ -378,6 +378,7 @@ void write_op_fields(const CommOp& op, Json& o) {
     if (!op.server_software_s.empty()) o["server_software_s"] = op.server_software_s;
     if (op.worker_software_s > 0) o["worker_software_s"] = op.worker_software_s;
     if (op.after_all_pushes) o["after_all_pushes"] = true;
+    if (op.variable_barrier_s > 0) o["variable_barrier_s"] = op.variable_barrier_s;
   } else if (op.kind == CommKind::host_sum) {
     o["host_seconds"] = op.host_seconds;
   } else if (op.kind == CommKind::reduce_scatter || op.kind == CommKind::all_gather) {
@@ -808,7 +809,9 @@ void read_all_reduce_fields(const JsonNode& e, const TrainingPlan& plan, CommOp&
     reject_keys(e, op, {"channels", "step_overhead_s", "wire_factor", "kernel_sms", "compute_share"},
                 "an all_reduce with a protocol");
   }
-  reject_keys(e, op, {"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes"},
+  reject_keys(e, op,
+              {"bytes_per_server", "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes",
+               "variable_barrier_s"},
               "other kinds");
   if (op.transport == Transport::host) {
     if (auto v = e.find("stream_Bps")) op.stream_Bps = v->positive_number();
@@ -842,8 +845,8 @@ void read_sharded_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op
   }
   reject_keys(e, op,
               {"algorithm", "transport", "protocol", "channels", "step_overhead_s", "wire_factor", "bytes_per_server",
-               "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "stream_Bps", "reduce_Bps",
-               "software_s"},
+               "host_seconds", "server_software_s", "worker_software_s", "after_all_pushes", "variable_barrier_s",
+               "stream_Bps", "reduce_Bps", "software_s"},
               "other kinds");
 }
 
@@ -855,7 +858,8 @@ std::vector<double> read_per_server(const JsonNode& node, const TrainingPlan& pl
   return values;
 }
 
-// A push's or pull's bytes per server and software costs (after_all_pushes: a pull's only).
+// A push's or pull's bytes per server and software costs (after_all_pushes and variable_barrier_s:
+// a pull's only).
 void read_push_pull_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op) {
   op.bytes_per_server = read_per_server(e.at("bytes_per_server"), plan);
   if (auto v = e.find("server_software_s")) op.server_software_s = read_per_server(*v, plan);
@@ -863,6 +867,10 @@ void read_push_pull_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& 
   if (auto v = e.find("after_all_pushes")) {
     if (op.kind != CommKind::pull) throw v->error("applies to pull only");
     op.after_all_pushes = v->as_bool();
+  }
+  if (auto v = e.find("variable_barrier_s")) {
+    if (op.kind != CommKind::pull) throw v->error("applies to pull only");
+    op.variable_barrier_s = v->number_in(0, 1e6);
   }
 }
 
@@ -877,8 +885,9 @@ void read_host_op_fields(const JsonNode& e, const TrainingPlan& plan, CommOp& op
   if (op.kind == CommKind::push || op.kind == CommKind::pull)
     read_push_pull_fields(e, plan, op);
   else
-    reject_keys(e, op, {"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes"},
-                "push and pull");
+    reject_keys(
+        e, op, {"bytes_per_server", "server_software_s", "worker_software_s", "after_all_pushes", "variable_barrier_s"},
+        "push and pull");
   if (op.kind == CommKind::host_sum)
     op.host_seconds = e.at("host_seconds").number_in(0, 1e6);
   else
@@ -914,6 +923,7 @@ CommOp read_op(const JsonNode& e, std::size_t i, const OpContext& ctx) {
                 "reduce_Bps",
                 "software_s",
                 "after_all_pushes",
+                "variable_barrier_s",
                 "node_local",
                 "opens_gate",
                 "trigger_gate"});

@@ -53,10 +53,10 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
   const double rpc_s = stack.get(StackKey::rpc_overhead);
   const double rate = stack.get(StackKey::rpc_rate);
   const double threads = stack.modelled ? stack.get(StackKey::rpc_threads) : 1;
-  // The barrier's token queues (tf_cnn_benchmarks' add_sync_queues_and_barrier: one queue per
-  // worker, spread over the ps tasks round robin): every worker enqueues a token into each other
-  // worker's queue and dequeues its own, about two RPCs per pair of workers served on the ps
-  // tasks' threads, then one round trip.
+  // The step's closing barrier's token queues (tf_cnn_benchmarks' add_sync_queues_and_barrier
+  // 'sync_queues_step_end_': one queue per worker on a ps task): every worker enqueues a token
+  // into each other worker's queue and dequeues its own, about two RPCs per pair of workers served
+  // on the ps tasks' threads, then one round trip.
   if (stack.modelled) {
     int workers = 0;
     for (const CommOp& op : plan.ops)
@@ -84,10 +84,18 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     }
     // A worker streams to its servers at once, up to its threads; one channel is one stream.
     if (stack.modelled) op.worker_software_s = std::max(worker_s, largest_s);
-    // Synchronous training reads the updated variables only after every worker's gradients are
-    // in: tf_cnn_benchmarks' add_sync_queues_and_barrier (and SyncReplicasOptimizer's token
-    // queue) holds each worker until all have enqueued their token.
-    if (stack.modelled && op.kind == CommKind::pull) op.after_all_pushes = true;
+    // Synchronous training reads a variable back only after every worker's gradient of it is
+    // applied, and only that: tf_cnn_benchmarks' distributed_replicated mode (tensorflow/benchmarks
+    // at 9165a70, the hash TensorFlow's 2017 benchmark page names; variable_mgr.py,
+    // VariableMgrDistributedReplicated.append_apply_gradients_ops) builds, for each variable i,
+    // apply_gradients on its ps task -> add_sync_queues_and_barrier('replicate_variable_i') ->
+    // read_value on the worker CPU -> assign to every GPU's copy. The graph's only other barrier
+    // is the step's end (TrainingPlan::barrier_s), so a variable's read overlaps the pushes,
+    // barriers and reads of the others and the rest of the backward pass. Its barrier's queues
+    // sit on one ps task and the enqueues and the dequeue run there as ops of the workers' graph
+    // partitions: what crosses the network is two small messages in sequence (the apply's control
+    // edge to the queues' task, the dequeue's back to the worker), two RPC overheads.
+    if (stack.modelled && op.kind == CommKind::pull) op.variable_barrier_s = 2 * rpc_s;
     if (std::all_of(op.server_software_s.begin(), op.server_software_s.end(), [](double s) { return s == 0; }))
       op.server_software_s.clear();
   }

@@ -208,6 +208,19 @@ TEST(TrainingOracle, ParameterServerPushesLayerByLayerUnlessBucketsAreGiven) {
   EXPECT_DOUBLE_EQ(a, b);  // the same gradients either way
 }
 
+// TensorFlow's gRPC parameter server as tf_cnn_benchmarks' distributed_replicated mode builds it:
+// each variable is read back after its own barrier, not after every push, so the first gradient's
+// read is done while the backward pass still computes the last ones.
+TEST(TrainingOracle, GrpcParameterServerReadsEachVariableAfterItsOwnBarrier) {
+  Json doc = scenario_json(cluster(2, 1, 100), "parameter_server", true);
+  doc["strategy"].erase("bucket_MB");      // one push and one read per variable
+  doc["workload"]["batch_per_gpu"] = 256;  // a backward pass longer than the gRPC exchange
+  doc["stack"] = Json{{"model", "published"}};
+  const IterationResult r = simulate(doc);
+  ASSERT_GT(r.buckets.size(), 20u);
+  EXPECT_LT(r.buckets.front().end_s, r.buckets.back().ready_s);
+}
+
 TEST(TrainingOracle, StragglerSlowsTheWholeSynchronousIteration) {
   // Compute-bound (fast network): a GPU at half speed doubles the iteration, and the others idle.
   Json doc = scenario_json(cluster(2, 2, 400), "ring_allreduce", true);

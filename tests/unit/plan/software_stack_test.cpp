@@ -71,6 +71,12 @@ TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
   EXPECT_GE(worker_s, 2 * model_bytes / 0.57e9 / 8);
   EXPECT_GT(two.barrier_s, 0);
   EXPECT_GT(two.straggler_s, 0);
+  // distributed_replicated reads each variable after its own barrier (two small messages), not
+  // after every push: the step's one global barrier is at its end (barrier_s).
+  for (const CommOp& op : two.ops) {
+    EXPECT_FALSE(op.after_all_pushes);
+    EXPECT_DOUBLE_EQ(op.variable_barrier_s, op.kind == CommKind::pull ? 2 * 95e-6 : 0.0);
+  }
   const TrainingPlan ideal = plan_of(scenario_json(2, kPs, Json{{"model", "ideal"}}));
   for (const CommOp& op : ideal.ops) EXPECT_EQ(op.worker_software_s, 0.0);
   EXPECT_EQ(ideal.straggler_s, 0.0);

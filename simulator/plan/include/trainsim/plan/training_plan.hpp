@@ -194,6 +194,10 @@ struct CommOp {
   /// let the workers through (TensorFlow's synchronous barrier before the updated variables are
   /// read; TrainingPlan::barrier_s).
   bool after_all_pushes = false;
+  /// pull: the variable's own barrier, seconds from the end of its push (every worker's) to the
+  /// read: TensorFlow's per-variable token queues (tf_cnn_benchmarks' distributed_replicated mode);
+  /// 0 for none.
+  double variable_barrier_s = 0;
   /// reduce_scatter, all_gather: within each node (hybrid sharding; a reduce-scatter then all-reduces
   /// its shard across nodes, one ring per local rank) instead of over all participants.
   bool node_local = false;
@@ -277,8 +281,10 @@ struct TrainingPlan {
   /// SGD: iteration_cv × E[max of `gpus` standard normals] × compute), seconds; added to the
   /// iteration by the plan's analysis (plan::analyse_iteration).
   double straggler_s = 0;
-  /// Parameter servers under TensorFlow's synchronous barrier: the token queues' time once the
-  /// last push has ended (each worker enqueues and dequeues its tokens on the ps tasks), seconds.
+  /// Parameter servers under TensorFlow's synchronous barrier: the token queues' time (each worker
+  /// enqueues and dequeues its tokens on the ps tasks), seconds: before the pulls that wait for
+  /// every push (CommOp::after_all_pushes) where there are such pulls, else at the step's end,
+  /// once every operation is done (tf_cnn_benchmarks' `sync_queues_step_end_`).
   double barrier_s = 0;
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
