@@ -32,8 +32,8 @@ struct Expected {
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"azure_nd_a100_v4_2x8", 0.255, 0.154}, {"gcp_a3_mega_2x8", 1.504, 0.245}, {"gcp_a4_b200_2x8", 0.153, 0.149},
-    {"lambda_b200_2x8", 0.499, 0.268},      {"nebius_h100_2x8", 0.147, 0.068},
+    {"azure_nd_a100_v4_2x8", 0.266, 0.100}, {"gcp_a3_mega_2x8", 1.434, 0.253}, {"gcp_a4_b200_2x8", 0.088, 0.088},
+    {"lambda_b200_2x8", 0.389, 0.234},      {"nebius_h100_2x8", 0.137, 0.086},
 };
 constexpr double kSlack = 0.02;
 constexpr double kCalibratedBand = 0.70;
@@ -139,7 +139,9 @@ TEST(NcclCurves, CalibratingOnTheCurveReproducesIt) {
     ASSERT_EQ(cal.exit_code, 0) << cal.err;
     std::printf("%s", cal.out.c_str());
     const Errors after = compare(c, out, name + "+cal");
-    EXPECT_LT(after.mean, before.mean) << name;
+    // Never worse; equal where the defaults are already the best the search finds (the A4 curve,
+    // which starts at 8 MiB, leaves no constant identified).
+    EXPECT_LE(after.mean, before.mean) << name;
     const Expected* e = expected(name);
     ASSERT_NE(e, nullptr) << name << ": add its figures to kExpected";
     EXPECT_LE(before.mean, e->plain + kSlack) << name;
