@@ -79,6 +79,24 @@ int drop_channels(int channels, Algorithm a, Protocol p, int ranks, double bytes
   return channels;
 }
 
+// The speeds NCCL's graph search tries between nodes, fastest first (search.cc speedArrayInter,
+// sm90SpeedArrayInter, sm100SpeedArrayInter), and the fastest a NIC of `nic_GBps` carries (0 when
+// none does).
+double inter_search_speed_GBps(int cc, double nic_GBps) {
+  static constexpr std::array<double, 19> kBefore90{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                                    7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static constexpr std::array<double, 17> kSm90{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static constexpr std::array<double, 20> kSm100{96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                                 20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  auto fastest = [nic_GBps](const auto& speeds) {
+    for (double s : speeds)
+      if (s <= nic_GBps + 1e-9) return s;
+    return 0.0;
+  };
+  return cc >= 100 ? fastest(kSm100) : cc >= 90 ? fastest(kSm90) : fastest(kBefore90);
+}
+
 // NVLS CTAs per collective (src/transport/nvls.cc: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
 // 24 in one node, NVLS_NCHANNELS_SM100 32 across nodes).
 int nvls_ctas(const NcclTopology& topo) { return topo.compute_capability >= 100 ? (topo.nodes > 1 ? 32 : 24) : 16; }
@@ -181,9 +199,17 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
   if (t.nodes > 1) {
-    const double nic_total = spec.network.nics_per_node * spec.network.bandwidth_Bps / GBps;
-    t.channels = std::max(t.channels, spec.network.nics_per_node);
-    t.bw_inter_GBps = nic_total / t.channels;
+    // The ring and tree graphs across nodes (search.cc ncclTopoCompute): every channel leaves the
+    // node through a NIC at one of the search's speeds, the fastest the NIC carries, so each NIC
+    // holds as many channels as that speed fits in it; ncclTopoDupChannels leaves graphs below
+    // 25 GB/s a channel (and from Hopper on below 50 with more than 4 channels) as they are.
+    // So 8 channels of 24 GB/s on 8 HDR NICs and of 48 GB/s on 8 NDR NICs, not the node's NVLink
+    // channels (12 on a DGX A100, 16 on a DGX H100) spread unevenly over the NICs. At most the
+    // NVLink channels where the NICs could carry more.
+    const double speed = inter_search_speed_GBps(t.compute_capability, t.nic_GBps);
+    const int per_nic = speed > 0 ? std::max(1, int(std::floor(t.nic_GBps / speed + 1e-9))) : 1;
+    t.channels = std::clamp(std::min(t.nics * per_nic, std::max(t.channels, t.nics)), 1, kMaxRingChannels);
+    t.bw_inter_GBps = speed > 0 ? speed : t.nic_GBps;
   }
   return t;
 }
@@ -199,8 +225,21 @@ struct TuneContext {
   int n = 0, nodes = 0, gen = 0, index2 = 0, nsteps = 0, nInter = 0;
   double ppn = 0, llMaxBw = 0, log2_nodes = 0;
   double bus_bw = 0;   // channels × the per-channel bandwidth (bwIntra on ≤ 2 nodes, bwInter beyond)
+  double ring_bus_bw = 0, tree_bus_bw = 0;  // the same with the ring and tree graphs' bwIntra (graph_bw_intra)
   NvlsGraph nvls_net;  // NVLS across nodes and NVLS_TREE
 };
+
+// The bwIntra of NCCL's ring and tree graphs across nodes (search.cc ncclTopoCompute): the search
+// sets bwIntra = bwInter at every speed it tries, and in its second pass raises both together for
+// a ring ("increase bw for Ring") but bwIntra alone for a tree, only while bwIntra < 2 · bwInter
+// ("increase bwIntra for trees (2 nodes or collnet)"). tuning.cc uses bwIntra on up to 2 nodes, so
+// a ring across nodes is held to what its NICs carry and a tree to twice that, however fast the
+// NVLink. In one node the graphs have no bwInter to hold them.
+double graph_bw_intra(const NcclTopology& topo, Algorithm a) {
+  if (topo.nodes < 2) return topo.bw_intra_GBps;
+  const double cap = a == Algorithm::ring ? topo.bw_inter_GBps : 2 * topo.bw_inter_GBps;
+  return std::min(topo.bw_intra_GBps, cap);
+}
 
 TuneContext tune_context(const NcclTopology& topo, double bytes) {
   TuneContext c(topo);
@@ -219,6 +258,8 @@ TuneContext tune_context(const NcclTopology& topo, double bytes) {
   c.nInter = c.nodes == 1 ? 0 : 2 * (c.nodes - 1);
   c.log2_nodes = std::floor(std::log2(double(c.nodes)));
   c.bus_bw = topo.channels * (c.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps);
+  c.ring_bus_bw = topo.channels * (c.nodes <= 2 ? graph_bw_intra(topo, Algorithm::ring) : topo.bw_inter_GBps);
+  c.tree_bus_bw = topo.channels * (c.nodes <= 2 ? graph_bw_intra(topo, Algorithm::tree) : topo.bw_inter_GBps);
   c.nvls_net = nvls_graph(topo);
   return c;
 }
@@ -264,7 +305,7 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   const NcclTopology& topo = c.topo;
   if (!ll128_runs(topo, p)) return std::nullopt;
   const int pi = index_of(p);
-  double busBw = c.bus_bw;
+  double busBw = c.ring_bus_bw;
   if (p == Protocol::ll) busBw = std::min(c.llMaxBw, busBw * 0.5);
   if (p == Protocol::ll128)
     busBw = std::min(busBw * 0.92, topo.channels * kPerChRingLl128[std::size_t(c.gen)][std::size_t(c.index2)]);
@@ -291,7 +332,7 @@ std::optional<NcclChoice> tree_cost(const TuneContext& c, Protocol p) {
   const NcclTopology& topo = c.topo;
   if (!ll128_runs(topo, p)) return std::nullopt;
   const int pi = index_of(p);
-  double busBw = std::min(c.bus_bw * 0.92, topo.channels * kPerChTree[std::size_t(c.gen)][std::size_t(c.index2)]);
+  double busBw = std::min(c.tree_bus_bw * 0.92, topo.channels * kPerChTree[std::size_t(c.gen)][std::size_t(c.index2)]);
   if (p == Protocol::ll) busBw = std::min(busBw / 3.8, c.llMaxBw);
   if (p == Protocol::ll128)
     busBw = std::min(busBw * (c.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,8 +33,8 @@ struct Expected {
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"azure_nd_a100_v4_2x8", 0.255, 0.154}, {"gcp_a3_mega_2x8", 1.504, 0.245}, {"gcp_a4_b200_2x8", 0.153, 0.149},
-    {"lambda_b200_2x8", 0.499, 0.268},      {"nebius_h100_2x8", 0.147, 0.068},
+    {"azure_nd_a100_v4_2x8", 0.266, 0.100}, {"gcp_a3_mega_2x8", 1.434, 0.253}, {"gcp_a4_b200_2x8", 0.088, 0.088},
+    {"lambda_b200_2x8", 0.389, 0.234},      {"nebius_h100_2x8", 0.137, 0.086},
 };
 constexpr double kSlack = 0.02;
 constexpr double kCalibratedBand = 0.70;
@@ -129,32 +130,52 @@ Errors compare(const Curve& c, const std::string& platform, const std::string& l
   return e;
 }
 
-TEST(NcclCurves, CalibratingOnTheCurveReproducesIt) {
-  for (const auto& [name, c] : curves()) {
-    const std::string dir = trainsim_test::make_temp_dir("nccl_calibrate");
-    const std::string input = dir + "/" + name + ".txt", out = dir + "/calibrated.json";
-    std::ofstream(input) << as_nccl_tests(c);
-    const Errors before = compare(c, c.platform, name);
-    const auto cal = run_trainsim({"calibrate", "nccl-tests", input, "--platform", c.platform, "--out", out});
-    ASSERT_EQ(cal.exit_code, 0) << cal.err;
-    std::printf("%s", cal.out.c_str());
-    const Errors after = compare(c, out, name + "+cal");
-    EXPECT_LT(after.mean, before.mean) << name;
-    const Expected* e = expected(name);
-    ASSERT_NE(e, nullptr) << name << ": add its figures to kExpected";
-    EXPECT_LE(before.mean, e->plain + kSlack) << name;
-    EXPECT_LE(after.mean, e->calibrated + kSlack) << name;
-    for (const auto& [band, m] : after.band_mean) EXPECT_LE(m, kCalibratedBand) << name << " " << band;
-    // The calibrated platform says what it was fitted to.
-    const auto info = run_trainsim({"platform", "info", out, "--json", "-"});
-    ASSERT_EQ(info.exit_code, 0) << info.err;
-    EXPECT_NE(info.out.find("calibrated_from"), std::string::npos) << info.out;
-  }
+// One test per curve, so that ctest runs the curves side by side (each simulates its curve about
+// 50 times: the comparison before, the calibration's search, the comparison after).
+class NcclCurves : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NcclCurves, CalibratingOnTheCurveReproducesIt) {
+  const std::string name = GetParam();
+  const auto all = curves();
+  const auto it = all.find(name);
+  ASSERT_NE(it, all.end()) << name << " is not in the curves file";
+  const Curve& c = it->second;
+  const std::string dir = trainsim_test::make_temp_dir("nccl_calibrate");
+  const std::string input = dir + "/" + name + ".txt", out = dir + "/calibrated.json";
+  std::ofstream(input) << as_nccl_tests(c);
+  const Errors before = compare(c, c.platform, name);
+  const auto cal = run_trainsim({"calibrate", "nccl-tests", input, "--platform", c.platform, "--out", out});
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  std::printf("%s", cal.out.c_str());
+  const Errors after = compare(c, out, name + "+cal");
+  // Never worse; equal where the defaults are already the best the search finds (the A4 curve,
+  // which starts at 8 MiB, leaves no constant identified).
+  EXPECT_LE(after.mean, before.mean) << name;
+  const Expected* e = expected(name);
+  ASSERT_NE(e, nullptr) << name;
+  EXPECT_LE(before.mean, e->plain + kSlack) << name;
+  EXPECT_LE(after.mean, e->calibrated + kSlack) << name;
+  for (const auto& [band, m] : after.band_mean) EXPECT_LE(m, kCalibratedBand) << name << " " << band;
+  // The calibrated platform says what it was fitted to.
+  const auto info = run_trainsim({"platform", "info", out, "--json", "-"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("calibrated_from"), std::string::npos) << info.out;
 }
 
-TEST(NcclCurves, CalibrationIsDeterministic) {
-  // Every other size from 64 KiB (9 sizes): the same code path for less simulation work.
-  Curve c = curves().begin()->second;
+INSTANTIATE_TEST_SUITE_P(Published, NcclCurves,
+                         ::testing::Values(kExpected[0].dataset, kExpected[1].dataset, kExpected[2].dataset,
+                                           kExpected[3].dataset, kExpected[4].dataset),
+                         [](const ::testing::TestParamInfo<const char*>& param) { return std::string(param.param); });
+
+TEST(NcclCurvesFile, EveryCurveHasItsExpectedFigures) {
+  static_assert(std::size(kExpected) == 5, "a row added to kExpected needs its value in INSTANTIATE_TEST_SUITE_P");
+  for (const auto& [name, c] : curves()) EXPECT_NE(expected(name), nullptr) << name << ": add its figures to kExpected";
+}
+
+TEST(NcclCurvesFile, CalibrationIsDeterministic) {
+  // Every other size from 64 KiB (9 sizes) of the Nebius curve: the same code path for less
+  // simulation work (Azure's A100 curve, the first by name, takes 5 times as long to calibrate).
+  Curve c = curves().at("nebius_h100_2x8");
   std::vector<Point> few;
   for (std::size_t i = 0; i < c.points.size(); ++i)
     if (c.points[i].size >= 65536 && i % 2 == 0) few.push_back(c.points[i]);

@@ -47,11 +47,14 @@ TEST(NcclTopology, ReadsGenerationChannelsAndNvlsFromThePlatform) {
   EXPECT_TRUE(h200.nvls);
   EXPECT_EQ(h200.channels, 16);  // capped at NCCL's 16 per graph
   EXPECT_NEAR(h200.channels * h200.bw_intra_GBps, 450 * 0.824, 1e-9);
-  // Across 4 DGX H100 nodes: as many channels as NICs at least, the NICs' 8 × 50 GB/s shared.
+  // Across 4 DGX H100 nodes: NCCL's ring graph, one channel per NIC (search.cc), each at the
+  // fastest of the search's speeds a 50 GB/s NDR NIC carries (sm90SpeedArrayInter: 48).
   const plan::NcclTopology h100x4 = topology("dgx-h100", 4);
   EXPECT_EQ(h100x4.nodes, 4);
-  EXPECT_GE(h100x4.channels, 8);
-  EXPECT_NEAR(h100x4.channels * h100x4.bw_inter_GBps, 8 * 50.0, 1e-9);
+  EXPECT_EQ(h100x4.channels, 8);
+  EXPECT_NEAR(h100x4.bw_inter_GBps, 48.0, 1e-9);
+  // The NVLink share per channel is still the node's own (16 channels of 20.6 GB/s at most).
+  EXPECT_NEAR(h100x4.bw_intra_GBps, topology("dgx-h100").bw_intra_GBps, 1e-9);
   const plan::NcclTopology pcie = topology("cluster-25gbe");
   EXPECT_FALSE(pcie.nvlink);
   EXPECT_EQ(pcie.channels, 1);
@@ -139,13 +142,14 @@ TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
 }
 
 TEST(NcclTuner, RingsAcrossNodesPayTheNetOverheadAndTheSimplePlateau) {
-  // 2 DGX A100 nodes: 16 ranks, 30 steps of which 2 cross nodes; the communicator has 24 channels.
+  // 2 DGX A100 nodes: 16 ranks, 30 steps of which 2 cross nodes; the communicator has 16 channels
+  // (the ring graph's 8, one per NIC, duplicated).
   const plan::NcclTopology two = topology("dgx-a100", 2);
   // LL: every intra-node step costs at least the 1 µs net overhead: 6.6 + 28 × 1.0 + 2 × 2.7.
   EXPECT_NEAR(candidate(two, 16 * KiB, plan::Algorithm::ring, plan::Protocol::ll).latency_s, 40.0e-6, 1e-12);
   // Simple: 8.4 + 28 × max(3.4, 3 × 1.0) + 2 × 14 = 131.6 µs below 64 bytes per channel and rank
-  // (16 KiB / (24 × 16) = 42) and ×1.4 from there (1 MiB).
-  EXPECT_NEAR(candidate(two, 16 * KiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s, 131.6e-6, 1e-12);
+  // (8 KiB / (16 × 16) = 32) and ×1.4 from there (1 MiB).
+  EXPECT_NEAR(candidate(two, 8 * KiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s, 131.6e-6, 1e-12);
   EXPECT_NEAR(candidate(two, 1 * MiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s, 1.4 * 131.6e-6, 1e-12);
   // One node: neither (14 steps of 3.4 µs after 8.4).
   EXPECT_NEAR(candidate(topology("dgx-a100"), 1 * MiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s,
@@ -198,17 +202,19 @@ TEST(NvlsPipeline, ChunksShrinkWithTheChannelsBytesAndTheFillIsTwoLoops) {
 }
 
 TEST(NcclKernelSms, OneCtaPerChannelOfTheCommunicatorLessThoseDroppedForSmallSizes) {
-  // DGX A100, 2 nodes: 12 graph channels, duplicated to 24 (connect.cc), all kept for 256 MiB.
+  // DGX A100, 2 nodes: 8 graph channels (one per NIC), duplicated to 16 (connect.cc), all kept
+  // for 256 MiB.
   const plan::NcclTopology a100 = topology("dgx-a100", 2);
-  ASSERT_EQ(a100.channels, 12);
+  ASSERT_EQ(a100.channels, 8);
   const plan::NcclChoice big = plan::nccl_choose(a100, 256 * MiB);
-  EXPECT_EQ(plan::nccl_ctas(a100, big, 256 * MiB), 24);
-  EXPECT_EQ(plan::nccl_kernel_sms(a100, big, 256 * MiB, 108), 24);
+  EXPECT_EQ(plan::nccl_ctas(a100, big, 256 * MiB), 16);
+  EXPECT_EQ(plan::nccl_kernel_sms(a100, big, 256 * MiB, 108), 16);
   // Small sizes drop CTAs while each gets fewer than threads × threshold bytes (enqueue.cc).
-  const plan::NcclChoice small = plan::nccl_choose(a100, 64 * KiB);
-  const int ctas = plan::nccl_ctas(a100, small, 64 * KiB);
+  // (32 KiB: a tree LL keeps 16 CTAs down to 16 × 512 × 8 bytes = 64 KiB.)
+  const plan::NcclChoice small = plan::nccl_choose(a100, 32 * KiB);
+  const int ctas = plan::nccl_ctas(a100, small, 32 * KiB);
   EXPECT_GE(ctas, 1);
-  EXPECT_LT(ctas, 24);
+  EXPECT_LT(ctas, 16);
   // No bytes or one rank: no kernel.
   EXPECT_EQ(plan::nccl_ctas(a100, big, 0), 0);
   // Unknown SM count: nothing taken; more CTAs than SMs: compute keeps one SM.

@@ -29,7 +29,10 @@
 // NCCL's model leaves out (nvls_pipeline).
 // The per-channel bandwidth and channel count stand in for NCCL's topology search (search.cc):
 // one channel per NVLink of the generation's rate (topo.h: 18, 20, 20, 20.6, 40.1 GB/s for sm60 to
-// sm100) up to 16, over the node's fabric bandwidth × efficiency; PCIe 12 GB/s, one channel.
+// sm100) up to 16, over the node's fabric bandwidth × efficiency; PCIe 12 GB/s, one channel. Across
+// nodes the ring graph's: one channel per NIC at the fastest search speed the NIC carries
+// (speedArrayInter), and on up to two nodes the ring rated at that speed, the tree at most twice it
+// (the search's bwIntra).
 #include <string>
 #include <vector>
 
@@ -45,9 +48,9 @@ struct NcclTopology {
   int compute_capability = 80;  ///< 60 P100, 70 V100, 75 T4, 80 A100, 90 H100/H200, 100 B200
   bool nvlink = true;         ///< NVLink or NVSwitch inside the node (else PCIe)
   bool nvls = false;          ///< NVSwitch with in-switch reduction (NVLink SHARP: NVSwitch gen 3, Hopper and later)
-  int channels = 1;           ///< NCCL's channels of the ring and tree graphs
-  double bw_intra_GBps = 0;   ///< per channel, inside a node
-  double bw_inter_GBps = 0;   ///< per channel, between nodes (= bw_intra_GBps in one node)
+  int channels = 1;           ///< NCCL's channels of the ring and tree graphs (across nodes: per NIC)
+  double bw_intra_GBps = 0;   ///< per channel, the NVLink share inside a node
+  double bw_inter_GBps = 0;   ///< per channel, the search's speed between nodes (= bw_intra_GBps in one node)
   double nvlink_GBps = 0;     ///< one GPU's NVLink/NVSwitch bandwidth (fabric × efficiency; PCIe's without NVLink)
   double nic_GBps = 0;        ///< one NIC
   /// NVLS heads across nodes (search.cc, NVLS pattern: one per NIC with a GPU of its own, at most
