@@ -2,7 +2,9 @@
 
 #include <ostream>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -52,6 +54,18 @@ std::map<int, json> results_by_index(const std::string& dir) {
     out[index] = j;
   }
   return out;
+}
+
+// Whether the flock on PATH can be taken within ten seconds (taken and dropped again at once).
+bool lock_released(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool free = false;
+  while (!(free = ::flock(fd, LOCK_EX | LOCK_NB) == 0) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ::close(fd);
+  return free;
 }
 
 }  // namespace
@@ -111,6 +125,10 @@ TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
   ASSERT_GE(before, 3u);
   ASSERT_LT(before, 8u);
+  // The group's point children, killed with their parent, may still be exiting and hold the
+  // directory's lock through the descriptor they inherited; a resume then says the directory is in
+  // use. Wait until the kernel has released it.
+  ASSERT_TRUE(lock_released(dir + "/.trainsim-sweep.lock")) << "the killed sweep's lock was never released";
 
   const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "2", "--resume"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
