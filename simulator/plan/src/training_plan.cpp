@@ -493,9 +493,11 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
   plan.shard_group = sharding.stage > 0 ? sharding.group_size(plan.gpus, scenario.platform.gpus_per_node) : 1;
   plan.checkpoint_every_layers = every;
   // One GPU's iteration for a micro-batch: the workload's expansion, with the recomputed forward
-  // in backward under checkpointing.
-  auto expand = [&](double batch) {
-    workloads::IterationGraph graph = workloads::expand_iteration(workload, scenario.iteration_options(batch));
+  // in backward under checkpointing; at the scenario's precision unless another is given.
+  auto expand = [&](double batch, std::optional<Precision> precision = std::nullopt) {
+    workloads::IterationOptions options = scenario.iteration_options(batch);
+    if (precision) options.precision = *precision;
+    workloads::IterationGraph graph = workloads::expand_iteration(workload, options);
     if (every > 0) add_recomputation(graph, workload, every);
     return graph;
   };
@@ -513,10 +515,7 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
     // Calibrated where it was measured (calibration.gpu, .precision, .batch_per_gpu: the
     // scenario's unless given), applied to the platform's GPU at the scenario's settings.
     const double measured_batch = scenario.calibration_batch.value_or(plan.reference_batch / steps);
-    workloads::IterationOptions measured = scenario.iteration_options(measured_batch);
-    measured.precision = scenario.calibration_precision.value_or(scenario.workload.precision);
-    workloads::IterationGraph measured_graph = workloads::expand_iteration(workload, measured);
-    if (every > 0) add_recomputation(measured_graph, workload, every);
+    const workloads::IterationGraph measured_graph = expand(measured_batch, scenario.calibration_precision);
     const double measured_s = measured_batch * steps / *scenario.single_gpu_samples_per_s;
     calibration = fit_calibration(
         iteration_load(measured_graph, scenario.calibration_gpu.value_or(gpu), scenario.compute, steps), measured_s);
