@@ -346,32 +346,28 @@ class TreeLockstep {
       // iteration's buckets run the same trees), as are the links each direction's flows cross.
       play(solved_trees());
     } else {
-      measure(
-          [this](bool up, const auto& in, std::vector<double>& out, bool account) { simulate(up, in, out, account); },
-          false, d_);
+      measure();
     }
     const double end = begin + schedule_.completion_s(d_, options.step_overhead_s);
     if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
   }
 
  private:
-  /// What TreeSchedule::EdgeDurations holds, into `d` by `edges` (simulated durations, or solved
-  /// fair rates): each direction with all its edges loaded, then level by level alone.
-  /// `account_down_loaded`: whether the loaded down phase accounts its bytes (the simulated form
-  /// accounts the up phase's m chunks and the flows it simulates; the solved form ignores it and
-  /// accounts both loaded phases in bulk, play).
-  template <class Edges>
-  void measure(const Edges& edges, bool account_down_loaded, plan::TreeSchedule::EdgeDurations& d) {
+  /// What TreeSchedule::EdgeDurations holds, simulated into d_: each direction with all its edges
+  /// loaded, then level by level alone. Every simulated flow's bytes are accounted; the loaded up
+  /// phase also accounts the m − 1 chunks each edge carries beyond the one it simulates. The solved
+  /// form (solve_layout) selects the same phases' edges in the same order.
+  void measure() {
     auto all = [](std::size_t, std::size_t, std::size_t) { return true; };
-    edges(true, all, d.up_loaded, true);
-    edges(false, all, d.down_loaded, account_down_loaded);
+    simulate(true, all, d_.up_loaded, true);
+    simulate(false, all, d_.down_loaded, false);
     for (int level = 0; level < levels_; ++level) {
-      edges(
+      simulate(
           true, [&](std::size_t t, std::size_t p, std::size_t) { return schedule_.height(int(t), int(p)) == level; },
-          d.up_alone, false);
-      edges(
+          d_.up_alone, false);
+      simulate(
           false, [&](std::size_t t, std::size_t, std::size_t q) { return schedule_.depth(int(t), int(q)) == level; },
-          d.down_alone, false);
+          d_.down_alone, false);
     }
   }
 
