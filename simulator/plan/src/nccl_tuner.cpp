@@ -224,8 +224,9 @@ struct TuneContext {
   double bytes = 0;
   int n = 0, nodes = 0, gen = 0, index2 = 0, nsteps = 0, nInter = 0;
   double ppn = 0, llMaxBw = 0, log2_nodes = 0;
-  double bus_bw = 0;   // channels × the per-channel bandwidth (bwIntra on ≤ 2 nodes, bwInter beyond)
-  double ring_bus_bw = 0, tree_bus_bw = 0;  // the same with the ring and tree graphs' bwIntra (graph_bw_intra)
+  // channels × the per-channel bandwidth of the ring and tree graphs: their bwIntra (graph_bw_intra)
+  // on ≤ 2 nodes, bwInter beyond
+  double ring_bus_bw = 0, tree_bus_bw = 0;
   NvlsGraph nvls_net;  // NVLS across nodes and NVLS_TREE
 };
 
@@ -257,7 +258,6 @@ TuneContext tune_context(const NcclTopology& topo, double bytes) {
   c.nsteps = 2 * (c.n - 1);
   c.nInter = c.nodes == 1 ? 0 : 2 * (c.nodes - 1);
   c.log2_nodes = std::floor(std::log2(double(c.nodes)));
-  c.bus_bw = topo.channels * (c.nodes <= 2 ? topo.bw_intra_GBps : topo.bw_inter_GBps);
   c.ring_bus_bw = topo.channels * (c.nodes <= 2 ? graph_bw_intra(topo, Algorithm::ring) : topo.bw_inter_GBps);
   c.tree_bus_bw = topo.channels * (c.nodes <= 2 ? graph_bw_intra(topo, Algorithm::tree) : topo.bw_inter_GBps);
   c.nvls_net = nvls_graph(topo);
