@@ -217,3 +217,132 @@ TEST(SingleGpuAccuracy, CalibratedOnOnePrecisionAndBatch) {
               100 * pair_sum[1][1] / pairs[1]);
   EXPECT_LE(mean, 0.10);
 }
+
+namespace {
+
+// The measured rows of a file of h100_*_2026.csv with the zoo's names.
+std::string zoo_name(const std::string& measured) {
+  if (measured == "gpt2_small") return "gpt2";
+  return measured;
+}
+
+Json measured_scenario(const std::string& model, const std::string& precision, int batch, bool checkpointing,
+                       int accumulation_steps = 1) {
+  Row r;
+  r.gpu = "H100-SXM";
+  r.model = zoo_name(model);
+  r.precision = precision;
+  r.optimizer = model == "resnet50" ? "momentum" : "adam";
+  r.batch = batch;
+  Json s = scenario(r);
+  if (checkpointing) s["workload"]["activation_checkpointing"] = true;
+  if (accumulation_steps > 1) s["workload"]["accumulation_steps"] = accumulation_steps;
+  return s;
+}
+
+CsvTable validation_table(const char* file) {
+  return CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/" + file);
+}
+
+}  // namespace
+
+// Hugging Face's per-block gradient checkpointing (gradient_checkpointing_enable) against
+// `activation_checkpointing: true` (our transformer layers are the blocks): what it costs in time
+// (the ratio to the same run without it) and what it leaves reserved.
+TEST(SingleGpuAccuracy, CheckpointingTimeAndMemory) {
+  const CsvTable t = validation_table("h100_recompute_2026.csv");
+  auto cell = [&t](std::size_t i, const char* column) { return t.cell(i, t.column(column)); };
+  std::map<std::string, double> measured_without;
+  double worst_ratio = 0, memory_abs = 0;
+  int memory_rows = 0;
+  for (std::size_t i = 0; i < t.row_count(); ++i) {
+    ASSERT_EQ(cell(i, "status"), "ok");
+    const std::string model = cell(i, "model"), precision = cell(i, "precision");
+    const int batch = std::stoi(cell(i, "batch_per_gpu"));
+    const bool checkpointing = cell(i, "checkpointing") == "1";
+    const std::string key = model + precision + std::to_string(batch);
+    const double measured_s = t.number(i, t.column("iteration_s"));
+    if (!checkpointing) {
+      measured_without[key] = measured_s;
+      continue;
+    }
+    const Json with = measured_scenario(model, precision, batch, true);
+    const double ratio = plan_of(with).single_gpu_iteration_s /
+                         plan_of(measured_scenario(model, precision, batch, false)).single_gpu_iteration_s;
+    const double measured_ratio = measured_s / measured_without.at(key);
+    const Scenario s = read_scenario(with, "checkpointing.json");
+    const auto w = load_scenario_workload(s);
+    const double reserved =
+        estimate_gpu_memory(w, s.iteration_options(batch), data_parallel_memory(s, w, {}, 1)).peak_reserved();
+    const double measured_reserved = t.number(i, t.column("peak_reserved_bytes"));
+    const double memory_error = (reserved - measured_reserved) / measured_reserved;
+    std::printf(
+        "%-11s %-4s %3d  time with/without measured %.3f model %.3f (%+5.1f %%)  reserved %6.2f GB model "
+        "%6.2f GB (%+5.1f %%)\n",
+        model.c_str(), precision.c_str(), batch, measured_ratio, ratio, 100 * (ratio / measured_ratio - 1),
+        measured_reserved / 1e9, reserved / 1e9, 100 * memory_error);
+    worst_ratio = std::max(worst_ratio, std::abs(ratio / measured_ratio - 1));
+    memory_abs += std::abs(memory_error);
+    ++memory_rows;
+  }
+  ASSERT_EQ(memory_rows, 4);
+  std::printf("worst time ratio error %.1f %%, reserved memory MAPE %.1f %%\n", 100 * worst_ratio,
+              100 * memory_abs / memory_rows);
+  EXPECT_LE(worst_ratio, 0.12);
+  EXPECT_LE(memory_abs / memory_rows, 0.12);
+}
+
+// The largest micro-batch that trains (two optimizer steps, measured by doubling then bisection)
+// against `largest_batch`, without and with per-block checkpointing.
+TEST(SingleGpuAccuracy, LargestBatchWithAndWithoutCheckpointing) {
+  const CsvTable t = validation_table("h100_largest_batch_2026.csv");
+  auto cell = [&t](std::size_t i, const char* column) { return t.cell(i, t.column(column)); };
+  double sum_abs = 0;
+  for (std::size_t i = 0; i < t.row_count(); ++i) {
+    const bool checkpointing = cell(i, "checkpointing") == "1";
+    const TrainingPlan p = plan_of(measured_scenario(cell(i, "model"), cell(i, "precision"), 8, checkpointing));
+    ASSERT_TRUE(p.largest_batch.has_value());
+    const double model = static_cast<double>(checkpointing ? p.largest_batch->with_checkpointing
+                                                           : p.largest_batch->without_checkpointing);
+    const double measured = t.number(i, t.column("largest_fitting"));
+    const double error = (model - measured) / measured;
+    std::printf("%-11s %-4s checkpointing %d  largest batch measured %4.0f model %4.0f (%+5.1f %%)\n",
+                cell(i, "model").c_str(), cell(i, "precision").c_str(), checkpointing ? 1 : 0, measured, model,
+                100 * error);
+    EXPECT_LE(std::abs(error), 0.20);
+    sum_abs += std::abs(error);
+  }
+  std::printf("largest batch MAPE %.1f %%\n", 100 * sum_abs / static_cast<double>(t.row_count()));
+  EXPECT_LE(sum_abs / static_cast<double>(t.row_count()), 0.15);
+}
+
+// One optimizer step over k micro-batches (loss / k, a backward each, one step): how the step
+// grows with k (4 against 2 micro-batches: both accumulate into existing gradients; the one-step
+// rows time a single iteration with more spread), and the uncalibrated error at k = 4.
+TEST(SingleGpuAccuracy, AccumulationSteps) {
+  const CsvTable t = validation_table("h100_accumulation_2026.csv");
+  auto cell = [&t](std::size_t i, const char* column) { return t.cell(i, t.column(column)); };
+  std::map<std::string, std::map<int, double>> measured;
+  std::map<std::string, std::pair<std::string, int>> settings;
+  for (std::size_t i = 0; i < t.row_count(); ++i) {
+    const std::string model = cell(i, "model");
+    measured[model][std::stoi(cell(i, "accumulation_steps"))] = t.number(i, t.column("step_s"));
+    settings[model] = {cell(i, "precision"), std::stoi(cell(i, "batch_per_gpu"))};
+  }
+  double worst_growth = 0;
+  for (const auto& [model, steps] : measured) {
+    const auto& [precision, batch] = settings.at(model);
+    auto model_s = [&, &precision = precision, &batch = batch](int k) {
+      return plan_of(measured_scenario(model, precision, batch, false, k)).single_gpu_iteration_s;
+    };
+    const double growth = model_s(4) / model_s(2), measured_growth = steps.at(4) / steps.at(2);
+    std::printf(
+        "%-11s %-4s %3d  4 vs 2 micro-batches measured %.3f model %.3f (%+5.1f %%)  "
+        "k = 4 uncalibrated %+5.1f %%\n",
+        model.c_str(), precision.c_str(), batch, measured_growth, growth, 100 * (growth / measured_growth - 1),
+        100 * (model_s(4) / steps.at(4) - 1));
+    worst_growth = std::max(worst_growth, std::abs(growth / measured_growth - 1));
+  }
+  std::printf("worst growth error %.1f %%\n", 100 * worst_growth);
+  EXPECT_LE(worst_growth, 0.12);
+}
