@@ -8,7 +8,10 @@ run keeps what it measured):
   largest_batch.csv  the largest micro-batch per GPU that trains (two optimizer steps) with and
                      without checkpointing: doubling until out of memory, then bisection
   accumulation.csv   one optimizer step of k micro-batches (loss / k, backward each, one step)
-The files are committed as h100_<name>_2026.csv.
+  micro_batch_timed.csv  the first and an accumulating micro-batch, the optimizer step and the
+                     gradient adds, each timed alone (host and device)
+The files are committed as h100_<name>_2026.csv (accumulation with a `run` column: two runs on two
+starts of the machine).
 Median of the timed iterations after warm-up, CUDA events; synthetic data; AdamW for transformers,
 SGD with momentum for images, as gpu_bench.py."""
 import csv, gc, json, os, statistics, subprocess, tempfile, time, traceback
@@ -193,6 +196,72 @@ def accumulation(out):
         release()
 
 
+def micro_batches(out):
+    """One micro-batch at a time (synchronised before each): the first after zero_grad, one that
+    adds into stored gradients, the optimizer step alone, and the adds of AccumulateGrad done by hand
+    (one in-place add per parameter tensor): host time to return from each call, device time between
+    CUDA events around it."""
+    for name, prec, batch in [("bert_large", "bf16", 32), ("gpt2_small", "bf16", 8)]:
+        if left() < 40:
+            return
+        model, kind, size, opt = build(name, prec, False)
+        for _ in range(3):
+            step(model, kind, size, batch, prec, opt, 2)
+        torch.cuda.synchronize()
+
+        def timed_call(fn):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0 = time.perf_counter()
+            e0.record()
+            fn()
+            t1 = time.perf_counter()
+            e1.record()
+            torch.cuda.synchronize()
+            return t1 - t0, e0.elapsed_time(e1) / 1e3
+
+        x = torch.randint(0, 30000, (batch, size), device=dev)
+        for part in ("first", "accumulating"):
+            host_f, host_b, device = [], [], []
+            for _ in range(12):
+                opt.zero_grad(set_to_none=True)
+                if part == "accumulating":
+                    micro_batch(model, kind, size, batch, prec, 1.0)
+                torch.cuda.synchronize()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                t0 = time.perf_counter()
+                e0.record()
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=(prec == "bf16")):
+                    loss = model(input_ids=x, labels=x).loss
+                t1 = time.perf_counter()
+                loss.backward()
+                t2 = time.perf_counter()
+                e1.record()
+                torch.cuda.synchronize()
+                host_f.append(t1 - t0)
+                host_b.append(t2 - t1)
+                device.append(e0.elapsed_time(e1) / 1e3)
+            out.row(dict(model=name, precision=prec, batch_per_gpu=batch, part=part,
+                         host_forward_s=statistics.median(host_f), host_backward_s=statistics.median(host_b),
+                         host_call_s="", device_s=statistics.median(device)))
+        opt.zero_grad(set_to_none=True)
+        micro_batch(model, kind, size, batch, prec, 1.0)
+        torch.cuda.synchronize()
+        grads = [p.grad for p in model.parameters()]
+        news = [g.clone() for g in grads]
+
+        def add_all():
+            for g, n in zip(grads, news):
+                g += n
+
+        for part, fn in (("optimizer_step", opt.step), ("add_per_parameter_tensor", add_all)):
+            ts = [timed_call(fn) for _ in range(6)]
+            out.row(dict(model=name, precision=prec, batch_per_gpu=batch, part=part, host_forward_s="",
+                         host_backward_s="", host_call_s=statistics.median(t[0] for t in ts),
+                         device_s=statistics.median(t[1] for t in ts)))
+        del model, opt, grads, news
+        release()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     info = dict(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
@@ -208,7 +277,8 @@ def main():
     json.dump(info, open(f"{OUT}/machine.json", "w"), indent=1)
     print(info, flush=True)
     parts = [("recompute.csv", recompute),
-             ("accumulation.csv", accumulation), ("largest_batch.csv", largest)]
+             ("accumulation.csv", accumulation), ("largest_batch.csv", largest),
+             ("micro_batch_timed.csv", micro_batches)]
     only = os.environ.get("ONLY")
     for fname, fn in parts:
         if only and fn.__name__ not in only.split(","):
