@@ -347,6 +347,24 @@ std::string simulate_point_line(const SweepPoint& point) {
   }
 }
 
+namespace {
+
+// A point child's line goes out on this descriptor.
+constexpr int kPointChannel = 3;
+
+// Called in a point child right after fork: closes every descriptor it inherited except the
+// standard streams and `channel`, which becomes kPointChannel. Without this the child held the
+// parent's descriptors, the output directory's lock among them: a sweep killed outright left the
+// directory locked until its last point child had exited.
+void keep_only_standard_streams_and(int channel) {
+  if (channel != kPointChannel && ::dup2(channel, kPointChannel) < 0) ::_exit(3);
+  if (::close_range(kPointChannel + 1, ~0U, 0) == 0) return;
+  const long limit = std::min(::sysconf(_SC_OPEN_MAX), 1L << 16);  // close_range needs Linux 5.9
+  for (int fd = kPointChannel + 1; fd < limit; ++fd) ::close(fd);
+}
+
+}  // namespace
+
 SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const SweepOptions& options,
                                 const std::vector<std::size_t>& todo,
                                 const std::function<void(const std::string&)>& on_line,
@@ -380,10 +398,10 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
         // parent already gone before prctl took effect is caught by the reparenting check.
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(3);
-        ::close(channel[0]);
+        keep_only_standard_streams_and(channel[1]);
         const int devnull = ::open("/dev/null", O_WRONLY);
         if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe
-        write_all(channel[1], simulate_point_line(points[index]));
+        write_all(kPointChannel, simulate_point_line(points[index]));
       } catch (...) {
         status = 3;
       }

@@ -6,8 +6,10 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +70,34 @@ bool lock_released(const std::string& path) {
   return free;
 }
 
+// The live processes whose parent is `parent` (from /proc/PID/stat: "pid (comm) state ppid ..."),
+// zombies left out: they hold no descriptors.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (fields >> state >> ppid && ppid == parent && state != "Z") out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+// What the descriptors of `pid` point to (empty once it is exiting: its files are gone).
+std::set<std::string> descriptor_targets(pid_t pid) {
+  std::set<std::string> out;
+  std::error_code error;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error))
+    out.insert(std::filesystem::read_symlink(fd.path(), error).string());
+  return out;
+}
+
 }  // namespace
 
 TEST(Sweep, WritesResultsCsvAndReport) {
@@ -125,9 +155,8 @@ TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
   ASSERT_GE(before, 3u);
   ASSERT_LT(before, 8u);
-  // The group's point children, killed with their parent, may still be exiting and hold the
-  // directory's lock through the descriptor they inherited; a resume then says the directory is in
-  // use. Wait until the kernel has released it.
+  // The kernel releases the lock with the killed sweep's descriptor (its point children keep none:
+  // the test below); waited for, so that a resume never finds the directory in use.
   ASSERT_TRUE(lock_released(dir + "/.trainsim-sweep.lock")) << "the killed sweep's lock was never released";
 
   const auto r = run_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "2", "--resume"});
@@ -135,6 +164,43 @@ TEST(Sweep, KilledMidwayAndResumedYieldsEveryPointOnceWithIdenticalValues) {
   EXPECT_NE(r.out.find(std::to_string(before) + " already done"), std::string::npos) << r.out;
   EXPECT_EQ(results_by_index(dir), results_by_index(reference));
   EXPECT_EQ(lines_of(dir + "/results.csv").size(), 9u);  // rows differ from the reference only in sim_wall_s
+}
+
+// A point child keeps no descriptor of its parent's but its pipe: killed outright, a sweep leaves
+// its output directory free at once, though a point child it forked is still alive (stopped here,
+// so its parent-death signal waits).
+TEST(Sweep, AKilledSweepsDirectoryIsFreeWhileAPointChildLives) {
+  const std::string dir = trainsim_test::make_temp_dir("sweep-orphan");
+  const int pid = trainsim_test::start_trainsim({"sweep", good("small_sweep.json"), "--out", dir, "--jobs", "1"});
+  setpriority(PRIO_PGRP, static_cast<id_t>(pid), 19);
+  const std::string lock = dir + "/.trainsim-sweep.lock";
+  pid_t stopped = 0;
+  int status = 0;
+  bool finished = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (stopped == 0 && !finished && std::chrono::steady_clock::now() < deadline) {
+    for (const pid_t child : children_of(pid)) {
+      if (::kill(child, SIGSTOP) != 0) continue;
+      // Stopped between fork and its first lines, a child may not have closed them yet, and one
+      // already exiting has no descriptors left: let it go on.
+      const std::set<std::string> targets = descriptor_targets(child);
+      const bool running =
+          std::any_of(targets.begin(), targets.end(), [](const std::string& t) { return t.rfind("pipe:", 0) == 0; });
+      if (running && !targets.count(std::filesystem::canonical(lock).string())) {
+        stopped = child;
+        break;
+      }
+      ::kill(child, SIGCONT);
+    }
+    finished = stopped == 0 && ::waitpid(pid, &status, WNOHANG) == pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_NE(stopped, 0) << "every point child caught held the directory's lock";
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  const bool free = lock_released(lock);
+  ::kill(stopped, SIGKILL);
+  EXPECT_TRUE(free) << "a point child of the killed sweep keeps its output directory locked";
 }
 
 TEST(Sweep, ResumeCutsAPartialLastLine) {
