@@ -91,6 +91,9 @@ std::string summary(const plan::TrainingPlan& plan, const engine::IterationResul
                      format_bytes(m.total), format_bytes(m.available), m.fits() ? "" : "  ** DOES NOT FIT **",
                      format_bytes(m.weights), format_bytes(m.gradients), format_bytes(m.optimizer_state),
                      format_bytes(m.activations), format_bytes(m.framework));
+  if (m.fits() && m.total > m.available)
+    out << fmt::format("                        fits once PyTorch's allocator frees its cached blocks: needs {}\n",
+                       format_bytes(m.required));
   if (m.gathered_parameters > 0 || m.recompute_activations > 0)
     out << fmt::format("                        + gathered parameters {}, recomputed activations {}\n",
                        format_bytes(m.gathered_parameters), format_bytes(m.recompute_activations));

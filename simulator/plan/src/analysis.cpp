@@ -188,7 +188,7 @@ std::vector<Warning> plan_warnings(const TrainingPlan& plan, const platforms::Pl
     out.push_back(
         {"out_of_memory",
          fmt::format("the configuration does not fit in GPU memory: needs {} per GPU, {} has {}{}",
-                     format_bytes(plan.memory.total), platform.gpu.name, format_bytes(plan.memory.available),
+                     format_bytes(plan.memory.required), platform.gpu.name, format_bytes(plan.memory.available),
                      plan.memory.largest_batch_per_gpu > 0
                          ? fmt::format("; the largest batch per GPU that fits is {}", plan.memory.largest_batch_per_gpu)
                      : plan.memory.largest_batch_per_gpu == 0 ? std::string("; not even one sample per GPU fits")

@@ -511,7 +511,7 @@ void read_settings(const JsonNode& node, TrainingPlan& plan) {
 // `memory_per_gpu_bytes`.
 MemoryUsage read_memory(const JsonNode& m) {
   m.require_object();
-  m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available",
+  m.allow_only({"weights", "gradients", "optimizer_state", "activations", "framework", "total", "required", "available",
                 "gathered_parameters", "recompute_activations", "largest_batch_per_gpu"});
   MemoryUsage memory;
   if (const auto g = m.find("gathered_parameters")) memory.gathered_parameters = g->non_negative_number();
@@ -522,6 +522,7 @@ MemoryUsage read_memory(const JsonNode& m) {
   memory.activations = m.at("activations").non_negative_number();
   memory.framework = m.at("framework").non_negative_number();
   memory.total = m.at("total").non_negative_number();
+  memory.required = m.find("required") ? m.at("required").non_negative_number() : memory.total;
   memory.available = m.at("available").non_negative_number();
   if (auto v = m.find("largest_batch_per_gpu")) memory.largest_batch_per_gpu = v->int_at_least(0);
   return memory;

@@ -42,7 +42,7 @@ BoundKind read_bound_kind(const JsonNode& node) {
 Json MemoryUsage::to_json() const {
   Json j{{"weights", weights},         {"gradients", gradients}, {"optimizer_state", optimizer_state},
          {"activations", activations}, {"framework", framework}, {"total", total},
-         {"available", available}};
+         {"required", required},       {"available", available}};
   if (gathered_parameters != 0) j["gathered_parameters"] = gathered_parameters;
   if (recompute_activations != 0) j["recompute_activations"] = recompute_activations;
   if (largest_batch_per_gpu >= 0) j["largest_batch_per_gpu"] = largest_batch_per_gpu;
@@ -275,6 +275,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
     }
   const JsonNode m = node.at("memory_per_gpu_bytes");
   r.memory.total = m.at("total").as_number();
+  r.memory.required = optional_number(m, "required", r.memory.total);  // older lines: what fits was the total
   r.memory.weights = optional_number(m, "weights", 0);
   r.memory.gradients = optional_number(m, "gradients", 0);
   r.memory.optimizer_state = optional_number(m, "optimizer_state", 0);
@@ -286,7 +287,7 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   // Older lines carry fits_in_memory without the GPU's memory: keep their verdict.
   r.memory.available = m.find("available") ? m.at("available").as_number() : (node.at("fits_in_memory").as_bool() ? r.memory.total : 0);
   if (node.at("fits_in_memory").as_bool() != r.memory.fits())
-    throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (total vs available)");
+    throw node.at("fits_in_memory").error("disagrees with memory_per_gpu_bytes (required vs available)");
   if (auto v = node.find("largest_batch")) r.largest_batch = LargestBatch::from_json(*v);
   if (auto v = node.find("strategy")) r.strategy = v->as_string();
   if (auto v = node.find("transport")) r.transport = v->one_of({"gpu", "host"});

@@ -1086,7 +1086,7 @@ void warn_memory(const Validation& v) {
               "trainsim: warning: {}: {}: {} at {} GPU{} does not fit in GPU memory: needs {} per GPU, "
               "the GPU has {}; simulated anyway (fits_in_memory is false in simulated.csv)\n",
               row.table->source(), row.table->location_of(row.row), g.label, row.gpus, row.gpus == 1 ? "" : "s",
-              format_bytes(r->memory.total), format_bytes(r->memory.available));
+              format_bytes(r->memory.required), format_bytes(r->memory.available));
 }
 
 // Errors per multi-GPU point, MAPE per group, dataset and overall.

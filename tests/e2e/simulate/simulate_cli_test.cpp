@@ -146,6 +146,32 @@ TEST(Simulate, SummarySaysWhenComputeBoundsTheIteration) {
       << one.out;
 }
 
+// GPT-2 small at batch 50 on one H100: its peak reserve exceeds the GPU, the allocated peak does
+// not, and PyTorch's allocator frees its cache and retries: it fits, and the summary says why.
+TEST(Simulate, FitsWhenTheAllocatorMustFreeItsCache) {
+  const std::vector<std::string> args = {"simulate",
+                                         scenario("quickstart.json"),
+                                         "--set",
+                                         "workload={\"model\":\"gpt2\",\"batch_per_gpu\":50,"
+                                         "\"precision\":\"bf16\",\"optimizer\":\"adam\"}",
+                                         "--set",
+                                         "platform={\"preset\":\"dgx-h100\","
+                                         "\"nodes\":1,\"gpus_per_node\":1}",
+                                         "--set",
+                                         "strategy.kind=ring_allreduce"};
+  const auto r = run_trainsim(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fits once PyTorch's allocator frees its cached blocks: needs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  auto with_json = args;
+  with_json.insert(with_json.end(), {"--json", "-"});
+  const auto j = nlohmann::json::parse(run_trainsim(with_json).out);
+  const auto& m = j["memory_per_gpu_bytes"];
+  EXPECT_GT(m["total"].get<double>(), m["available"].get<double>());
+  EXPECT_LE(m["required"].get<double>(), m["available"].get<double>());
+  EXPECT_TRUE(j["fits_in_memory"].get<bool>());
+}
+
 TEST(Simulate, JsonCarriesTheBoundTheWarningsAndLinksByBusyTime) {
   const auto r =
       run_trainsim({"simulate", scenario("resnet50_dgx1_ring_vs_ps.json"), "--set", "strategy.kind=parameter_server",

@@ -34,7 +34,7 @@ IterationResult sample() {
                            0.14,
                            "The iteration is bound by node 0 NIC 0 ↔ network (NIC), the parameter server's incast: …"};
   r.warnings = {Warning{"single_server", "one parameter server for 32 workers: …"}};
-  r.memory = MemoryUsage{1e8, 1e8, 1e8, 9e9, 1 << 30, 1.03e10, 1.6e10};
+  r.memory = MemoryUsage{1e8, 1e8, 1e8, 9e9, 1 << 30, 1.03e10, 0.95e10, 1.6e10};
   r.strategy = "ring_allreduce";
   r.network_model = "ideal";
   r.calibration_factor = 0.7;
@@ -132,6 +132,28 @@ TEST(IterationResult, InconsistentMemoryVerdictIsRejected) {
   Json j = sample().to_json();
   j["fits_in_memory"] = false;
   EXPECT_THROW(IterationResult::from_json(node(j)), InputError);
+}
+
+// What must fit is the memory PyTorch needs once its allocator has freed its cached blocks: a
+// process whose peak reserve exceeds the GPU still fits when that does not.
+TEST(IterationResult, FitsByWhatMustFitNotByThePeakReserve) {
+  IterationResult r = sample();
+  r.memory.total = 1.7e10;
+  r.memory.required = 1.5e10;
+  EXPECT_TRUE(r.memory.fits());
+  const Json j = r.to_json();
+  EXPECT_EQ(j["memory_per_gpu_bytes"]["required"], 1.5e10);
+  EXPECT_TRUE(j["fits_in_memory"].get<bool>());
+  EXPECT_TRUE(IterationResult::from_json(node(j)).memory.fits());
+}
+
+// Lines written before `required` existed were judged by their total.
+TEST(IterationResult, OlderLinesWithoutRequiredAreJudgedByTheirTotal) {
+  Json j = sample().to_json();
+  j["memory_per_gpu_bytes"].erase("required");
+  const IterationResult back = IterationResult::from_json(node(j));
+  EXPECT_EQ(back.memory.required, back.memory.total);
+  EXPECT_TRUE(back.memory.fits());
 }
 
 TEST(ResultRecord, SuccessAndErrorLinesRoundTrip) {

@@ -10,6 +10,8 @@ run keeps what it measured):
   accumulation.csv   one optimizer step of k micro-batches (loss / k, backward each, one step)
   micro_batch_timed.csv  the first and an accumulating micro-batch, the optimizer step and the
                      gradient adds, each timed alone (host and device)
+  memory_by_batch.csv  peak memory of two optimizer steps at four batches, with and without
+                     checkpointing
 The files are committed as h100_<name>_2026.csv (accumulation with a `run` column: two runs on two
 starts of the machine).
 Median of the timed iterations after warm-up, CUDA events; synthetic data; AdamW for transformers,
@@ -262,6 +264,25 @@ def micro_batches(out):
         release()
 
 
+def memory_by_batch(out):
+    """Peak memory of two optimizer steps at several batches, with and without checkpointing: the
+    slope per sample that decides the largest batch."""
+    for name, prec, batches in [("gpt2_small", "bf16", (8, 16, 32, 48)), ("gpt2_medium", "bf16", (4, 8, 16, 24))]:
+        for ckpt in (False, True):
+            if left() < 40:
+                return
+            model, kind, size, opt = build(name, prec, ckpt)
+            for batch in batches if not ckpt else tuple(b * 3 for b in batches):
+                torch.cuda.reset_peak_memory_stats()
+                ok = fits(model, kind, size, batch, prec, opt)
+                out.row(dict(model=name, precision=prec, checkpointing=int(ckpt), batch_per_gpu=batch,
+                             status="ok" if ok else "oom",
+                             peak_allocated_bytes=torch.cuda.max_memory_allocated() if ok else "",
+                             peak_reserved_bytes=torch.cuda.max_memory_reserved() if ok else ""))
+            del model, opt
+            release()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     info = dict(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
@@ -278,7 +299,7 @@ def main():
     print(info, flush=True)
     parts = [("recompute.csv", recompute),
              ("accumulation.csv", accumulation), ("largest_batch.csv", largest),
-             ("micro_batch_timed.csv", micro_batches)]
+             ("micro_batch_timed.csv", micro_batches), ("memory_by_batch.csv", memory_by_batch)]
     only = os.environ.get("ONLY")
     for fname, fn in parts:
         if only and fn.__name__ not in only.split(","):

@@ -48,6 +48,9 @@ struct MemoryEstimate {
   double working = 0;                ///< the backward's largest transient tensors at its start
   double optimizer_temporaries = 0;  ///< the foreach step's intermediate lists
   double allocator_slack = 0;        ///< caching allocator: rounding to 2 MiB blocks and blocks cached but free
+  /// Under recomputation: free blocks inside segments that live tensors hold, which freeing the
+  /// cache does not return.
+  double fragmentation = 0;
   double workspace = 0;              ///< cuDNN algorithm search (cudnn.benchmark) workspaces kept reserved
   double cuda_context = 0;           ///< CUDA context and library handles, outside the allocator
   double gathered_parameters = 0;    ///< DataParallelMemory's, live through forward and backward
@@ -55,7 +58,12 @@ struct MemoryEstimate {
 
   double peak_allocated() const;  ///< what torch.cuda.max_memory_allocated reports
   double peak_reserved() const;   ///< what torch.cuda.max_memory_reserved reports
-  double on_device() const;       ///< peak_reserved + cuda_context: what must fit in the device
+  double on_device() const;       ///< peak_reserved + cuda_context: what the process holds at its peak
+  /// What must fit in the device: when cudaMalloc fails, PyTorch's caching allocator frees every
+  /// cached block no tensor holds and retries (c10/cuda/CUDACachingAllocator.cpp,
+  /// release_cached_blocks), so the free blocks and cuDNN's cached workspaces give way; the
+  /// fragmentation stays.
+  double required() const;
 };
 
 /// The CUDA context and library handles of a PyTorch process on one GPU.

@@ -36,7 +36,8 @@ struct MemoryUsage {
   double optimizer_state = 0;
   double activations = 0;      ///< saved for backward, for the local batch
   double framework = 0;        ///< CUDA context, workspace and allocator slack
-  double total = 0;
+  double total = 0;            ///< what the process holds at its peak: reserved memory and the CUDA context
+  double required = 0;         ///< what must fit (gpu_memory.hpp, MemoryEstimate::required); ≤ total
   double available = 0;  ///< the GPU's memory that a process may use
   /// Sharded parameters (zero_stage 3): the layer groups gathered at once (the one computing and the
   /// one prefetched) and one group's unsharded gradients before its reduce-scatter.
@@ -47,8 +48,8 @@ struct MemoryUsage {
   /// The largest batch per GPU whose memory fits (0: not even one sample; unset: not computed, e.g. a
   /// result read from an older line).
   std::int64_t largest_batch_per_gpu = -1;
-  bool fits() const { return total <= available; }
-  /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "available"},
+  bool fits() const { return required <= available; }
+  /// {"weights", "gradients", "optimizer_state", "activations", "framework", "total", "required", "available"},
   /// then "gathered_parameters" and "recompute_activations" where not 0, and "largest_batch_per_gpu"
   /// where computed.
   Json to_json() const;
