@@ -16,8 +16,12 @@ namespace trainsim::engine {
 using plan::Ring;
 
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flow_ptrs,
-                                  std::vector<std::size_t>* bottleneck, std::vector<std::size_t>* tight_round) {
+                                  std::vector<std::size_t>* bottleneck, std::vector<std::size_t>* tight_round,
+                                  const std::vector<std::size_t>* copies) {
   auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
+  // A flow's copies act one after another wherever one flow acts once: each addition and
+  // subtraction is repeated (not multiplied), so the sums are those of the copies listed in a row.
+  auto copies_of = [copies](std::size_t f) { return copies ? (*copies)[f] : std::size_t(1); };
   const std::size_t n_flows = flow_ptrs.size();
   const std::size_t n_links = capacity.size();
   // Working arrays kept between calls (the parameter servers' coarse executor solves thousands of
@@ -35,13 +39,21 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   std::vector<std::size_t>& free_flows = scratch.free_flows;
   free_flows.assign(n_links, 0);
   for (std::size_t f = 0; f < n_flows; ++f)
-    for (const auto& [l, w] : flows(f).uses) {
-      usage[l] += w / flows(f).penalty;
-      ++free_flows[l];
-    }
+    for (const auto& [l, w] : flows(f).uses)
+      for (std::size_t k = copies_of(f); k > 0; --k) {
+        usage[l] += w / flows(f).penalty;
+        ++free_flows[l];
+      }
   std::vector<std::size_t>& user_begin = scratch.user_begin;
   user_begin.assign(n_links + 1, 0);
-  for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + free_flows[l];
+  {
+    // Each link's users listed once per flow (not per copy): count them first.
+    std::vector<std::size_t>& fill = scratch.fill;
+    fill.assign(n_links, 0);
+    for (std::size_t f = 0; f < n_flows; ++f)
+      for (const auto& use : flows(f).uses) ++fill[use.first];
+    for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + fill[l];
+  }
   std::vector<std::size_t>& user_flows = scratch.user_flows;
   user_flows.resize(user_begin[n_links]);
   {
@@ -89,9 +101,11 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     rate[f] = r;
     if (bottleneck) (*bottleneck)[f] = link;
     for (const auto& [l, w] : flows(f).uses) {
-      remaining[l] -= w * r;
-      usage[l] -= w / flows(f).penalty;
-      --free_flows[l];
+      for (std::size_t k = copies_of(f); k > 0; --k) {
+        remaining[l] -= w * r;
+        usage[l] -= w / flows(f).penalty;
+        --free_flows[l];
+      }
       ++version[l];
     }
   };
