@@ -26,44 +26,64 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
   const std::size_t n_links = capacity.size();
   // Working arrays kept between calls (the parameter servers' coarse executor solves thousands of
   // times per iteration; fresh multi-megabyte vectors each time made the kernel map and unmap pages).
+  // Indexed by link, but only the links the flows use are set up, when first met (a tree phase
+  // of one level uses a few of the platform's links: setting up all of them for each of a
+  // 65,536-GPU tree layout's 40 solves cost more than the solves).
   thread_local struct Scratch {
     std::vector<double> usage, remaining;
-    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, tight;
-    std::vector<unsigned> version;
+    std::vector<std::size_t> free_flows, user_begin, user_end, user_flows, by_bound, tight, used_links;
+    std::vector<unsigned> version, met;
+    unsigned call = 0;  // met[l] == call: link l is set up for this call
     std::vector<char> fixed;
     std::vector<std::tuple<double, std::size_t, unsigned>> heap;
   } scratch;
-  // Each link's flows in flow order, as one array (begin offsets per link): no allocation per link.
+  if (scratch.met.size() < n_links) {
+    for (auto* v : {&scratch.usage, &scratch.remaining}) v->resize(n_links);
+    for (auto* v : {&scratch.free_flows, &scratch.user_begin, &scratch.user_end}) v->resize(n_links);
+    scratch.version.resize(n_links);
+    scratch.met.resize(n_links, 0);
+  }
+  if (++scratch.call == 0) {  // wrapped: forget every mark
+    std::fill(scratch.met.begin(), scratch.met.end(), 0u);
+    scratch.call = 1;
+  }
   std::vector<double>& usage = scratch.usage;  // Σ weight / penalty of the link's unfixed flows
-  usage.assign(n_links, 0.0);
   std::vector<std::size_t>& free_flows = scratch.free_flows;
-  free_flows.assign(n_links, 0);
+  std::vector<double>& remaining = scratch.remaining;
+  std::vector<unsigned>& version = scratch.version;
+  std::vector<std::size_t>& used_links = scratch.used_links;  // in the order first met
+  std::vector<std::size_t>& user_end = scratch.user_end;      // users counted here first
+  used_links.clear();
   for (std::size_t f = 0; f < n_flows; ++f)
-    for (const auto& [l, w] : flows(f).uses)
+    for (const auto& [l, w] : flows(f).uses) {
+      if (scratch.met[l] != scratch.call) {
+        scratch.met[l] = scratch.call;
+        used_links.push_back(l);
+        usage[l] = 0;
+        free_flows[l] = 0;
+        user_end[l] = 0;
+        remaining[l] = capacity[l];
+        version[l] = 0;
+      }
       for (std::size_t k = copies_of(f); k > 0; --k) {
         usage[l] += w / flows(f).penalty;
         ++free_flows[l];
       }
+      ++user_end[l];  // users are listed once per flow, not per copy
+    }
+  // Each link's flows in flow order, as one array: link l's are user_flows[user_begin[l]] …
+  // user_flows[user_end[l] − 1] (no allocation per link).
   std::vector<std::size_t>& user_begin = scratch.user_begin;
-  user_begin.assign(n_links + 1, 0);
-  {
-    // Each link's users listed once per flow (not per copy): count them first.
-    std::vector<std::size_t>& fill = scratch.fill;
-    fill.assign(n_links, 0);
-    for (std::size_t f = 0; f < n_flows; ++f)
-      for (const auto& use : flows(f).uses) ++fill[use.first];
-    for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + fill[l];
+  std::size_t users = 0;
+  for (std::size_t l : used_links) {
+    user_begin[l] = users;
+    users += user_end[l];
+    user_end[l] = user_begin[l];
   }
   std::vector<std::size_t>& user_flows = scratch.user_flows;
-  user_flows.resize(user_begin[n_links]);
-  {
-    std::vector<std::size_t>& fill = scratch.fill;
-    fill.assign(user_begin.begin(), user_begin.end() - 1);
-    for (std::size_t f = 0; f < n_flows; ++f)
-      for (const auto& use : flows(f).uses) user_flows[fill[use.first]++] = f;
-  }
-  std::vector<double>& remaining = scratch.remaining;
-  remaining.assign(capacity.begin(), capacity.end());
+  user_flows.resize(users);
+  for (std::size_t f = 0; f < n_flows; ++f)
+    for (const auto& use : flows(f).uses) user_flows[user_end[use.first]++] = f;
   std::vector<double> rate(n_flows, 0.0);
   if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
   if (tight_round) tight_round->assign(n_links, MaxMinFlow::npos);
@@ -82,9 +102,9 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
     heap.pop_back();
   };
-  std::vector<unsigned>& version = scratch.version;
-  version.assign(n_links, 0);
-  for (std::size_t l = 0; l < n_links; ++l)
+  // Entries are ordered by (level, link, version) and a link has at most one, so the heap's order
+  // of pops does not depend on the order they are pushed in.
+  for (std::size_t l : used_links)
     if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, 0);
   // Flows by the level at which their bound binds (bound × penalty), smallest first.
   std::vector<std::size_t>& by_bound = scratch.by_bound;
@@ -150,7 +170,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
       for (std::size_t l : tight) (*tight_round)[l] = round;
     ++round;
     for (std::size_t l : tight)
-      for (std::size_t u = user_begin[l]; u < user_begin[l + 1]; ++u)
+      for (std::size_t u = user_begin[l]; u < user_end[l]; ++u)
         if (!fixed[user_flows[u]]) fix(user_flows[u], share / flows(user_flows[u]).penalty, l);
     for (; next_bound < by_bound.size(); ++next_bound) {
       const std::size_t f = by_bound[next_bound];
