@@ -102,11 +102,13 @@ double Simulation::bandwidth_factor() const noexcept { return model_factors(spec
 const RouteInfo& Simulation::segment(const NetPoint* src, const NetPoint* dst) {
   auto [it, inserted] = segments_.try_emplace({src, dst});
   if (inserted) {
-    if (link_of_impl_.empty())
+    if (link_of_impl_.empty()) {
+      link_of_impl_.reserve(built_.links.size());  // a million links at 65,536 GPUs: no rehashing
       for (const auto& entry : built_.links) {
         auto* link = const_cast<sg4::Link*>(entry.first);  // NOLINT: SimGrid's routes hold mutable links
         link_of_impl_.emplace(link->get_impl(), link);
       }
+    }
     std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
     simgrid::kernel::routing::NetZoneImpl::get_global_route(src, dst, links, &it->second.latency_s);
     for (const auto* l : links) {
