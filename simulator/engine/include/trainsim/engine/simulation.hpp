@@ -157,7 +157,18 @@ private:
     double total = 0;
     double recent = 0;  ///< since the last take_recent_bytes
   };
-  std::unordered_map<const simgrid::s4u::Link*, Traffic> link_bytes_;
+  /// Per link of the built platform, reached through the link's user data (Link::set_data, set
+  /// once the platform is built) instead of a hash look-up: what it is and what it carried.
+  struct LinkSlot {
+    const platforms::LinkInfo* info = nullptr;
+    Traffic traffic;
+    bool accounted = false;  ///< a flow crossed it (link_report lists it)
+  };
+  std::vector<LinkSlot> link_slots_;
+  /// Gives every link of built_ its slot.
+  void index_links();
+  /// A link's slot (TRAINSIM_CHECK that the builder recorded the link).
+  LinkSlot& slot(const simgrid::s4u::Link* link) const;
   std::vector<const simgrid::s4u::Link*> recent_links_;  ///< links with recent > 0, in first-use order
   double total_bytes_ = 0;
   std::any collective_memo_;
