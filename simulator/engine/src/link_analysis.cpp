@@ -70,14 +70,15 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
   // What each link is, asked of SimGrid and the platform once, when the link is first seen (five
   // look-ups per link and operation were 10 % of a 65,536-GPU iteration), and its limit time.
   struct LinkEntry {
+    bool met = false;
     bool fatpipe = false;
     double capacity_Bps = 0;
     double limit_s = 0;
     Connection* connection = nullptr;  // entries of `connections` stay put
     const std::string* incast = nullptr;
   };
-  std::unordered_map<const sg4::Link*, LinkEntry> links;
-  std::vector<Connection*> loaded;  // the connections the current operation loaded
+  std::vector<LinkEntry> links(sim.link_count());  // by Simulation::link_index
+  std::vector<Connection*> loaded;                 // the connections the current operation loaded
   for (std::size_t i = 0; i < exposed.ops.size(); ++i) {
     const OpTraffic& op = exposed.ops[i];
     const double duration = op.end_s - op.start_s;
@@ -85,9 +86,9 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
     if (duration <= 0 || inside <= 0) continue;
     loaded.clear();
     for (const LinkBytes& lb : op.bytes) {
-      auto [it, added] = links.try_emplace(lb.link);
-      LinkEntry& link = it->second;
-      if (added) {
+      LinkEntry& link = links[sim.link_index(lb.link)];
+      if (!link.met) {
+        link.met = true;
         link.fatpipe = fatpipe(lb.link);
         if (!link.fatpipe) {
           link.capacity_Bps = sim.capacity_Bps(lb.link);
@@ -117,10 +118,10 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
   const LinkReport report = sim.link_report(top_k);
   out.network_bytes = report.total_network_bytes;
   for (const LinkUsage& u : report.busiest) {
-    const auto limit = links.find(u.link);
-    out.busiest.push_back(
-        plan::LinkLoad{u.info->name, std::string(platforms::to_string(u.info->link_class)), u.bytes, u.busy_fraction,
-                       limit == links.end() || limit->second.fatpipe ? 0.0 : limit->second.limit_s / iteration_s});
+    const LinkEntry& limit = links[sim.link_index(u.link)];
+    out.busiest.push_back(plan::LinkLoad{u.info->name, std::string(platforms::to_string(u.info->link_class)), u.bytes,
+                                         u.busy_fraction,
+                                         !limit.met || limit.fatpipe ? 0.0 : limit.limit_s / iteration_s});
   }
   for (const auto& [name, c] : connections)
     if (c.limit_s > 0)

@@ -123,6 +123,12 @@ public:
   double bandwidth_factor() const noexcept;
   /// What a link is. Every link of the platform has an entry (TRAINSIM_CHECK otherwise).
   const platforms::LinkInfo& link_info(const simgrid::s4u::Link* link) const;
+  /// How many links the platform has, and a link's index among them (in [0, link_count()), in no
+  /// particular order; TRAINSIM_CHECK for a link the platform does not have): for tables by link.
+  std::size_t link_count() const noexcept { return link_slots_.size(); }
+  std::size_t link_index(const simgrid::s4u::Link* link) const {
+    return static_cast<std::size_t>(&slot(link) - link_slots_.data());
+  }
   /// Bytes per second a link can move: bandwidth × bandwidth_factor().
   double capacity_Bps(const simgrid::s4u::Link* link) const;
 
