@@ -201,27 +201,33 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   return out;
 }
 
-RouteProblems route_problems(const std::vector<const RouteInfo*>& routes) {
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes, const Simulation* sim) {
   RouteProblems out;
   out.flows.resize(routes.size());
   // A link's sharing policy is asked once, when first seen (a virtual call into SimGrid per use
-  // was 4 % of a 65,536-GPU tree solve); FATPIPE links are indexed as kFatpipe.
-  constexpr std::size_t kFatpipe = MaxMinFlow::npos;
+  // was 4 % of a 65,536-GPU tree solve); FATPIPE links are indexed as kFatpipe. Links are indexed
+  // in the order first seen, by a table over the simulation's links when there is one (a map
+  // keyed by link took a cache miss per use), else by a map.
+  constexpr std::size_t kFatpipe = MaxMinFlow::npos, kUnseen = kFatpipe - 1;
   std::unordered_map<const sg4::Link*, std::size_t> index;
+  std::vector<std::size_t> table(sim ? sim->link_count() : 0, kUnseen);
   for (std::size_t f = 0; f < routes.size(); ++f) {
     out.flows[f].uses.reserve(routes[f]->links.size());
     for (const sg4::Link* l : routes[f]->links) {
-      auto [it, added] = index.try_emplace(l, kFatpipe);
-      if (added && l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
-        it->second = out.capacity.size();
-        out.capacity.push_back(l->get_bandwidth());
-        out.links.push_back(l);
+      std::size_t& dense = sim ? table[sim->link_index(l)] : index.try_emplace(l, kUnseen).first->second;
+      if (dense == kUnseen) {
+        dense = kFatpipe;
+        if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
+          dense = out.capacity.size();
+          out.capacity.push_back(l->get_bandwidth());
+          out.links.push_back(l);
+        }
       }
-      if (it->second == kFatpipe) {
+      if (dense == kFatpipe) {
         out.flows[f].bound = std::min(out.flows[f].bound, l->get_bandwidth());
         continue;
       }
-      out.flows[f].uses.emplace_back(it->second, 1.0);
+      out.flows[f].uses.emplace_back(dense, 1.0);
     }
   }
   return out;

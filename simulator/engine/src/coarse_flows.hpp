@@ -50,7 +50,8 @@ struct RouteProblems {
   std::vector<const simgrid::s4u::Link*> links;  ///< the link behind each dense index
   std::vector<MaxMinFlow> flows;         ///< parallel to the routes
 };
-RouteProblems route_problems(const std::vector<const RouteInfo*>& routes);
+/// `sim` (optional): the simulation the routes are of, whose link indices make the building faster.
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes, const Simulation* sim = nullptr);
 
 /// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
 /// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the

@@ -483,19 +483,25 @@ class TreeLockstep {
           up_level[std::size_t(h)].push_back(e);
         if (const int d = schedule_.depth(t, parent); d >= 0 && d < levels_) down_level[std::size_t(d)].push_back(e);
       }
-    auto count_links = [&used](const std::vector<double>& uses, const std::vector<std::size_t>& order,
-                               std::vector<std::pair<const sg4::Link*, double>>& links) {
-      std::unordered_map<const sg4::Link*, std::size_t> index;
+    // Indexed by the simulation's link index: a map keyed by link took a cache miss per use.
+    std::vector<std::size_t> index(sim_.link_count());
+    auto count_links = [&](const std::vector<double>& uses, const std::vector<std::size_t>& order,
+                           std::vector<std::pair<const sg4::Link*, double>>& links) {
+      constexpr std::size_t kUnseen = static_cast<std::size_t>(-1);
+      std::fill(index.begin(), index.end(), kUnseen);
       for (std::size_t r : order)
         for (const sg4::Link* l : used[r]->links) {
-          auto [it, added] = index.try_emplace(l, links.size());
-          if (added) links.emplace_back(l, 0.0);
-          links[it->second].second += uses[r];
+          std::size_t& i = index[sim_.link_index(l)];
+          if (i == kUnseen) {
+            i = links.size();
+            links.emplace_back(l, 0.0);
+          }
+          links[i].second += uses[r];
         }
     };
     count_links(up_uses, up_order, out.up_links);
     count_links(down_uses, down_order, out.down_links);
-    const RouteProblems problems = route_problems(used);
+    const RouteProblems problems = route_problems(used, &sim_);
     for (auto* v : {&out.rates.up_alone, &out.rates.up_loaded, &out.rates.down_alone, &out.rates.down_loaded})
       v->assign(edges, 0.0);
     // Each phase's edges as one flow per distinct route standing for its edges (max_min_rates'
