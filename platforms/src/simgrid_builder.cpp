@@ -308,6 +308,12 @@ BuiltPlatform build_platform(sg4::Engine& engine, const PlatformSpec& spec, cons
   auto leaf = [&](sg4::NetZone* parent, unsigned long id) {
     const int k = static_cast<int>(id);
     const auto zone_and_gateway = k < spec.nodes ? nodes.worker(parent, k) : nodes.server(parent, k - spec.nodes);
+    if (k == 0 && leaves > 1) {
+      // Every node has as many links as the first (servers fewer): room for all of them and the
+      // topology's, so that the map of a million links is not rehashed as it grows.
+      out.links.reserve(out.links.size() * std::size_t(leaves) + 8 * std::size_t(leaves));
+      out.gateways.reserve(std::size_t(leaves));
+    }
     if (parent) out.gateways.emplace(zone_and_gateway.first, zone_and_gateway.second);
     return zone_and_gateway;
   };

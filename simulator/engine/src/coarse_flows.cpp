@@ -16,42 +16,74 @@ namespace trainsim::engine {
 using plan::Ring;
 
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flow_ptrs,
-                                  std::vector<std::size_t>* bottleneck, std::vector<std::size_t>* tight_round) {
+                                  std::vector<std::size_t>* bottleneck, std::vector<std::size_t>* tight_round,
+                                  const std::vector<std::size_t>* copies) {
   auto flows = [&flow_ptrs](std::size_t f) -> const MaxMinFlow& { return *flow_ptrs[f]; };
+  // A flow's copies act one after another wherever one flow acts once: each addition and
+  // subtraction is repeated (not multiplied), so the sums are those of the copies listed in a row.
+  auto copies_of = [copies](std::size_t f) { return copies ? (*copies)[f] : std::size_t(1); };
   const std::size_t n_flows = flow_ptrs.size();
   const std::size_t n_links = capacity.size();
   // Working arrays kept between calls (the parameter servers' coarse executor solves thousands of
   // times per iteration; fresh multi-megabyte vectors each time made the kernel map and unmap pages).
+  // Indexed by link, but only the links the flows use are set up, when first met (a tree phase
+  // of one level uses a few of the platform's links: setting up all of them for each of a
+  // 65,536-GPU tree layout's 40 solves cost more than the solves).
   thread_local struct Scratch {
     std::vector<double> usage, remaining;
-    std::vector<std::size_t> free_flows, user_begin, user_flows, fill, by_bound, tight;
-    std::vector<unsigned> version;
+    std::vector<std::size_t> free_flows, user_begin, user_end, user_flows, by_bound, tight, used_links;
+    std::vector<unsigned> version, met;
+    unsigned call = 0;  // met[l] == call: link l is set up for this call
     std::vector<char> fixed;
     std::vector<std::tuple<double, std::size_t, unsigned>> heap;
   } scratch;
-  // Each link's flows in flow order, as one array (begin offsets per link): no allocation per link.
+  if (scratch.met.size() < n_links) {
+    for (auto* v : {&scratch.usage, &scratch.remaining}) v->resize(n_links);
+    for (auto* v : {&scratch.free_flows, &scratch.user_begin, &scratch.user_end}) v->resize(n_links);
+    scratch.version.resize(n_links);
+    scratch.met.resize(n_links, 0);
+  }
+  if (++scratch.call == 0) {  // wrapped: forget every mark
+    std::fill(scratch.met.begin(), scratch.met.end(), 0u);
+    scratch.call = 1;
+  }
   std::vector<double>& usage = scratch.usage;  // Σ weight / penalty of the link's unfixed flows
-  usage.assign(n_links, 0.0);
   std::vector<std::size_t>& free_flows = scratch.free_flows;
-  free_flows.assign(n_links, 0);
+  std::vector<double>& remaining = scratch.remaining;
+  std::vector<unsigned>& version = scratch.version;
+  std::vector<std::size_t>& used_links = scratch.used_links;  // in the order first met
+  std::vector<std::size_t>& user_end = scratch.user_end;      // users counted here first
+  used_links.clear();
   for (std::size_t f = 0; f < n_flows; ++f)
     for (const auto& [l, w] : flows(f).uses) {
-      usage[l] += w / flows(f).penalty;
-      ++free_flows[l];
+      if (scratch.met[l] != scratch.call) {
+        scratch.met[l] = scratch.call;
+        used_links.push_back(l);
+        usage[l] = 0;
+        free_flows[l] = 0;
+        user_end[l] = 0;
+        remaining[l] = capacity[l];
+        version[l] = 0;
+      }
+      for (std::size_t k = copies_of(f); k > 0; --k) {
+        usage[l] += w / flows(f).penalty;
+        ++free_flows[l];
+      }
+      ++user_end[l];  // users are listed once per flow, not per copy
     }
+  // Each link's flows in flow order, as one array: link l's are user_flows[user_begin[l]] …
+  // user_flows[user_end[l] − 1] (no allocation per link).
   std::vector<std::size_t>& user_begin = scratch.user_begin;
-  user_begin.assign(n_links + 1, 0);
-  for (std::size_t l = 0; l < n_links; ++l) user_begin[l + 1] = user_begin[l] + free_flows[l];
-  std::vector<std::size_t>& user_flows = scratch.user_flows;
-  user_flows.resize(user_begin[n_links]);
-  {
-    std::vector<std::size_t>& fill = scratch.fill;
-    fill.assign(user_begin.begin(), user_begin.end() - 1);
-    for (std::size_t f = 0; f < n_flows; ++f)
-      for (const auto& use : flows(f).uses) user_flows[fill[use.first]++] = f;
+  std::size_t users = 0;
+  for (std::size_t l : used_links) {
+    user_begin[l] = users;
+    users += user_end[l];
+    user_end[l] = user_begin[l];
   }
-  std::vector<double>& remaining = scratch.remaining;
-  remaining.assign(capacity.begin(), capacity.end());
+  std::vector<std::size_t>& user_flows = scratch.user_flows;
+  user_flows.resize(users);
+  for (std::size_t f = 0; f < n_flows; ++f)
+    for (const auto& use : flows(f).uses) user_flows[user_end[use.first]++] = f;
   std::vector<double> rate(n_flows, 0.0);
   if (bottleneck) bottleneck->assign(n_flows, MaxMinFlow::npos);
   if (tight_round) tight_round->assign(n_links, MaxMinFlow::npos);
@@ -70,9 +102,9 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
     heap.pop_back();
   };
-  std::vector<unsigned>& version = scratch.version;
-  version.assign(n_links, 0);
-  for (std::size_t l = 0; l < n_links; ++l)
+  // Entries are ordered by (level, link, version) and a link has at most one, so the heap's order
+  // of pops does not depend on the order they are pushed in.
+  for (std::size_t l : used_links)
     if (free_flows[l] > 0) push_level(remaining[l] / usage[l], l, 0);
   // Flows by the level at which their bound binds (bound × penalty), smallest first.
   std::vector<std::size_t>& by_bound = scratch.by_bound;
@@ -89,9 +121,11 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
     rate[f] = r;
     if (bottleneck) (*bottleneck)[f] = link;
     for (const auto& [l, w] : flows(f).uses) {
-      remaining[l] -= w * r;
-      usage[l] -= w / flows(f).penalty;
-      --free_flows[l];
+      for (std::size_t k = copies_of(f); k > 0; --k) {
+        remaining[l] -= w * r;
+        usage[l] -= w / flows(f).penalty;
+        --free_flows[l];
+      }
       ++version[l];
     }
   };
@@ -136,7 +170,7 @@ std::vector<double> max_min_rates(const std::vector<double>& capacity, const std
       for (std::size_t l : tight) (*tight_round)[l] = round;
     ++round;
     for (std::size_t l : tight)
-      for (std::size_t u = user_begin[l]; u < user_begin[l + 1]; ++u)
+      for (std::size_t u = user_begin[l]; u < user_end[l]; ++u)
         if (!fixed[user_flows[u]]) fix(user_flows[u], share / flows(user_flows[u]).penalty, l);
     for (; next_bound < by_bound.size(); ++next_bound) {
       const std::size_t f = by_bound[next_bound];
@@ -167,27 +201,33 @@ CoarseFlows coarse_flows(Simulation& sim, const std::vector<Ring>& rings) {
   return out;
 }
 
-RouteProblems route_problems(const std::vector<const RouteInfo*>& routes) {
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes, const Simulation* sim) {
   RouteProblems out;
   out.flows.resize(routes.size());
   // A link's sharing policy is asked once, when first seen (a virtual call into SimGrid per use
-  // was 4 % of a 65,536-GPU tree solve); FATPIPE links are indexed as kFatpipe.
-  constexpr std::size_t kFatpipe = MaxMinFlow::npos;
+  // was 4 % of a 65,536-GPU tree solve); FATPIPE links are indexed as kFatpipe. Links are indexed
+  // in the order first seen, by a table over the simulation's links when there is one (a map
+  // keyed by link took a cache miss per use), else by a map.
+  constexpr std::size_t kFatpipe = MaxMinFlow::npos, kUnseen = kFatpipe - 1;
   std::unordered_map<const sg4::Link*, std::size_t> index;
+  std::vector<std::size_t> table(sim ? sim->link_count() : 0, kUnseen);
   for (std::size_t f = 0; f < routes.size(); ++f) {
     out.flows[f].uses.reserve(routes[f]->links.size());
     for (const sg4::Link* l : routes[f]->links) {
-      auto [it, added] = index.try_emplace(l, kFatpipe);
-      if (added && l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
-        it->second = out.capacity.size();
-        out.capacity.push_back(l->get_bandwidth());
-        out.links.push_back(l);
+      std::size_t& dense = sim ? table[sim->link_index(l)] : index.try_emplace(l, kUnseen).first->second;
+      if (dense == kUnseen) {
+        dense = kFatpipe;
+        if (l->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
+          dense = out.capacity.size();
+          out.capacity.push_back(l->get_bandwidth());
+          out.links.push_back(l);
+        }
       }
-      if (it->second == kFatpipe) {
+      if (dense == kFatpipe) {
         out.flows[f].bound = std::min(out.flows[f].bound, l->get_bandwidth());
         continue;
       }
-      out.flows[f].uses.emplace_back(it->second, 1.0);
+      out.flows[f].uses.emplace_back(dense, 1.0);
     }
   }
   return out;

@@ -35,9 +35,13 @@ struct MaxMinFlow {
 /// was tight (its fair level the round's level, to a relative 1e-12) and fixed its free flows, or
 /// npos: links of one round are at one level, so a group of identical flows fixed in round k gives
 /// every member its max-min rate exactly when each member crosses some link tight in round k.
+/// `copies` (optional, parallel to `flows`, each ≥ 1): flow f stands for that many identical flows,
+/// with the same result, to the bit, as listing its copies one after another (where the flow
+/// crosses a link twice, with equal weights); its rate is each copy's.
 std::vector<double> max_min_rates(const std::vector<double>& capacity, const std::vector<const MaxMinFlow*>& flows,
                                   std::vector<std::size_t>* bottleneck = nullptr,
-                                  std::vector<std::size_t>* tight_round = nullptr);
+                                  std::vector<std::size_t>* tight_round = nullptr,
+                                  const std::vector<std::size_t>* copies = nullptr);
 
 /// The max-min problems of flows on `routes`, built once and solved for any subset of them:
 /// links by dense index (`capacity`), FATPIPE links as each flow's bound, penalty 1.
@@ -46,7 +50,8 @@ struct RouteProblems {
   std::vector<const simgrid::s4u::Link*> links;  ///< the link behind each dense index
   std::vector<MaxMinFlow> flows;         ///< parallel to the routes
 };
-RouteProblems route_problems(const std::vector<const RouteInfo*>& routes);
+/// `sim` (optional): the simulation the routes are of, whose link indices make the building faster.
+RouteProblems route_problems(const std::vector<const RouteInfo*>& routes, const Simulation* sim = nullptr);
 
 /// Rates of the coarse flows of rings run together: one flow per hop, all active at once, shared
 /// max-min fairly as SimGrid's ideal network model does (progressive filling: the link with the

@@ -1,9 +1,11 @@
 #include "link_analysis.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace sg4 = simgrid::s4u;
 
@@ -61,39 +63,65 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
     const platforms::LinkInfo* info = nullptr;
     double limit_s = 0;
     std::string incast_into;
+    std::size_t op = std::size_t(-1);  ///< the last operation that loaded it
+    double op_saturation = 0;          ///< in that operation, the busier direction's
   };
-  std::unordered_map<const sg4::Link*, double> link_limit_s;
   std::unordered_map<std::string_view, Connection> connections;  // keys view the built platform's names
-  // Per operation: the busier direction's share of each connection it loaded (by the connection's
-  // entry, which stays put: one name lookup per link and operation).
-  std::unordered_map<Connection*, double> busier;
-  for (const OpTraffic& op : exposed.ops) {
+  // What each link is, asked of SimGrid and the platform once, when the link is first seen (five
+  // look-ups per link and operation were 10 % of a 65,536-GPU iteration), and its limit time.
+  struct LinkEntry {
+    bool met = false;
+    bool fatpipe = false;
+    double capacity_Bps = 0;
+    double limit_s = 0;
+    Connection* connection = nullptr;  // entries of `connections` stay put
+    const std::string* incast = nullptr;
+  };
+  std::vector<LinkEntry> links(sim.link_count());  // by Simulation::link_index
+  std::vector<Connection*> loaded;                 // the connections the current operation loaded
+  for (std::size_t i = 0; i < exposed.ops.size(); ++i) {
+    const OpTraffic& op = exposed.ops[i];
     const double duration = op.end_s - op.start_s;
     const double inside = std::min(op.end_s, exposed.end_s) - std::max(op.start_s, exposed.begin_s);
     if (duration <= 0 || inside <= 0) continue;
-    busier.clear();
+    loaded.clear();
     for (const LinkBytes& lb : op.bytes) {
-      if (fatpipe(lb.link)) continue;
-      const double saturation = std::min(1.0, lb.bytes / sim.capacity_Bps(lb.link) / duration);
-      link_limit_s[lb.link] += saturation * inside;
-      const platforms::LinkInfo& info = sim.link_info(lb.link);
-      Connection& c = connections[info.connection];
-      c.info = &info;
-      if (const auto it = incast.find(lb.link); it != incast.end()) c.incast_into = it->second;
-      double& b = busier[&c];
-      b = std::max(b, saturation);
+      LinkEntry& link = links[sim.link_index(lb.link)];
+      if (!link.met) {
+        link.met = true;
+        link.fatpipe = fatpipe(lb.link);
+        if (!link.fatpipe) {
+          link.capacity_Bps = sim.capacity_Bps(lb.link);
+          const platforms::LinkInfo& info = sim.link_info(lb.link);
+          link.connection = &connections[info.connection];
+          link.connection->info = &info;
+          if (const auto in = incast.find(lb.link); in != incast.end()) link.incast = &in->second;
+        }
+      }
+      if (link.fatpipe) continue;
+      const double saturation = std::min(1.0, lb.bytes / link.capacity_Bps / duration);
+      link.limit_s += saturation * inside;
+      Connection& c = *link.connection;
+      if (link.incast) c.incast_into = *link.incast;
+      // Per operation, the busier direction's share of each connection it loaded.
+      if (c.op != i) {
+        c.op = i;
+        c.op_saturation = 0;
+        loaded.push_back(&c);
+      }
+      c.op_saturation = std::max(c.op_saturation, saturation);
     }
-    for (const auto& [connection, saturation] : busier) connection->limit_s += saturation * inside;
+    for (Connection* c : loaded) c->limit_s += c->op_saturation * inside;
   }
 
   LinkFindings out;
   const LinkReport report = sim.link_report(top_k);
   out.network_bytes = report.total_network_bytes;
   for (const LinkUsage& u : report.busiest) {
-    const auto limit = link_limit_s.find(u.link);
+    const LinkEntry& limit = links[sim.link_index(u.link)];
     out.busiest.push_back(plan::LinkLoad{u.info->name, std::string(platforms::to_string(u.info->link_class)), u.bytes,
                                          u.busy_fraction,
-                                         limit == link_limit_s.end() ? 0.0 : limit->second / iteration_s});
+                                         !limit.met || limit.fatpipe ? 0.0 : limit.limit_s / iteration_s});
   }
   for (const auto& [name, c] : connections)
     if (c.limit_s > 0)

@@ -123,6 +123,12 @@ public:
   double bandwidth_factor() const noexcept;
   /// What a link is. Every link of the platform has an entry (TRAINSIM_CHECK otherwise).
   const platforms::LinkInfo& link_info(const simgrid::s4u::Link* link) const;
+  /// How many links the platform has, and a link's index among them (in [0, link_count()), in no
+  /// particular order; TRAINSIM_CHECK for a link the platform does not have): for tables by link.
+  std::size_t link_count() const noexcept { return link_slots_.size(); }
+  std::size_t link_index(const simgrid::s4u::Link* link) const {
+    return static_cast<std::size_t>(&slot(link) - link_slots_.data());
+  }
   /// Bytes per second a link can move: bandwidth × bandwidth_factor().
   double capacity_Bps(const simgrid::s4u::Link* link) const;
 
@@ -157,7 +163,18 @@ private:
     double total = 0;
     double recent = 0;  ///< since the last take_recent_bytes
   };
-  std::unordered_map<const simgrid::s4u::Link*, Traffic> link_bytes_;
+  /// Per link of the built platform, reached through the link's user data (Link::set_data, set
+  /// once the platform is built) instead of a hash look-up: what it is and what it carried.
+  struct LinkSlot {
+    const platforms::LinkInfo* info = nullptr;
+    Traffic traffic;
+    bool accounted = false;  ///< a flow crossed it (link_report lists it)
+  };
+  std::vector<LinkSlot> link_slots_;
+  /// Gives every link of built_ its slot.
+  void index_links();
+  /// A link's slot (TRAINSIM_CHECK that the builder recorded the link).
+  LinkSlot& slot(const simgrid::s4u::Link* link) const;
   std::vector<const simgrid::s4u::Link*> recent_links_;  ///< links with recent > 0, in first-use order
   double total_bytes_ = 0;
   std::any collective_memo_;

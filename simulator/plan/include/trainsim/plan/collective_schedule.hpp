@@ -165,17 +165,17 @@ class TreeSchedule final : public StepSchedule {
   double completion_s(const EdgeDurations& durations, double overhead_s) const;
 
  private:
-  /// completion_s's halves of step s for every participant p: the longest of its sends (an edge
-  /// lasting alone + (loaded − alone)·load), −1 when it sends nothing, into longest[p]; and when
-  /// its step ends, given when every participant's sends of the step ended (`sent`): its own, and
-  /// its messages' senders', into end[p]. Tree by tree, participants inner (each tree's arrays
-  /// read in order: at 65,536 GPUs and 24 trees a participant-major walk missed the cache).
-  void longest_sends(int s, const std::vector<double>& alone, const std::vector<double>& loaded, double load,
-                     std::vector<double>& longest) const;
-  void step_ends(int s, const std::vector<double>& sent, std::vector<double>& end) const;
+  /// A phase's edges of one tree grouped by the level that sends them (up: the child's height;
+  /// down: the parent's depth): edge i goes from sender[i] to receiver[i], and level k's edges are
+  /// [begin[k], begin[k+1]). A step of the phase moves the edges of m consecutive levels, one range.
+  struct LevelEdges {
+    std::vector<int> sender, receiver, begin;
+  };
+  static LevelEdges level_edges(const std::vector<int>& parent, const std::vector<int>& level, bool up);
   int n_, m_;
   double chunk_;
   std::vector<std::vector<int>> parents_, height_, depth_, child_begin_, children_;
+  std::vector<LevelEdges> up_edges_, down_edges_;  ///< per tree
   int height_max_ = 0, reduce_steps_ = 0;
 };
 
