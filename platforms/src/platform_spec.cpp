@@ -312,14 +312,27 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   }
 }
 
+constexpr std::array<const char*, 3> kNcclProtocols{"LL", "LL128", "Simple"};
+
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
-// a hop up to 10 ms, a proxy step up to 1 ms.
+// a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
-  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from"});
+  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from", "protocols"});
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
+  if (auto list = node.find("protocols")) {
+    list->require_array();
+    if (list->size() == 0) throw list->error("must name at least one of LL, LL128, Simple");
+    nccl.protocols = {false, false, false};
+    for (const auto& e : list->elements()) {
+      const std::string name = e.one_of({kNcclProtocols.begin(), kNcclProtocols.end()});
+      const std::size_t i = name == "LL" ? 0 : name == "LL128" ? 1 : 2;
+      if (nccl.protocols[i]) throw e.error("names " + name + " twice");
+      nccl.protocols[i] = true;
+    }
+  }
 }
 
 void read_network(const JsonNode& node, PlatformSpec& spec) {
@@ -839,6 +852,12 @@ Json to_json(const PlatformSpec& spec) {
     Json nccl{{"hop_latency_us", clean(n.nccl.hop_latency_s * 1e6)},
               {"proxy_step_us", clean(n.nccl.proxy_step_s * 1e6)}};
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
+    if (!n.nccl.all_protocols()) {
+      Json protocols = Json::array();
+      for (std::size_t i = 0; i < kNcclProtocols.size(); ++i)
+        if (n.nccl.protocols[i]) protocols.push_back(kNcclProtocols[i]);
+      nccl["protocols"] = protocols;
+    }
     net["nccl"] = nccl;
   }
   if (n.model == NetworkModel::factors) {

@@ -1,7 +1,8 @@
 // `trainsim platform list | info`: the preset catalog, and what a platform builds into (hosts,
 // links, bisection bandwidth).
-#include <iostream>
+#include <array>
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include <fmt/format.h>
@@ -159,6 +160,13 @@ int platform_info(const PlatformInfoOptions& o) {
                          spec.network.nccl.calibrated_from.empty()
                              ? ""
                              : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
+    if (!spec.network.nccl.all_protocols()) {
+      std::string names;
+      for (std::size_t i = 0; i < 3; ++i)
+        if (spec.network.nccl.protocols[i])
+          names += std::string(names.empty() ? "" : ", ") + std::array{"LL", "LL128", "Simple"}[i];
+      out += "NCCL proto " + names + " only (NCCL_PROTO)\n";
+    }
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

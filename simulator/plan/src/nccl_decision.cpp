@@ -35,7 +35,8 @@ namespace {
   throw InputError("collective request", where,
                    "NCCL does not run " + to_string(pinned ? a : Algorithm::ring) + " with " +
                        (request.protocol ? to_string(*request.protocol) : std::string("any protocol")) +
-                       " here (LL128 needs NVLink and Volta or later)");
+                       " here (LL128 needs NVLink and Volta or later; the platform's network.nccl.protocols, "
+                       "NCCL_PROTO, may leave a protocol out)");
 }
 
 }  // namespace

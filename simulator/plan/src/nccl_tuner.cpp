@@ -198,6 +198,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
+  t.protocols = spec.network.nccl.protocols;
   if (t.nodes > 1) {
     // The ring and tree graphs across nodes (search.cc ncclTopoCompute): every channel leaves the
     // node through a NIC at one of the search's speeds, the fastest the NIC carries, so each NIC
@@ -417,8 +418,10 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
   std::vector<NcclChoice> out;
   if (topo.ranks < 2) return out;
   const TuneContext c = tune_context(topo, bytes);
-  auto keep = [&out](std::optional<NcclChoice> choice) {
-    if (choice) out.push_back(*choice);
+  // NCCL_PROTO (the platform's `network.nccl.protocols`): enqueue.cc leaves out every algorithm
+  // and protocol pair whose protocol is not enabled, NVLS, NVLS_TREE and CollNet with Simple.
+  auto keep = [&out, &topo](std::optional<NcclChoice> choice) {
+    if (choice && topo.protocols[std::size_t(index_of(choice->protocol))]) out.push_back(*choice);
   };
   for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(ring_cost(c, p));
   for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(tree_cost(c, p));

@@ -133,4 +133,26 @@ TEST(NcclNetworkCost, TheDecisionChargesWhatTheTunerPredicts) {
   }
 }
 
+TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {
+  // NCCL_PROTO=Simple,LL128 (Google's TCPXO profile): no LL candidate, so the small sizes go to
+  // LL128; with Simple alone NVLS_TREE stays and every pick is Simple.
+  NcclTopology t = two_h100_nodes(0, 0);
+  EXPECT_EQ(nccl_decide(t, 65536, {}).choice.protocol, Protocol::ll);
+  t.protocols = {false, true, true};
+  for (const NcclChoice& c : nccl_candidates(t, 65536)) EXPECT_NE(c.protocol, Protocol::ll);
+  EXPECT_EQ(nccl_decide(t, 65536, {}).choice.protocol, Protocol::ll128);
+  t.protocols = {false, false, true};
+  for (double bytes : {8.0, 65536.0, 1024.0 * (1 << 20)})
+    EXPECT_EQ(nccl_decide(t, bytes, {}).choice.protocol, Protocol::simple) << bytes;
+  // Pinning a protocol the platform leaves out is refused, naming the platform's list.
+  NcclRequest ll;
+  ll.protocol = Protocol::ll;
+  try {
+    nccl_decide(t, 65536, ll);
+    ADD_FAILURE() << "LL was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("network.nccl.protocols"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

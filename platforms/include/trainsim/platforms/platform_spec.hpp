@@ -14,6 +14,7 @@
 //             \           /      NICs (network.nics_per_node) hang off a PCIe switch ("gpu") or
 //             host bridge -- CPU  the host bridge ("host") and lead to the node's gateway, which is
 //                                 one leaf of the inter-node topology (switch, fat tree, torus, dragonfly).
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,7 +97,11 @@ struct NcclNetSpec {
   /// is one thread per GPU, so a collective's steps serialise on it.
   double proxy_step_s = 0;
   std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
-  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }
+  /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
+  /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
+  std::array<bool, 3> protocols{true, true, true};
+  bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
+  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty() || !all_protocols(); }
 };
 
 /// Network between nodes.

@@ -33,6 +33,7 @@
 // nodes the ring graph's: one channel per NIC at the fastest search speed the NIC carries
 // (speedArrayInter), and on up to two nodes the ring rated at that speed, the tree at most twice it
 // (the search's bwIntra).
+#include <array>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,8 @@ struct NcclTopology {
   double net_hop_us = 0;
   double proxy_step_us = 0;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
+  /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
+  std::array<bool, 3> protocols{true, true, true};
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
