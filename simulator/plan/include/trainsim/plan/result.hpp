@@ -35,7 +35,7 @@ struct MemoryUsage {
   double gradients = 0;
   double optimizer_state = 0;
   double activations = 0;      ///< saved for backward, for the local batch
-  double framework = 0;        ///< CUDA context, workspace and allocator slack
+  double framework = 0;        ///< CUDA context, workspace, allocator slack and fragmentation
   double total = 0;            ///< what the process holds at its peak: reserved memory and the CUDA context
   double required = 0;         ///< what must fit (gpu_memory.hpp, MemoryEstimate::required); ≤ total
   double available = 0;  ///< the GPU's memory that a process may use
