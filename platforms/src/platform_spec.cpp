@@ -312,8 +312,6 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   }
 }
 
-constexpr std::array<const char*, 3> kNcclProtocols{"LL", "LL128", "Simple"};
-
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
@@ -327,8 +325,10 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
     if (list->size() == 0) throw list->error("must name at least one of LL, LL128, Simple");
     nccl.protocols = {false, false, false};
     for (const auto& e : list->elements()) {
-      const std::string name = e.one_of({kNcclProtocols.begin(), kNcclProtocols.end()});
-      const std::size_t i = name == "LL" ? 0 : name == "LL128" ? 1 : 2;
+      const std::string name = e.one_of({kNcclProtocolNames.begin(), kNcclProtocolNames.end()});
+      const auto i = static_cast<std::size_t>(
+          std::find_if(kNcclProtocolNames.begin(), kNcclProtocolNames.end(), [&](const char* n) { return name == n; }) -
+          kNcclProtocolNames.begin());
       if (nccl.protocols[i]) throw e.error("names " + name + " twice");
       nccl.protocols[i] = true;
     }
@@ -848,14 +848,17 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
-  if (n.nccl.given()) {
-    Json nccl{{"hop_latency_us", clean(n.nccl.hop_latency_s * 1e6)},
-              {"proxy_step_us", clean(n.nccl.proxy_step_s * 1e6)}};
+  if (n.nccl.given() || !n.nccl.all_protocols()) {
+    Json nccl = Json::object();
+    if (n.nccl.given()) {
+      nccl["hop_latency_us"] = clean(n.nccl.hop_latency_s * 1e6);
+      nccl["proxy_step_us"] = clean(n.nccl.proxy_step_s * 1e6);
+    }
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
     if (!n.nccl.all_protocols()) {
       Json protocols = Json::array();
-      for (std::size_t i = 0; i < kNcclProtocols.size(); ++i)
-        if (n.nccl.protocols[i]) protocols.push_back(kNcclProtocols[i]);
+      for (std::size_t i = 0; i < kNcclProtocolNames.size(); ++i)
+        if (n.nccl.protocols[i]) protocols.push_back(kNcclProtocolNames[i]);
       nccl["protocols"] = protocols;
     }
     net["nccl"] = nccl;

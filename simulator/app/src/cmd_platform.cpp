@@ -1,6 +1,5 @@
 // `trainsim platform list | info`: the preset catalog, and what a platform builds into (hosts,
 // links, bisection bandwidth).
-#include <array>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -164,7 +163,7 @@ int platform_info(const PlatformInfoOptions& o) {
       std::string names;
       for (std::size_t i = 0; i < 3; ++i)
         if (spec.network.nccl.protocols[i])
-          names += std::string(names.empty() ? "" : ", ") + std::array{"LL", "LL128", "Simple"}[i];
+          names += std::string(names.empty() ? "" : ", ") + platforms::kNcclProtocolNames[i];
       out += "NCCL proto " + names + " only (NCCL_PROTO)\n";
     }
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),

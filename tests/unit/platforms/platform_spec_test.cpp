@@ -449,3 +449,18 @@ TEST(XmlHostLimit, ClusterRadicalsAreSummedBeforeSimGridReadsTheFile) {
     EXPECT_NE(e.detail().find("more than 1000000000000 hosts"), std::string::npos) << e.what();
   }
 }
+
+// network.nccl.protocols alone sets no transport cost: the costs stay not given, and the platform
+// written back carries the list without inventing zero costs.
+TEST(NcclNet, ProtocolsAloneAreNotTransportCostsAndRoundTrip) {
+  const auto spec = from_text(R"({"preset": "dgx-h100", "nodes": 2,
+      "network": {"topology": "switch", "bandwidth_Gbps": 400, "latency_us": 2, "nics_per_node": 8,
+                  "nic_attach": "gpu", "nccl": {"protocols": ["Simple", "LL128"]}}})");
+  EXPECT_FALSE(spec.network.nccl.given());
+  EXPECT_FALSE(spec.network.nccl.all_protocols());
+  EXPECT_EQ(spec.network.nccl.protocols, (std::array<bool, 3>{false, true, true}));
+  const auto nccl = tp::to_json(spec)["network"]["nccl"];
+  EXPECT_EQ(nccl, trainsim::Json::parse(R"({"protocols": ["LL128", "Simple"]})"));
+  const auto back = from_text(tp::to_json(spec).dump());
+  EXPECT_EQ(back.network.nccl.protocols, spec.network.nccl.protocols);
+}

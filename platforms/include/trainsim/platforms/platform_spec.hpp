@@ -101,8 +101,11 @@ struct NcclNetSpec {
   /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
   std::array<bool, 3> protocols{true, true, true};
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
-  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty() || !all_protocols(); }
+  /// Whether the transport's costs were given (or calibrated); the protocols are apart.
+  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }
 };
+/// NCCL_PROTO's names, in NcclNetSpec::protocols' order.
+inline constexpr std::array<const char*, 3> kNcclProtocolNames{"LL", "LL128", "Simple"};
 
 /// Network between nodes.
 struct NetworkSpec {
