@@ -359,7 +359,8 @@ constexpr int kPointChannel = 3;
 void keep_only_standard_streams_and(int channel) {
   if (channel != kPointChannel && ::dup2(channel, kPointChannel) < 0) ::_exit(3);
   if (::close_range(kPointChannel + 1, ~0U, 0) == 0) return;
-  const long limit = std::min(::sysconf(_SC_OPEN_MAX), 1L << 16);  // close_range needs Linux 5.9
+  const long open_max = ::sysconf(_SC_OPEN_MAX);  // close_range needs Linux 5.9
+  const long limit = open_max > 0 ? std::min(open_max, 1L << 16) : 1024;
   for (int fd = kPointChannel + 1; fd < limit; ++fd) ::close(fd);
 }
 
@@ -398,6 +399,9 @@ SweepSummary run_points_locally(const std::vector<SweepPoint>& points, const Swe
         // parent already gone before prctl took effect is caught by the reparenting check.
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) ::_exit(3);
+        // The read end first: with a standard stream closed in the parent it may be descriptor
+        // 0-2, which the clean-up below keeps.
+        if (channel[0] != kPointChannel) ::close(channel[0]);
         keep_only_standard_streams_and(channel[1]);
         const int devnull = ::open("/dev/null", O_WRONLY);
         if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);  // children print nothing; their line goes through the pipe

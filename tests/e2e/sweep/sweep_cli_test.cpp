@@ -176,7 +176,7 @@ TEST(Sweep, AKilledSweepsDirectoryIsFreeWhileAPointChildLives) {
   const std::string lock = dir + "/.trainsim-sweep.lock";
   pid_t stopped = 0;
   int status = 0;
-  bool finished = false;
+  bool finished = false, held = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (stopped == 0 && !finished && std::chrono::steady_clock::now() < deadline) {
     for (const pid_t child : children_of(pid)) {
@@ -186,18 +186,23 @@ TEST(Sweep, AKilledSweepsDirectoryIsFreeWhileAPointChildLives) {
       const std::set<std::string> targets = descriptor_targets(child);
       const bool running =
           std::any_of(targets.begin(), targets.end(), [](const std::string& t) { return t.rfind("pipe:", 0) == 0; });
-      if (running && !targets.count(std::filesystem::canonical(lock).string())) {
+      const bool holds_lock = targets.count(std::filesystem::canonical(lock).string()) > 0;
+      if (running && !holds_lock) {
         stopped = child;
         break;
       }
+      held = held || (running && holds_lock);
       ::kill(child, SIGCONT);
     }
     finished = stopped == 0 && ::waitpid(pid, &status, WNOHANG) == pid;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_NE(stopped, 0) << "every point child caught held the directory's lock";
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
+  if (!finished) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  ASSERT_FALSE(held && stopped == 0) << "every point child caught held the directory's lock";
+  ASSERT_NE(stopped, 0) << "no point child was caught running before the sweep ended";
   const bool free = lock_released(lock);
   ::kill(stopped, SIGKILL);
   EXPECT_TRUE(free) << "a point child of the killed sweep keeps its output directory locked";
