@@ -276,8 +276,8 @@ void pattern_search(Evaluation& eval, bool has_large, Constants& c, double& best
   }
 }
 
-/// Identifiability: a constant whose change moves no size by kIdentifiedShift is not fitted (nor
-/// the efficiency without a bandwidth regime). `predicted`: the times with `c`.
+/// Identifiability: a constant whose change moves no size the loss counts by kIdentifiedShift is
+/// not fitted (nor the efficiency without a bandwidth regime). `predicted`: the times with `c`.
 std::array<bool, 3> identified_constants(Evaluation& eval, bool has_large, const Constants& c,
                                          const std::vector<double>& predicted) {
   std::array<bool, 3> identified{};
@@ -288,7 +288,8 @@ std::array<bool, 3> identified_constants(Evaluation& eval, bool has_large, const
     if (k == 2) t.proxy_us = c.proxy_us + std::max(0.5, c.proxy_us / 2);
     const std::vector<double> moved = eval.times(t);
     double shift = 0;
-    for (std::size_t i = 0; i < moved.size(); ++i) shift = std::max(shift, std::abs(std::log(moved[i] / predicted[i])));
+    for (std::size_t i = 0; i < moved.size(); ++i)
+      if (eval.obs[i].fitted) shift = std::max(shift, std::abs(std::log(moved[i] / predicted[i])));
     identified[std::size_t(k)] = shift >= kIdentifiedShift && (k != 0 || has_large);
   }
   return identified;
@@ -362,7 +363,10 @@ int run_calibrate(const CalibrateCliOptions& o) {
   for (const auto& run : runs)
     for (const auto& r : run.rows)
       obs.push_back({r.size_bytes, r.time_s, r.size_bytes >= 64.0 * 1024 * 1024, r.size_bytes >= kMinFittedBytes});
-  if (std::count_if(obs.begin(), obs.end(), [](const Observation& x) { return x.fitted; }) < std::ptrdiff_t(kMinSizes))
+  std::set<double> fitted_sizes;
+  for (const Observation& x : obs)
+    if (x.fitted) fitted_sizes.insert(x.size_bytes);
+  if (fitted_sizes.size() < kMinSizes)
     for (Observation& x : obs) x.fitted = true;
 
   const Fit fit = fit_constants(base, runs, obs);
