@@ -438,8 +438,9 @@ class TreeLockstep {
 
   /// Every edge's route up (child → parent) and down as max-min problems built once, one per
   /// distinct route (edges of trees that share a chain or a pair of heads share their route's
-  /// problem); each phase solves the subset it moves, its edges tree-major as measure() selects
-  /// them (same flows, same order, so the same rates as solving each afresh). The edges of each
+  /// problem); each phase solves the subset it moves as one flow per distinct route, weighted by
+  /// the edges that use it (max_min_rates' copies: the same sums in the same order as one flow per
+  /// edge, so the same rates to the bit). The edges of each
   /// level are listed in one pass instead of a scan of every edge per level.
   void solve_layout(SolvedTrees& out) {
     const std::size_t edges = n_ * trees_;

@@ -22,7 +22,8 @@ constexpr double kAllocatorSlack = 0.05;
 // live tensors still hold. Reserved memory exceeded the allocation by 17-24 % with Hugging Face's
 // per-block checkpointing on the given H100 (GPT-2 small and medium, every batch), 4-12 % without:
 // 19-30 % of the activations' memory (the weights and optimizer state, allocated once, do not
-// fragment). Set from those rows: this share of the activations, on top of the slack above, and
+// fragment). Set from those rows: this share of the activations (saved, recomputed and the
+// backward's working set), on top of the slack above, and
 // kept when the allocator frees its cache (MemoryEstimate::required).
 constexpr double kRecomputeFragmentation = 0.15;
 // With cudnn.benchmark, cuDNN's algorithm search tries every convolution algorithm with the

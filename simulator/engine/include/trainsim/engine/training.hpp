@@ -44,8 +44,8 @@ struct SimulateOptions {
 };
 
 /// Plans and simulates one iteration of `scenario`. Must be called at most once per process
-/// (SimGrid keeps global state): sweeps and tests call it in a child process. The simulation it
-/// builds (platform, routes) is kept, reachable, until the process ends rather than freed on
+/// (SimGrid keeps global state): sweeps and tests call it in a child process. The simulation a GPU
+/// scenario builds (platform, routes) is kept, reachable, until the process ends rather than freed on
 /// return, which took 13 % of a 65,536-GPU iteration; no second one can follow in the process
 /// anyway. Throws InputError for a scenario that cannot be planned, RunError when the simulation
 /// fails (the simulation is then freed).
