@@ -240,6 +240,13 @@ Json measured_scenario(const std::string& model, const std::string& precision, i
   return s;
 }
 
+// The single-GPU memory estimate of a measured row: per-block checkpointing is every layer.
+MemoryEstimate measured_memory(const std::string& model, const std::string& precision, int batch, bool checkpointing) {
+  const Scenario s = read_scenario(measured_scenario(model, precision, batch, checkpointing), "memory.json");
+  const auto w = load_scenario_workload(s);
+  return estimate_gpu_memory(w, s.iteration_options(batch), data_parallel_memory(s, w, {}, checkpointing ? 1 : 0));
+}
+
 CsvTable validation_table(const char* file) {
   return CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/" + file);
 }
@@ -270,10 +277,7 @@ TEST(SingleGpuAccuracy, CheckpointingTimeAndMemory) {
     const double ratio = plan_of(with).single_gpu_iteration_s /
                          plan_of(measured_scenario(model, precision, batch, false)).single_gpu_iteration_s;
     const double measured_ratio = measured_s / measured_without.at(key);
-    const Scenario s = read_scenario(with, "checkpointing.json");
-    const auto w = load_scenario_workload(s);
-    const double reserved =
-        estimate_gpu_memory(w, s.iteration_options(batch), data_parallel_memory(s, w, {}, 1)).peak_reserved();
+    const double reserved = measured_memory(model, precision, batch, true).peak_reserved();
     const double measured_reserved = t.number(i, t.column("peak_reserved_bytes"));
     const double memory_error = (reserved - measured_reserved) / measured_reserved;
     std::printf(
@@ -363,11 +367,7 @@ TEST(SingleGpuAccuracy, MemoryByBatch) {
     if (cell(i, "status") != "ok") continue;
     const int batch = std::stoi(cell(i, "batch_per_gpu"));
     const bool checkpointing = cell(i, "checkpointing") == "1";
-    const Json doc = measured_scenario(cell(i, "model"), cell(i, "precision"), batch, checkpointing);
-    const Scenario s = read_scenario(doc, "memory.json");
-    const auto w = load_scenario_workload(s);
-    const auto m =
-        estimate_gpu_memory(w, s.iteration_options(batch), data_parallel_memory(s, w, {}, checkpointing ? 1 : 0));
+    const MemoryEstimate m = measured_memory(cell(i, "model"), cell(i, "precision"), batch, checkpointing);
     const double allocated = t.number(i, t.column("peak_allocated_bytes"));
     const double reserved = t.number(i, t.column("peak_reserved_bytes"));
     std::printf("%-11s ck %d %4d  allocated %6.2f model %6.2f (%+5.1f %%)  reserved %6.2f model %6.2f (%+5.1f %%)\n",
