@@ -282,8 +282,8 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
 TEST(Validation, HorovodHostStagedRowsWithinThresholds) {
   const auto dir = trainsim_test::make_temp_dir("validation-horovod");
   const auto r = run_trainsim({"validate", trainsim_test::test_data_dir() + "/validation/horovod_2017.csv", "--systems",
-                               trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir, "--jobs",
-                               "2", "--bootstrap", "0"});
+                               trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir,
+                               "--jobs", "2", "--bootstrap", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto measured_table = trainsim::CsvTable::read(trainsim_test::test_data_dir() + "/validation/horovod_2017.csv");
   std::map<std::string, double> measured;  // dataset|model|gpus → samples/s
