@@ -107,7 +107,8 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
 // commutative sum: below 10,000 bytes recursive doubling (log2 n exchanges, two more when n is
 // not a power of two); up to n segments of 1 MiB the ring (2(n-1) steps of one block each);
 // larger the segmented ring (coll_base_allreduce.c, allreduce_intra_ring_segmented), whose
-// reduce-scatter runs once per 1 MiB phase of a block, ceil(S / (n · 1 MiB)) · (n-1) steps, before
+// reduce-scatter runs once per phase of about 1 MiB of a block, S / (n · 1 MiB) phases rounded to
+// the nearest (n-1 steps each), before
 // an allgather of n-1 steps. The ring is over the communicator's ranks in order, so with
 // `mpirun -H a:4,b:4` (Horovod's documented launch) consecutive ranks share a node.
 double open_mpi_allreduce_steps(double bytes, int ranks) {
@@ -119,7 +120,10 @@ double open_mpi_allreduce_steps(double bytes, int ranks) {
   }
   const double segment = 1 << 20;
   if (n * segment >= bytes) return 2 * (n - 1);
-  return (std::ceil(bytes / (n * segment)) + 1) * (n - 1);
+  // num_phases = count / (n · segcount), one more when the rest exceeds half of n · segcount.
+  const double whole = std::floor(bytes / (n * segment));
+  const double phases = whole + (bytes - whole * n * segment > n * segment / 2 ? 1 : 0);
+  return (phases + 1) * (n - 1);
 }
 
 // Horovod over MPI on host buffers (HOROVOD_GPU_ALLREDUCE unset): each fused round waits for the
