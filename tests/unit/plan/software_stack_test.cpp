@@ -108,8 +108,8 @@ TEST(SoftwareStack, HostStagedRoundsPayOpenMpisStepsEachWaitingForTheSlowestRank
     else if (n * segment >= bytes)
       steps = 2.0 * (n - 1);  // the ring
     else                      // the segmented ring: phases of about 1 MiB per block, then an allgather
-      steps = (std::floor(bytes / (n * segment)) + (std::fmod(bytes, n * segment) > n * segment / 2 ? 1 : 0) + 1) *
-              (n - 1);
+      steps =
+          (std::floor(bytes / (n * segment)) + (std::fmod(bytes, n * segment) > n * segment / 2 ? 1 : 0) + 1) * (n - 1);
     double harmonic = 0;
     for (int k = 1; k <= n; ++k) harmonic += 1.0 / k;
     return 2.5e-3 + 2 * bytes / 10e9 + 290e-6 * harmonic * steps;
