@@ -3,6 +3,7 @@
 // stack constants and bands").
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "trainsim/plan/scenario.hpp"
@@ -101,11 +102,43 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
   }
 }
 
+// The steps of Open MPI's all-reduce of `bytes` among `ranks` processes, as its fixed decision
+// (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, unchanged from 1.x through 4.0) chooses for a
+// commutative sum: below 10,000 bytes recursive doubling (log2 n exchanges, two more when n is
+// not a power of two); up to n segments of 1 MiB the ring (2(n-1) steps of one block each);
+// larger the segmented ring (coll_base_allreduce.c, allreduce_intra_ring_segmented), whose
+// reduce-scatter runs once per phase of about 1 MiB of a block, S / (n · 1 MiB) phases rounded to
+// the nearest (n-1 steps each), before
+// an allgather of n-1 steps. The ring is over the communicator's ranks in order, so with
+// `mpirun -H a:4,b:4` (Horovod's documented launch) consecutive ranks share a node.
+double open_mpi_allreduce_steps(double bytes, int ranks) {
+  if (ranks < 2) return 0;
+  const double n = ranks;
+  if (bytes < 10000) {
+    const double pof2 = std::exp2(std::floor(std::log2(n)));
+    return std::log2(pof2) + (pof2 < n ? 2 : 0);
+  }
+  const double segment = 1 << 20;
+  if (n * segment >= bytes) return 2 * (n - 1);
+  // num_phases = count / (n · segcount), one more when the rest exceeds half of n · segcount.
+  const double whole = std::floor(bytes / (n * segment));
+  const double phases = whole + (bytes - whole * n * segment > n * segment / 2 ? 1 : 0);
+  return (phases + 1) * (n - 1);
+}
+
 // Horovod over MPI on host buffers (HOROVOD_GPU_ALLREDUCE unset): each fused round waits for the
 // background thread's negotiation cycle, copies the tensors into the fusion buffer and the result
 // out of it (memcpy on one core per rank), and MPI_Allreduce sums on the CPU (one core per rank,
 // at a core's streaming rate) over Open MPI's TCP BTL, one TCP connection per peer, so a node's
-// ring hop is one stream.
+// ring hop is one stream. Each step of the MPI all-reduce waits for the slowest of its n ranks:
+// a rank's step costs a random delay of mean `mpi_step_us` beyond its transfer and reduction
+// (software_stack.cpp: the TCP BTL's rendezvous, a rank waiting for a core it shares with
+// TensorFlow), taken as exponential (a wait for a descheduled rank to run again has no memory),
+// so a step costs the expected maximum of n such delays, mpi_step · H_n (the n-th harmonic number:
+// 3.38 at 16 ranks, 4.74 at 64). A fused round of S bytes pays that open_mpi_allreduce_steps
+// times: about 2n steps below n MiB, S/1 MiB + n above. This is what makes the host-staged
+// all-reduce scale badly with the rank count: the bytes per node stay 2(n-1)/n · S while the
+// steps and the wait in each grow with n.
 void charge_horovod(TrainingPlan& plan, const SoftwareStack& stack) {
   if (!stack.modelled) return;
   const double core_Bps = stack.get(StackKey::core_memory);
@@ -113,7 +146,10 @@ void charge_horovod(TrainingPlan& plan, const SoftwareStack& stack) {
     if (op.kind != CommKind::all_reduce || op.transport != Transport::host) continue;
     op.stream_Bps = stack.get(StackKey::tcp_stream);
     op.reduce_Bps = core_Bps;
-    op.software_s = stack.get(StackKey::cycle_wait) + 2 * op.bytes / core_Bps;
+    double slowest_of_ranks = 0;  // H_n
+    for (int k = 1; k <= op.ranks; ++k) slowest_of_ranks += 1.0 / k;
+    op.software_s = stack.get(StackKey::cycle_wait) + 2 * op.bytes / core_Bps +
+                    stack.get(StackKey::mpi_step) * slowest_of_ranks * open_mpi_allreduce_steps(op.bytes, op.ranks);
   }
 }
 

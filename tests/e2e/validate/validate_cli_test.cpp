@@ -313,6 +313,57 @@ TEST(Validation, DistributedParameterServersOnUpTo128Nodes) {
   EXPECT_LE(by_system["AWS p2.xlarge cluster"].sum / by_system["AWS p2.xlarge cluster"].rows, 12.0);
 }
 
+// Horovod with its MPI all-reduce on the CPU over TCP (tests/data/validation/horovod_2017.csv: the
+// Horovod README of September 2017, 16 P100s over 25 GbE and 64 over 40 GbE, Inception-v3,
+// ResNet-101 and VGG-16 at batch 64), through the shipped systems, against the published stack at
+// its defaults and its band (simulator/README.md "Host-staged all-reduce", whose table these
+// figures fill). mpi_step_us's default and band are the median and range of what these rows imply
+// one at a time, so this holds the model to its own identification, not to unseen runs.
+TEST(Validation, HorovodHostStagedRowsWithinThresholds) {
+  const auto dir = trainsim_test::make_temp_dir("validation-horovod");
+  const auto r = run_trainsim({"validate", trainsim_test::test_data_dir() + "/validation/horovod_2017.csv", "--systems",
+                               trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir,
+                               "--jobs", "2", "--bootstrap", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto measured_table = trainsim::CsvTable::read(trainsim_test::test_data_dir() + "/validation/horovod_2017.csv");
+  std::map<std::string, double> measured;  // dataset|model|gpus → samples/s
+  for (std::size_t row = 0; row < measured_table.row_count(); ++row)
+    measured[measured_table.cell(row, measured_table.column("dataset")) + "|" +
+             measured_table.cell(row, measured_table.column("model")) + "|" +
+             measured_table.cell(row, measured_table.column("gpus"))] =
+        measured_table.number(row, measured_table.column("value"));
+  const auto simulated = trainsim::CsvTable::read(dir + "/simulated.csv");
+  std::vector<double> half_widths;
+  double ape = 0;
+  int rows = 0, inside = 0;
+  for (std::size_t row = 0; row < simulated.row_count(); ++row) {
+    const auto cell = [&](const char* column) { return simulated.cell(row, simulated.column(column)); };
+    if (cell("gpus") == "1") continue;
+    const std::string key = cell("dataset") + "|" + cell("model") + "|" + cell("gpus");
+    ASSERT_TRUE(measured.count(key)) << key;
+    const double m = measured[key];
+    const double s = std::stod(cell("samples_per_s"));
+    ASSERT_FALSE(cell("samples_per_s_low").empty()) << key << ": a host-staged all-reduce runs the published stack";
+    const double low = std::stod(cell("samples_per_s_low"));
+    const double high = std::stod(cell("samples_per_s_high"));
+    ++rows;
+    ape += std::abs(s - m) / m;
+    inside += low <= m && m <= high;
+    half_widths.push_back((high - low) / 2 / s);
+    std::cout << key << ": measured " << m << ", simulated " << s << " [" << low << ", " << high << "]\n";
+  }
+  ASSERT_EQ(rows, 6);
+  std::sort(half_widths.begin(), half_widths.end());
+  const double median = (half_widths[2] + half_widths[3]) / 2;
+  std::cout << "Horovod host-staged rows: MAPE " << 100 * ape / rows << " %, inside the band " << inside
+            << ", median half-width " << 100 * median << " %\n";
+  // 10.7 %, 5 of 6 and 32 % today (2026-11-27); Inception-v3 on 16 GPUs, hidden behind its backward
+  // pass in the measurement, is 22 % too slow and outside the band.
+  EXPECT_LE(100 * ape / rows, 12.0);
+  EXPECT_GE(inside, 5);  // 80 % of 6 rows, rounded up
+  EXPECT_LE(median, 0.35);
+}
+
 // A dataset no entry of SYSTEMS.json maps is reported and skipped (documented behaviour), not fatal:
 // the other groups are validated.
 TEST(ValidateCli, DatasetWithoutSystemMappingIsReportedAndSkipped) {

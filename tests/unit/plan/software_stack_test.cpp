@@ -95,3 +95,44 @@ TEST(SoftwareStack, BadConstantsAndBandsNameTheirPointer) {
   EXPECT_NE(reversed.find("low end 0.9 is above the high end 0.2"), std::string::npos) << reversed;
   EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"rpc_gbps", 1}})).find("/stack"), std::string::npos);
 }
+
+// Horovod over MPI on host buffers: each fused round's software time is the negotiation wait, the
+// fusion copies at one core's rate, and per step of Open MPI's all-reduce (its fixed decision by
+// size and ranks) the slowest of n ranks' delays, mpi_step · H_n.
+TEST(SoftwareStack, HostStagedRoundsPayOpenMpisStepsEachWaitingForTheSlowestRank) {
+  const auto round_s = [](double bytes, int n) {
+    double steps = 0;
+    const double segment = 1 << 20;
+    if (bytes < 10000)
+      steps = std::ceil(std::log2(n));  // recursive doubling (n a power of two here)
+    else if (n * segment >= bytes)
+      steps = 2.0 * (n - 1);  // the ring
+    else                      // the segmented ring: phases of about 1 MiB per block, then an allgather
+      steps =
+          (std::floor(bytes / (n * segment)) + (std::fmod(bytes, n * segment) > n * segment / 2 ? 1 : 0) + 1) * (n - 1);
+    double harmonic = 0;
+    for (int k = 1; k <= n; ++k) harmonic += 1.0 / k;
+    return 2.5e-3 + 2 * bytes / 10e9 + 290e-6 * harmonic * steps;
+  };
+  for (int nodes : {4, 16}) {
+    Json doc{{"name", "host staged"},
+             {"workload", Json{{"model", "vgg16"}, {"batch_per_gpu", 32}}},
+             {"platform", Json{{"preset", "cluster-25gbe"}, {"nodes", nodes}}},
+             {"strategy", Json{{"kind", "ring_allreduce"}, {"bucket_MB", 64}, {"transport", "host"}}}};
+    const TrainingPlan plan = plan_of(doc);
+    int rounds = 0;
+    for (const CommOp& op : plan.ops) {
+      if (op.kind != CommKind::all_reduce) continue;
+      ++rounds;
+      EXPECT_EQ(op.ranks, 4 * nodes);
+      EXPECT_NEAR(op.software_s, round_s(op.bytes, op.ranks), 1e-9) << op.bytes << " bytes";
+    }
+    EXPECT_GT(rounds, 0);
+    doc["stack"] = Json{{"model", "ideal"}};
+    for (const CommOp& op : plan_of(doc).ops) EXPECT_EQ(op.software_s, 0.0);
+  }
+  // A 64 MiB round: the segmented ring's 75 steps at 16 ranks, the ring's 126 at 64, each waiting
+  // longer (H_16 = 3.38, H_64 = 4.74): 2.3 times the per-step cost from 16 to 64 GPUs.
+  const double mib64 = 64.0 * (1 << 20), fixed = 2.5e-3 + 2 * mib64 / 10e9;
+  EXPECT_NEAR((round_s(mib64, 64) - fixed) / (round_s(mib64, 16) - fixed), 126 * 4.7439 / (75 * 3.3807), 1e-3);
+}

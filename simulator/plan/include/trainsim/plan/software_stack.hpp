@@ -24,8 +24,9 @@ enum class StackKey {
   tcp_stream,    ///< bytes per second one TCP stream reaches (Open MPI's TCP BTL: one per peer)
   core_memory,   ///< bytes per second one CPU core streams through memory
   cycle_wait,    ///< seconds Horovod waits per fused round for its negotiation cycle
+  mpi_step,      ///< mean seconds one rank delays a step of Open MPI's all-reduce over TCP
 };
-inline constexpr std::size_t kStackKeys = 7;
+inline constexpr std::size_t kStackKeys = 8;
 
 /// Which end of its range a constant takes in a run.
 enum class BandEnd { nominal, fast, slow };
