@@ -138,7 +138,7 @@ SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
   SoftwareStack stack;
   if (!node) return stack;
   node->require_object();
-  std::vector<std::string> allowed{"model", "bands", "ps_rpc"};
+  std::vector<std::string> allowed{"model", "bands", "ps_rpc", "ps_variable_update"};
   for (const Row& r : kRows) allowed.emplace_back(r.name);
   node->allow_only(allowed);
   if (auto m = node->find("model")) {
@@ -146,6 +146,8 @@ SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
     stack.model_set = true;
   }
   if (auto r = node->find("ps_rpc")) stack.ps_rpc = r->one_of({"auto", "grpc", "in_process"});
+  if (auto r = node->find("ps_variable_update"))
+    stack.ps_variable_update = r->one_of({"parameter_server", "distributed_replicated"});
   for (const Row& r : kRows) {
     auto v = node->find(r.name);
     if (!v) continue;

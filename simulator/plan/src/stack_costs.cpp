@@ -95,7 +95,21 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     // sit on one ps task and the enqueues and the dequeue run there as ops of the workers' graph
     // partitions: what crosses the network is two small messages in sequence (the apply's control
     // edge to the queues' task, the dequeue's back to the worker), two RPC overheads.
-    if (stack.modelled && op.kind == CommKind::pull) op.variable_barrier_s = 2 * rpc_s;
+    //
+    // tf_cnn_benchmarks' default, `--variable_update=parameter_server`
+    // (VariableMgrDistributedFetchFromPS), keeps no copy on the workers: each tower reads the ps
+    // variables in its forward pass (through a caching device, once per worker and step), the
+    // gradients go to the ps tasks' applies, and the step closes with the token-queue barrier. So
+    // the reads of a step start after every worker's pushes and that barrier, and nothing of the
+    // previous step hides them: a pull after all pushes. The forward pass of the layers whose
+    // variables arrived first could overlap the rest of the reads; it is not modelled (it would
+    // hide at most the forward time of the layers before the last variable to arrive).
+    if (stack.modelled && op.kind == CommKind::pull) {
+      if (stack.ps_variable_update == "parameter_server")
+        op.after_all_pushes = true;
+      else
+        op.variable_barrier_s = 2 * rpc_s;
+    }
     if (std::all_of(op.server_software_s.begin(), op.server_software_s.end(), [](double s) { return s == 0; }))
       op.server_software_s.clear();
   }

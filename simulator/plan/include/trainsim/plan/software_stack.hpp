@@ -51,6 +51,11 @@ struct SoftwareStack {
   /// TensorFlow's local parameter server), "grpc" (a distributed job on one machine too) or
   /// "in_process" (no RPC costs).
   std::string ps_rpc = "auto";
+  /// tf_cnn_benchmarks' `--variable_update` of a gRPC parameter-server job (`ps_variable_update`):
+  /// "parameter_server" (its default: every worker reads the ps variables in the forward pass, so
+  /// the reads follow the step's closing barrier) or "distributed_replicated" (each variable is read
+  /// back after its own barrier, overlapping the backward pass).
+  std::string ps_variable_update = "parameter_server";
   /// The run's end of the band, for every constant or only for `only`.
   BandEnd end = BandEnd::nominal;
   std::optional<StackKey> only;
