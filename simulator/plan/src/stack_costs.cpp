@@ -69,20 +69,25 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     const ServerRpcs rpcs = bucket_rpcs(plan, plan.buckets.at(op.bucket), op.bytes_per_server);
     const double workers = op.ranks;
     op.server_software_s.assign(op.bytes_per_server.size(), 0.0);
+    // The bytes are parsed and copied by the receiving process (a push: the server; a pull: the
+    // worker), on the threads that poll its completion queue; the sender hands the tensor's buffer
+    // to gRPC without a copy (tensor_coding.cc, EncodeTensorToByteBuffer), so its side of the bytes
+    // is the channel's stream. The fixed costs fall on both ends.
+    const bool push = op.kind == CommKind::push;
     double worker_s = 0, largest_s = 0;
     for (std::size_t i = 0; i < op.bytes_per_server.size(); ++i) {
       const double bytes = op.bytes_per_server[i];
       if (bytes == 0) continue;
       const double per_byte = stack.modelled ? bytes / rate : 0;
       const double fixed = stack.modelled ? rpcs.count[i] * rpc_s : 0;
-      // One channel per peer: the server's workers stream at once, up to its threads.
-      const double server_bytes_s = plan.server_throughput_Bps > 0 ? workers * bytes / plan.server_throughput_Bps
-                                                                   : workers * per_byte / std::min(threads, workers);
+      // A server receives its workers' channels at once, up to its threads; it sends them at once.
+      double server_bytes_s = push ? workers * per_byte / std::min(threads, workers) : 0;
+      if (plan.server_throughput_Bps > 0) server_bytes_s = workers * bytes / plan.server_throughput_Bps;
       op.server_software_s[i] = server_bytes_s + workers * fixed / threads;
-      worker_s += (fixed + per_byte) / threads;
+      worker_s += (fixed + (push ? 0 : per_byte)) / threads;
       largest_s = std::max(largest_s, fixed + per_byte);
     }
-    // A worker streams to its servers at once, up to its threads; one channel is one stream.
+    // A worker receives from its servers at once, up to its threads; one channel is one stream.
     if (stack.modelled) op.worker_software_s = std::max(worker_s, largest_s);
     // Synchronous training reads a variable back only after every worker's gradient of it is
     // applied, and only that: tf_cnn_benchmarks' distributed_replicated mode (tensorflow/benchmarks
