@@ -128,10 +128,11 @@ TEST(SoftwareStack, IterationSpreadFollowsTheGpuClockRange) {
   SoftwareStack on_k80 = stack_on("aws-p2.8xlarge", kPublished);
   EXPECT_NEAR(on_k80.get(StackKey::iteration_cv), k80, 1e-12);
   EXPECT_NEAR(on_k80.at(BandEnd::slow).get(StackKey::iteration_cv), k80, 1e-12);
-  EXPECT_NEAR(stack_on("dgx1-p100", kPublished).get(StackKey::iteration_cv), (1480.0 - 1328.0) / std::sqrt(12.0) / 1480.0,
-              1e-12);
+  EXPECT_NEAR(stack_on("dgx1-p100", kPublished).get(StackKey::iteration_cv),
+              (1480.0 - 1328.0) / std::sqrt(12.0) / 1480.0, 1e-12);
   // No clock range in the catalog: the measured V100 default; a value the scenario gives wins.
   EXPECT_DOUBLE_EQ(stack_on("dgx1-v100", kPublished).get(StackKey::iteration_cv), 0.005);
-  EXPECT_DOUBLE_EQ(stack_on("aws-p2.8xlarge", Json{{"model", "published"}, {"iteration_cv", 0.01}}).get(StackKey::iteration_cv),
-                   0.01);
+  EXPECT_DOUBLE_EQ(
+      stack_on("aws-p2.8xlarge", Json{{"model", "published"}, {"iteration_cv", 0.01}}).get(StackKey::iteration_cv),
+      0.01);
 }
