@@ -1,5 +1,6 @@
-#include <cmath>
 #include "trainsim/platforms/gpu_catalog.hpp"
+
+#include <cmath>
 
 #include "trainsim/core/error.hpp"
 #include "trainsim/core/suggest.hpp"

@@ -63,7 +63,8 @@ struct Row {
 constexpr std::array<Row, kStackKeys> kRows{{
     {StackKey::rpc_overhead, "rpc_overhead_us", "TensorFlow's fixed cost per RPC", 1e-6, 95, 30, 300, 0, 1e5, true},
     {StackKey::rpc_rate, "rpc_GBps", "TensorFlow's per-channel RPC rate", 1e9, 0.57, 0.2, 0.9, 1e-3, 1e3, false},
-    {StackKey::rpc_threads, "rpc_threads", "threads polling a TensorFlow process's completion queue", 1, 1, 1, 8, 1, 1024, false},
+    {StackKey::rpc_threads, "rpc_threads", "threads polling a TensorFlow process's completion queue", 1, 1, 1, 8, 1,
+     1024, false},
     {StackKey::iteration_cv, "iteration_cv", "the spread of a GPU's iteration time (stragglers)", 1, 0.005, 0.002, 0.10,
      0, 1, true},
     {StackKey::tcp_stream, "tcp_stream_Gbps", "one TCP stream's rate (Open MPI over TCP)", 1e9 / 8, 20, 10, 35, 0.01,
