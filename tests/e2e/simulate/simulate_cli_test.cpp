@@ -114,9 +114,10 @@ TEST(Simulate, GpuAggregatingServerOnOneNode) {
 // With a later TensorFlow's eight serving threads the one server's NIC bounds the iteration (with
 // the 2017 releases' one polling thread, the server's parse of what it receives does).
 TEST(Simulate, SummaryNamesTheParameterServersIncast) {
-  const auto r = run_trainsim({"simulate", scenario("strategies_by_network.json"), "--set",
-                               "strategy.kind=parameter_server", "--set", "strategy.servers=1", "--set", "platform.nodes=4",
-                               "--set", "strategy.worker_aggregation=none", "--set", "stack.rpc_threads=8"});
+  const auto r =
+      run_trainsim({"simulate", scenario("strategies_by_network.json"), "--set", "strategy.kind=parameter_server",
+                    "--set", "strategy.servers=1", "--set", "platform.nodes=4", "--set",
+                    "strategy.worker_aggregation=none", "--set", "stack.rpc_threads=8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(
                 "\n  The iteration is bound by the parameter server's incast into node 0: 2 fabric and NIC connections "
