@@ -434,7 +434,10 @@ Scenario read_scenario(Json document, const std::string& source) {
   }
   if (auto c = root.find("compute")) s.compute = ComputeModelOptions::read(*c);
   if (auto h = root.find("heterogeneity")) s.heterogeneity = read_heterogeneity(*h);
-  s.stack = read_software_stack(root.find("stack"));
+  // Stragglers: where the catalog knows the GPU's clock range, the GPUs of one job run anywhere in
+  // it, so the spread of their iteration times defaults to the clock's (simulator/README.md,
+  // Stragglers).
+  s.stack = read_software_stack(root.find("stack"), s.cpu ? 0.0 : s.platform.gpu.clock_spread);
   // Without a `stack.model`, the published stack runs where its software dominates: parameter
   // servers (gRPC) and host-staged MPI all-reduces; GPU collectives keep the hardware-level NCCL
   // model, which nccl-tests runs calibrate (simulator/README.md, Software stack constants and bands).

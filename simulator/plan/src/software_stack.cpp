@@ -25,8 +25,12 @@ namespace {
 //    Xeon E5 machines, and 0.1–0.2 GB/s on K40m machines before the gRPC upgrade of August 2017;
 //    the default is the median of the five (0.57), the band 0.2–0.9 (the K40m figure was measured
 //    on older hosts than any the validation data ran on).
-//  - rpc_threads: GrpcWorkerServiceOptions' num_serving_threads (8); RecvTensor closures run on
-//    the compute pool, so a process serves up to that many RPCs at once; band 4–16.
+//  - rpc_threads: the threads polling a process's gRPC completion queue, on which gRPC reads its
+//    sockets and the bytes a process receives are parsed into tensors. TensorFlow's releases of
+//    2017, which the validation data and the runs cited beside it used, polled a worker service's
+//    queue on one thread (grpc_worker_service.cc, GrpcWorkerService::HandleRPCsLoop, with a TODO
+//    to add more) and a client's on one (GrpcWorkerCache's polling thread); later releases serve on
+//    GrpcWorkerServiceOptions::num_serving_threads = 8. Default 1, band 1–8.
 //  - iteration_cv: the spread (σ/μ) of one GPU's iteration time, across iterations and across the
 //    job's GPUs. The default is PyTorch's DDP benchmark (pytorch/pytorch
 //    benchmarks/distributed/ddp/README.md): p50 and p95 seconds per iteration on one V100, a p95
@@ -73,7 +77,8 @@ struct Row {
 constexpr std::array<Row, kStackKeys> kRows{{
     {StackKey::rpc_overhead, "rpc_overhead_us", "TensorFlow's fixed cost per RPC", 1e-6, 95, 30, 300, 0, 1e5, true},
     {StackKey::rpc_rate, "rpc_GBps", "TensorFlow's per-channel RPC rate", 1e9, 0.57, 0.2, 0.9, 1e-3, 1e3, false},
-    {StackKey::rpc_threads, "rpc_threads", "RPCs a TensorFlow process serves at once", 1, 8, 4, 16, 1, 1024, false},
+    {StackKey::rpc_threads, "rpc_threads", "threads polling a TensorFlow process's completion queue", 1, 1, 1, 8, 1,
+     1024, false},
     {StackKey::iteration_cv, "iteration_cv", "the spread of a GPU's iteration time (stragglers)", 1, 0.005, 0.002, 0.10,
      0, 1, true},
     {StackKey::tcp_stream, "tcp_stream_Gbps", "one TCP stream's rate (Open MPI over TCP)", 1e9 / 8, 20, 10, 35, 0.01,
@@ -150,11 +155,16 @@ std::vector<std::string> stack_key_names() {
   return names;
 }
 
-SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
+SoftwareStack read_software_stack(const std::optional<JsonNode>& node, double iteration_cv_default) {
   SoftwareStack stack;
+  if (iteration_cv_default > 0) {
+    StackConstant& cv = stack.constants.at(static_cast<std::size_t>(StackKey::iteration_cv));
+    cv.value = iteration_cv_default;
+    cv.high = std::max(cv.high, iteration_cv_default);
+  }
   if (!node) return stack;
   node->require_object();
-  std::vector<std::string> allowed{"model", "bands", "ps_rpc"};
+  std::vector<std::string> allowed{"model", "bands", "ps_rpc", "ps_variable_update"};
   for (const Row& r : kRows) allowed.emplace_back(r.name);
   node->allow_only(allowed);
   if (auto m = node->find("model")) {
@@ -162,6 +172,8 @@ SoftwareStack read_software_stack(const std::optional<JsonNode>& node) {
     stack.model_set = true;
   }
   if (auto r = node->find("ps_rpc")) stack.ps_rpc = r->one_of({"auto", "grpc", "in_process"});
+  if (auto r = node->find("ps_variable_update"))
+    stack.ps_variable_update = r->one_of({"parameter_server", "distributed_replicated"});
   for (const Row& r : kRows) {
     auto v = node->find(r.name);
     if (!v) continue;

@@ -70,20 +70,25 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     const ServerRpcs rpcs = bucket_rpcs(plan, plan.buckets.at(op.bucket), op.bytes_per_server);
     const double workers = op.ranks;
     op.server_software_s.assign(op.bytes_per_server.size(), 0.0);
+    // The bytes are parsed and copied by the receiving process (a push: the server; a pull: the
+    // worker), on the threads that poll its completion queue; the sender hands the tensor's buffer
+    // to gRPC without a copy (tensor_coding.cc, EncodeTensorToByteBuffer), so its side of the bytes
+    // is the channel's stream. The fixed costs fall on both ends.
+    const bool push = op.kind == CommKind::push;
     double worker_s = 0, largest_s = 0;
     for (std::size_t i = 0; i < op.bytes_per_server.size(); ++i) {
       const double bytes = op.bytes_per_server[i];
       if (bytes == 0) continue;
       const double per_byte = stack.modelled ? bytes / rate : 0;
       const double fixed = stack.modelled ? rpcs.count[i] * rpc_s : 0;
-      // One channel per peer: the server's workers stream at once, up to its threads.
-      const double server_bytes_s = plan.server_throughput_Bps > 0 ? workers * bytes / plan.server_throughput_Bps
-                                                                   : workers * per_byte / std::min(threads, workers);
+      // A server receives its workers' channels at once, up to its threads; it sends them at once.
+      double server_bytes_s = push ? workers * per_byte / std::min(threads, workers) : 0;
+      if (plan.server_throughput_Bps > 0) server_bytes_s = workers * bytes / plan.server_throughput_Bps;
       op.server_software_s[i] = server_bytes_s + workers * fixed / threads;
-      worker_s += (fixed + per_byte) / threads;
+      worker_s += (fixed + (push ? 0 : per_byte)) / threads;
       largest_s = std::max(largest_s, fixed + per_byte);
     }
-    // A worker streams to its servers at once, up to its threads; one channel is one stream.
+    // A worker receives from its servers at once, up to its threads; one channel is one stream.
     if (stack.modelled) op.worker_software_s = std::max(worker_s, largest_s);
     // Synchronous training reads a variable back only after every worker's gradient of it is
     // applied, and only that: tf_cnn_benchmarks' distributed_replicated mode (tensorflow/benchmarks
@@ -96,7 +101,21 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     // sit on one ps task and the enqueues and the dequeue run there as ops of the workers' graph
     // partitions: what crosses the network is two small messages in sequence (the apply's control
     // edge to the queues' task, the dequeue's back to the worker), two RPC overheads.
-    if (stack.modelled && op.kind == CommKind::pull) op.variable_barrier_s = 2 * rpc_s;
+    //
+    // tf_cnn_benchmarks' default, `--variable_update=parameter_server`
+    // (VariableMgrDistributedFetchFromPS), keeps no copy on the workers: each tower reads the ps
+    // variables in its forward pass (through a caching device, once per worker and step), the
+    // gradients go to the ps tasks' applies, and the step closes with the token-queue barrier. So
+    // the reads of a step start after every worker's pushes and that barrier, and nothing of the
+    // previous step hides them: a pull after all pushes. The forward pass of the layers whose
+    // variables arrived first could overlap the rest of the reads; it is not modelled (it would
+    // hide at most the forward time of the layers before the last variable to arrive).
+    if (stack.modelled && op.kind == CommKind::pull) {
+      if (stack.ps_variable_update == "parameter_server")
+        op.after_all_pushes = true;
+      else
+        op.variable_barrier_s = 2 * rpc_s;
+    }
     if (std::all_of(op.server_software_s.begin(), op.server_software_s.end(), [](double s) { return s == 0; }))
       op.server_software_s.clear();
   }

@@ -174,13 +174,13 @@ void expect_parameter_server_rows_inside_the_stack_band(const std::string& dir) 
   const double median = (half_widths[30] + half_widths[31]) / 2;
   std::cout << "parameter-server rows: " << rows << ", MAPE " << 100 * ape / rows << " %, inside the band " << inside
             << ", median half-width " << 100 * median << " %\n";
-  EXPECT_LE(100 * ape / rows, 12.0);
+  // 4.7 % and 50 of 62 (80 %) today (2026-11-27): stragglers at the GPU's clock spread and gRPC's
+  // bytes parsed by the receiving process (7.8 % and 49 before; 40 while every read waited for the
+  // last push). What the band still misses is listed in simulator/README.md: K80 rows just slower
+  // than the band's slow end, DGX-1 rows above perfect scaling.
+  EXPECT_LE(100 * ape / rows, 6.0);
   EXPECT_LE(median, 0.35);
-  // 49 of 62 today (2026-11-26; 40 while every read waited for the last push). The goal is 80 %
-  // (50 rows); what the band still misses is listed in simulator/README.md: the K80 AlexNet and
-  // VGG-16 rows (slower than stragglers alone explain), DGX-1 rows above perfect scaling and one
-  // in-machine K80 row.
-  EXPECT_GE(inside, 49);
+  EXPECT_GE(inside, 50);
 }
 
 }  // namespace
@@ -218,10 +218,11 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   // eight towers on its host before one push and one pull per node, as tf_cnn_benchmarks'
   // distributed_replicated mode did (replica_device_setter, VariableMgrDistributedReplicated), with
   // the source's server counts (systems.json servers_at), each variable read after its own
-  // barrier: 12.5 % today (27.4 % before the per-worker aggregation), too optimistic from 16 GPUs
-  // on (simulator/README.md, Software stack constants and bands).
+  // barrier: 8.7 % today (12.5 % before stragglers took the K80's clock spread and each process
+  // parsed what it receives on one thread; 27.4 % before the per-worker aggregation)
+  // (simulator/README.md, Software stack constants and bands).
   ASSERT_TRUE(mape.count("tf_benchmarks_2017_aws_distributed"));
-  EXPECT_LE(mape["tf_benchmarks_2017_aws_distributed"].first, 15.0);
+  EXPECT_LE(mape["tf_benchmarks_2017_aws_distributed"].first, 12.0);
   EXPECT_LE(mape["pytorch_ddp_benchmark"].first, 10.0);
   // The PyTorch DDP and TensorFlow (DGX-1, K80) datasets stay ≤ 10 % as collectives gain NCCL's
   // mechanisms (they map to the textbook ring_allreduce, simulator/README.md "Bucket size").

@@ -71,11 +71,28 @@ TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
   EXPECT_GE(worker_s, 2 * model_bytes / 0.57e9 / 8);
   EXPECT_GT(two.barrier_s, 0);
   EXPECT_GT(two.straggler_s, 0);
+  // tf_cnn_benchmarks' default variable update, parameter_server, reads the variables in the
+  // forward pass: every read follows every push and the step's barrier.
+  for (const CommOp& op : two.ops) {
+    EXPECT_EQ(op.after_all_pushes, op.kind == CommKind::pull);
+    EXPECT_EQ(op.variable_barrier_s, 0.0);
+  }
   // distributed_replicated reads each variable after its own barrier (two small messages), not
   // after every push: the step's one global barrier is at its end (barrier_s).
-  for (const CommOp& op : two.ops) {
+  const TrainingPlan replicated =
+      plan_of(scenario_json(2, kPs, Json{{"model", "published"}, {"ps_variable_update", "distributed_replicated"}}));
+  for (const CommOp& op : replicated.ops) {
     EXPECT_FALSE(op.after_all_pushes);
     EXPECT_DOUBLE_EQ(op.variable_barrier_s, op.kind == CommKind::pull ? 2 * 95e-6 : 0.0);
+  }
+  // The receiving process parses the bytes: a push's on the server, a pull's on the worker.
+  for (const CommOp& op : two.ops) {
+    if (op.kind != CommKind::push) continue;
+    for (std::size_t i = 0; i < op.bytes_per_server.size(); ++i) {
+      if (op.bytes_per_server[i] > 0) {
+        EXPECT_GE(op.server_software_s.at(i), op.ranks * op.bytes_per_server[i] / 0.57e9);
+      }
+    }
   }
   const TrainingPlan ideal = plan_of(scenario_json(2, kPs, Json{{"model", "ideal"}}));
   for (const CommOp& op : ideal.ops) EXPECT_EQ(op.worker_software_s, 0.0);
@@ -94,6 +111,30 @@ TEST(SoftwareStack, BadConstantsAndBandsNameTheirPointer) {
       error_of(scenario_json(2, kPs, Json{{"bands", Json{{"rpc_GBps", Json::array({0.9, 0.2})}}}}));
   EXPECT_NE(reversed.find("low end 0.9 is above the high end 0.2"), std::string::npos) << reversed;
   EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"rpc_gbps", 1}})).find("/stack"), std::string::npos);
+  EXPECT_NE(error_of(scenario_json(2, kPs, Json{{"ps_variable_update", "replicated"}}))
+                .find("stack_test.json: /stack/ps_variable_update:"),
+            std::string::npos);
+}
+
+// Stragglers: the GPUs of one job clock anywhere between their base and boost clocks, so where the
+// catalog gives that range it sets iteration_cv's default and the slow end of its band.
+TEST(SoftwareStack, IterationSpreadFollowsTheGpuClockRange) {
+  const auto stack_on = [](const char* preset, const Json& stack) {
+    Json doc = scenario_json(2, kPs, stack);
+    doc["platform"] = Json{{"preset", preset}, {"nodes", 2}};
+    return read_scenario(doc, "stack_test.json").stack;
+  };
+  const double k80 = (875.0 - 562.0) / std::sqrt(12.0) / 875.0;  // 10.3 %
+  SoftwareStack on_k80 = stack_on("aws-p2.8xlarge", kPublished);
+  EXPECT_NEAR(on_k80.get(StackKey::iteration_cv), k80, 1e-12);
+  EXPECT_NEAR(on_k80.at(BandEnd::slow).get(StackKey::iteration_cv), k80, 1e-12);
+  EXPECT_NEAR(stack_on("dgx1-p100", kPublished).get(StackKey::iteration_cv),
+              (1480.0 - 1328.0) / std::sqrt(12.0) / 1480.0, 1e-12);
+  // No clock range in the catalog: the measured V100 default; a value the scenario gives wins.
+  EXPECT_DOUBLE_EQ(stack_on("dgx1-v100", kPublished).get(StackKey::iteration_cv), 0.005);
+  EXPECT_DOUBLE_EQ(
+      stack_on("aws-p2.8xlarge", Json{{"model", "published"}, {"iteration_cv", 0.01}}).get(StackKey::iteration_cv),
+      0.01);
 }
 
 // Horovod over MPI on host buffers: each fused round's software time is the negotiation wait, the

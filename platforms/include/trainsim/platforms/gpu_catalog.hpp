@@ -26,6 +26,10 @@ struct GpuSpec {
   double l2_bytes = 0;             ///< last-level on-chip cache, bytes (0 = not given)
   bool is_cpu = false;             ///< true for the CPU host entry
   std::string source;              ///< where the figures come from
+  /// The spread (σ/μ) of a busy device's clock under GPU Boost, which sets each GPU's clock between
+  /// its base and boost clocks by its own power and thermal headroom: (boost − base)/√12 over the
+  /// boost clock, a clock spread uniformly over that range; 0 where the catalog gives no range.
+  double clock_spread = 0;
 
   /// Peak FLOP/s at precision `p` (> 0 for every catalog entry; 0 for a precision a GPU given as
   /// an object does not list).

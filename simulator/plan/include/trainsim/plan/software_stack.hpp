@@ -19,7 +19,7 @@ namespace trainsim::plan {
 enum class StackKey {
   rpc_overhead,  ///< seconds of fixed work per RPC on each end (TensorFlow RecvTensor)
   rpc_rate,      ///< bytes per second one RPC stream (de)serialises and copies, end to end
-  rpc_threads,   ///< RPCs a TensorFlow process serves at once
+  rpc_threads,   ///< threads polling a process's completion queue (they parse what it receives)
   iteration_cv,  ///< coefficient of variation of one GPU's iteration time
   tcp_stream,    ///< bytes per second one TCP stream reaches (Open MPI's TCP BTL: one per peer)
   core_memory,   ///< bytes per second one CPU core streams through memory
@@ -52,6 +52,11 @@ struct SoftwareStack {
   /// TensorFlow's local parameter server), "grpc" (a distributed job on one machine too) or
   /// "in_process" (no RPC costs).
   std::string ps_rpc = "auto";
+  /// tf_cnn_benchmarks' `--variable_update` of a gRPC parameter-server job (`ps_variable_update`):
+  /// "parameter_server" (its default: every worker reads the ps variables in the forward pass, so
+  /// the reads follow the step's closing barrier) or "distributed_replicated" (each variable is read
+  /// back after its own barrier, overlapping the backward pass).
+  std::string ps_variable_update = "parameter_server";
   /// The run's end of the band, for every constant or only for `only`.
   BandEnd end = BandEnd::nominal;
   std::optional<StackKey> only;
@@ -84,7 +89,10 @@ std::vector<std::string> stack_key_names();
 /// Reads the scenario's `stack` object (`node` may be null: the defaults). Throws InputError at the
 /// offending pointer: unknown keys, values outside the range a constant can take, bands whose low
 /// end exceeds the high end or that do not contain the value.
-SoftwareStack read_software_stack(const std::optional<JsonNode>& node);
+/// `iteration_cv_default` (> 0), the spread of the platform's GPU clocks
+/// (platforms::GpuSpec::clock_spread), replaces iteration_cv's default and widens its band's slow
+/// end to it; a value or band the scenario gives still overrides it.
+SoftwareStack read_software_stack(const std::optional<JsonNode>& node, double iteration_cv_default = 0);
 
 /// The expected maximum of n independent standard normal variables (0 for n ≤ 1), by numerical
 /// integration: how many standard deviations the slowest of n workers lags the mean.
