@@ -100,6 +100,10 @@ struct NcclNetSpec {
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
   /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
   std::array<bool, 3> protocols{true, true, true};
+  /// The hosts' CPUs are AMD's (NCCL's cpuVendor): tuning.cc then charges 2 µs instead of 1 per
+  /// network post (getNetOverhead) and caps LL across nodes at the AMD row of llMaxBws (22.5 GB/s
+  /// on 2 nodes instead of 39). Intel's figures by default.
+  bool amd_cpu = false;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
   /// Whether the transport's costs were given (or calibrated); the protocols are apart.
   bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }

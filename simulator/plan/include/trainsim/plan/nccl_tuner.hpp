@@ -73,6 +73,7 @@ struct NcclTopology {
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
+  bool amd_cpu = false;  ///< the hosts' CPUs are AMD's (NcclNetSpec::amd_cpu): NCCL's AMD figures across nodes
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
