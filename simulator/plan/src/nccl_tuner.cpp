@@ -465,7 +465,11 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   // The proxy posts and completes steps while the NIC moves the earlier ones (proxy.cc progresses
   // every connection in turn): only what its steps take beyond the transfer shows.
   cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
-  cost.seconds = cost.hops * topo.net_hop_us * 1e-6 + cost.proxy_s;
+  // The hop latency is NCCL's graph latencyInter (the net plugin's reported latency), which
+  // tuning.cc adds to every network hop and, with Simple, once more: "Also add the flush extra
+  // latency" (the receiver's GPUDirect flush, a read back over the NIC, net_ib ncclIbIflush).
+  const double hop_us = topo.net_hop_us * (p == Protocol::simple ? 2 : 1);
+  cost.seconds = cost.hops * hop_us * 1e-6 + cost.proxy_s;
   return cost;
 }
 

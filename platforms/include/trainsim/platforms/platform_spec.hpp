@@ -90,7 +90,8 @@ struct GpuBoardSpec {
 /// (tuning.cc's per-hop NET latencies) taken as is, which is what InfiniBand verbs measure.
 struct NcclNetSpec {
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
-  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE).
+  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE):
+  /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
   double hop_latency_s = 0;
   /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy

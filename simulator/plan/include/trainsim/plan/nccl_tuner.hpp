@@ -122,7 +122,9 @@ struct NcclNetworkCost {
 ///          128 KiB, 64 KiB from 4 nodes)
 /// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
 /// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
-/// much of them. Zero in one node and for NVLS and CollNet (their network side is SHARP's).
+/// much of them. Each hop adds the hop latency, twice under Simple (tuning.cc adds latencyInter
+/// once more for the receiver's flush). Zero in one node and for NVLS and CollNet (their network
+/// side is SHARP's).
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
                                   double transfer_s = 0);
 
