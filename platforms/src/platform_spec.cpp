@@ -314,12 +314,14 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
 
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
+// `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
-  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from", "protocols"});
+  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "cpu_vendor"});
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
+  if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
   if (auto list = node.find("protocols")) {
     list->require_array();
     if (list->size() == 0) throw list->error("must name at least one of LL, LL128, Simple");
@@ -848,7 +850,7 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
-  if (n.nccl.given() || !n.nccl.all_protocols()) {
+  if (n.nccl.given() || !n.nccl.all_protocols() || n.nccl.amd_cpu) {
     Json nccl = Json::object();
     if (n.nccl.given()) {
       nccl["hop_latency_us"] = clean(n.nccl.hop_latency_s * 1e6);
@@ -861,6 +863,7 @@ Json to_json(const PlatformSpec& spec) {
         if (n.nccl.protocols[i]) protocols.push_back(kNcclProtocolNames[i]);
       nccl["protocols"] = protocols;
     }
+    if (n.nccl.amd_cpu) nccl["cpu_vendor"] = "amd";
     net["nccl"] = nccl;
   }
   if (n.model == NetworkModel::factors) {

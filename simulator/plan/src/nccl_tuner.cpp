@@ -17,7 +17,8 @@ constexpr PerProtocol kBaseTree{6.8, 14.0, 8.4}, kBaseRing{6.6, 14.0, 8.4};  // 
 constexpr PerProtocol kNvlinkTree{0.6, 1.25, 4.0}, kNvlinkRing{0.6, 1.9, 3.4}, kNvlinkNvls{0, 0, 25};
 constexpr PerProtocol kPciTree{1.0, 1.9, 4.0}, kPciRing{1.0, 2.5, 5.7};
 constexpr PerProtocol kNetTree{5.0, 8.5, 14}, kNetRing{2.7, 4.0, 14.0};
-// llMaxBws [GPU generation for one node / CPU for several][nodes 1, 2, more], GB/s (Intel CPUs assumed).
+// llMaxBws [GPU generation for one node / CPU for several][nodes 1, 2, more], GB/s: across nodes
+// tuning.cc reads row 0 on Intel hosts and row 1 on AMD's (ncclTopoTuneModel's index1).
 constexpr std::array<double, 3> kLlMaxVolta{39.0, 39.0, 20.4}, kLlMaxAmpere{87.7, 22.5, 19.0},
     kLlMaxHopper{141.0, 45.0, 35.0}, kLlMaxBlackwell{282.0, 90.0, 70.0};
 // Per-channel ceilings [generation][nodes 1, 2, more], GB/s.
@@ -45,7 +46,7 @@ constexpr int kMaxNvlsArity = 32;            // device.h NCCL_MAX_NVLS_ARITY
 constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel / all-reduce traffic per byte
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
 constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
-constexpr double kNetOverhead = 1.0;  // µs, tuning.cc getNetOverhead on Intel CPUs (AMD: 2)
+constexpr double kNetOverheadIntel = 1.0, kNetOverheadAmd = 2.0;  // µs, tuning.cc getNetOverhead
 // Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple 4 MiB / 8;
 // LL 8 lines × 512 threads × 16 B / 8, half of it flags; LL128 120 × 640 × 8 B / 8, 120 of 128 data.
 constexpr double kSimpleStep = 4.0 * 1024 * 1024 / 8;
@@ -199,6 +200,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
+  t.amd_cpu = spec.network.nccl.amd_cpu;
   if (t.nodes > 1) {
     // The ring and tree graphs across nodes (search.cc ncclTopoCompute): every channel leaves the
     // node through a NIC at one of the search's speeds, the fastest the NIC carries, so each NIC
@@ -251,10 +253,10 @@ TuneContext tune_context(const NcclTopology& topo, double bytes) {
   c.gen = generation_index(topo.compute_capability);
   c.index2 = c.nodes <= 2 ? c.nodes - 1 : 2;
   c.ppn = double(c.n) / c.nodes;
-  // llMaxBws: one node indexed by GPU generation, several by CPU (Intel's row).
+  // llMaxBws: one node indexed by GPU generation, several by CPU vendor (Intel's row 0, AMD's 1).
   static constexpr std::array<const std::array<double, 3>*, 4> kLlMaxByGen{&kLlMaxVolta, &kLlMaxAmpere, &kLlMaxHopper,
                                                                            &kLlMaxBlackwell};
-  const auto& ll_max = c.nodes == 1 ? *kLlMaxByGen[std::size_t(c.gen)] : kLlMaxVolta;
+  const auto& ll_max = c.nodes == 1 ? *kLlMaxByGen[std::size_t(c.gen)] : topo.amd_cpu ? kLlMaxAmpere : kLlMaxVolta;
   c.llMaxBw = ll_max[std::size_t(c.index2)];
   c.nsteps = 2 * (c.n - 1);
   c.nInter = c.nodes == 1 ? 0 : 2 * (c.nodes - 1);
@@ -313,7 +315,8 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   const double algBw = busBw * c.n / c.nsteps;
   double intraLat = (topo.nvlink ? kNvlinkRing : kPciRing)[std::size_t(pi)];
   const double interLat = (c.ppn == 1 ? kNetTree : kNetRing)[std::size_t(pi)];
-  if (c.nodes > 1) intraLat = std::max(intraLat, kNetOverhead * (p == Protocol::simple ? 3 : 1));
+  const double net_overhead = topo.amd_cpu ? kNetOverheadAmd : kNetOverheadIntel;
+  if (c.nodes > 1) intraLat = std::max(intraLat, net_overhead * (p == Protocol::simple ? 3 : 1));
   double lat = kBaseRing[std::size_t(pi)];
   lat += (c.nsteps - c.nInter) * intraLat + c.nInter * interLat;
   if (p == Protocol::simple && c.nodes > 1 &&
@@ -462,7 +465,11 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   // The proxy posts and completes steps while the NIC moves the earlier ones (proxy.cc progresses
   // every connection in turn): only what its steps take beyond the transfer shows.
   cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
-  cost.seconds = cost.hops * topo.net_hop_us * 1e-6 + cost.proxy_s;
+  // The hop latency is NCCL's graph latencyInter (the net plugin's reported latency), which
+  // tuning.cc adds to every network hop and, with Simple, once more: "Also add the flush extra
+  // latency" (the receiver's GPUDirect flush, a read back over the NIC, net_ib ncclIbIflush).
+  const double hop_us = topo.net_hop_us * (p == Protocol::simple ? 2 : 1);
+  cost.seconds = cost.hops * hop_us * 1e-6 + cost.proxy_s;
   return cost;
 }
 
@@ -598,9 +605,26 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   }
   const double overhead = choice.protocol == Protocol::ll ? 2.0 : choice.protocol == Protocol::ll128 ? 128.0 / 120.0 : 1.0;
   c.wire_factor = overhead;
+  // Across nodes LL's ceiling (llMaxBw, indexed by the hosts' CPU) is the communicator's, which the
+  // tuner charges whatever channels enqueue.cc keeps for the size: the raw busbw is that of the
+  // channels the engine runs, so that a ring of 4 of 8 channels runs at the tuner's busbw, not half.
+  const double ring_raw =
+      topo.nodes > 1 ? raw_busbw * std::min(1.0, double(choice.channels) / topo.channels) : raw_busbw;
   if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
-    c.wire_factor = std::max(overhead, raw_busbw / choice.bus_bandwidth_Bps);
-  if (choice.algorithm == Algorithm::tree) c.wire_factor /= tree_correction(choice.protocol, bytes);
+    c.wire_factor = std::max(overhead, ring_raw / choice.bus_bandwidth_Bps);
+  if (choice.algorithm == Algorithm::tree) {
+    // LL's ceilings bind the tree across 2 nodes as they bind the ring (tuning.cc: the tree's busbw
+    // / 3.8, at most llMaxBw): the tree graph's raw busbw (what its flows reach) over the model's, on
+    // the flows' bytes, then the medium-size correction. Not for LL128 and Simple (0.92 of the
+    // graph): at the sizes they run the tree's chunks already keep its flows well below the graph's
+    // rate, so that factor would be charged twice (4 MiB on 2 DGX H100: +5 %, against 110 µs
+    // measured already 14 % slow). More nodes: the tree's flows are no longer at the graph's rate.
+    const double correction = tree_correction(choice.protocol, bytes);
+    const double raw_tree = topo.channels * graph_bw_intra(topo, Algorithm::tree) * 1e9;
+    if (choice.protocol == Protocol::ll && topo.nodes > 1 && topo.nodes <= 2 && choice.bus_bandwidth_Bps > 0)
+      c.wire_factor = std::max(overhead, raw_tree * correction / choice.bus_bandwidth_Bps);
+    c.wire_factor /= correction;
+  }
   // The transport's per-hop latency and proxy steps (nccl_network_cost) are not on the platform's
   // links: charged once, as the launch is.
   c.launch_s =

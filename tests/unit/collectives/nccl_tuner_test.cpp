@@ -2,6 +2,7 @@
 // the crossovers of NCCL's published cost model, and the costs the engine charges per protocol.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -154,6 +155,42 @@ TEST(NcclTuner, RingsAcrossNodesPayTheNetOverheadAndTheSimplePlateau) {
   // One node: neither (14 steps of 3.4 µs after 8.4).
   EXPECT_NEAR(candidate(topology("dgx-a100"), 1 * MiB, plan::Algorithm::ring, plan::Protocol::simple).latency_s,
               (8.4 + 14 * 3.4) * 1e-6, 1e-12);
+}
+
+TEST(NcclTuner, AmdHostsPayTwiceTheNetOverheadAndLlsLowerCeilingAcrossNodes) {
+  // tuning.cc getNetOverhead (2 µs on AMD) and llMaxBws' AMD row across 2 nodes (22.5 GB/s).
+  tp::PlatformSpec spec = preset("dgx-a100", 2);
+  spec.network.nccl.amd_cpu = true;
+  const plan::NcclTopology amd = plan::nccl_topology(spec, spec.total_gpus());
+  const plan::NcclTopology intel = topology("dgx-a100", 2);
+  // LL: 6.6 + 28 × max(0.6, 2.0) + 2 × 2.7 µs.
+  EXPECT_NEAR(candidate(amd, 16 * KiB, plan::Algorithm::ring, plan::Protocol::ll).latency_s, 68.0e-6, 1e-12);
+  EXPECT_NEAR(candidate(amd, 1 * GiB, plan::Algorithm::ring, plan::Protocol::ll).bus_bandwidth_Bps, 22.5e9, 1e3);
+  EXPECT_NEAR(candidate(intel, 1 * GiB, plan::Algorithm::ring, plan::Protocol::ll).bus_bandwidth_Bps, 39.0e9, 1e3);
+  // One node reads the GPU's row whatever the CPU.
+  tp::PlatformSpec one = preset("dgx-a100");
+  one.network.nccl.amd_cpu = true;
+  const plan::NcclTopology amd1 = plan::nccl_topology(one, one.total_gpus());
+  EXPECT_NEAR(candidate(amd1, 1 * GiB, plan::Algorithm::ring, plan::Protocol::ll).bus_bandwidth_Bps, 87.7e9, 1e3);
+}
+
+TEST(ProtocolCosts, LlsCeilingBindsTheTreeAndTheRingsKeptChannelsAcrossTwoNodes) {
+  const plan::NcclTopology two = topology("dgx-h100", 2);
+  // The tree's LL busbw is min(0.92 × raw / 3.8, llMaxBw 39) × the correction; its flows carry
+  // raw / that, so that they run at the model's rate (raw: 8 channels × the graph's bwIntra).
+  const double raw = two.channels * std::min(two.bw_intra_GBps, 2 * two.bw_inter_GBps) * 1e9;
+  const plan::NcclChoice tree = candidate(two, 128 * KiB, plan::Algorithm::tree, plan::Protocol::ll);
+  EXPECT_NEAR(plan::protocol_costs(two, tree, 128 * KiB).wire_factor, raw / tree.bus_bandwidth_Bps, 1e-9);
+  EXPECT_GT(raw / tree.bus_bandwidth_Bps, 2.0 / plan::tree_correction(plan::Protocol::ll, 128 * KiB));
+  // LL128 keeps its wire bytes over the correction (the tree's chunks already keep it below the graph).
+  const plan::NcclChoice ll128 = candidate(two, 2 * MiB, plan::Algorithm::tree, plan::Protocol::ll128);
+  EXPECT_NEAR(plan::protocol_costs(two, ll128, 2 * MiB).wire_factor, 128.0 / 120.0 / 0.6, 1e-9);
+  // A ring that enqueue.cc leaves on 4 of its 8 channels runs them at the model's whole busbw.
+  const plan::NcclChoice ring = candidate(two, 256 * KiB, plan::Algorithm::ring, plan::Protocol::ll);
+  ASSERT_EQ(ring.channels, 4);
+  const double ring_raw = 4 * two.bw_intra_GBps * 1e9;
+  EXPECT_NEAR(plan::protocol_costs(two, ring, 256 * KiB).wire_factor, std::max(2.0, ring_raw / ring.bus_bandwidth_Bps),
+              1e-9);
 }
 
 TEST(TreeCorrection, NcclsTableByLog2OfTheSizeOver64Bytes) {

@@ -96,7 +96,10 @@ TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
   EXPECT_EQ(c.hops, 2);
   EXPECT_EQ(c.loops, 1);
   EXPECT_DOUBLE_EQ(c.proxy_steps, 30.0 * 2 * 16 * 2 * 2 / 16);
-  EXPECT_NEAR(c.seconds, (2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  // Simple pays the hop latency twice per hop (tuning.cc: latencyInter once more for the flush).
+  EXPECT_NEAR(c.seconds, (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  const NcclNetworkCost ll = nccl_network_cost(two_h100_nodes(10, 0), Algorithm::ring, Protocol::ll, 16, 16 << 20);
+  EXPECT_NEAR(ll.seconds, 2 * 10 * 1e-6, 1e-15);
   // 1 GiB: 2 MiB × 16 ranks × 16 channels = 512 MiB a loop, two loops.
   EXPECT_EQ(nccl_network_cost(two_h100_nodes(0, 1), Algorithm::ring, Protocol::simple, 16, 1 << 30).loops, 2);
 }

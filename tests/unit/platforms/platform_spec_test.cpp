@@ -464,3 +464,15 @@ TEST(NcclNet, ProtocolsAloneAreNotTransportCostsAndRoundTrip) {
   const auto back = from_text(tp::to_json(spec).dump());
   EXPECT_EQ(back.network.nccl.protocols, spec.network.nccl.protocols);
 }
+
+// network.nccl.cpu_vendor: NCCL's AMD figures (network post overhead, LL's ceiling across nodes);
+// no transport cost either, and it survives the platform written back.
+TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {
+  const auto spec = from_text(R"({"preset": "dgx-a100", "nodes": 2, "network": {"nccl": {"cpu_vendor": "amd"}}})");
+  EXPECT_TRUE(spec.network.nccl.amd_cpu);
+  EXPECT_FALSE(spec.network.nccl.given());
+  EXPECT_EQ(tp::to_json(spec)["network"]["nccl"], trainsim::Json::parse(R"({"cpu_vendor": "amd"})"));
+  EXPECT_TRUE(from_text(tp::to_json(spec).dump()).network.nccl.amd_cpu);
+  EXPECT_FALSE(from_text(R"({"preset": "dgx-a100", "nodes": 2, "network": {"nccl": {"cpu_vendor": "intel"}}})")
+                   .network.nccl.amd_cpu);
+}

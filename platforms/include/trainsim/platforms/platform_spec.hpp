@@ -90,7 +90,8 @@ struct GpuBoardSpec {
 /// (tuning.cc's per-hop NET latencies) taken as is, which is what InfiniBand verbs measure.
 struct NcclNetSpec {
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
-  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE).
+  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE):
+  /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
   double hop_latency_s = 0;
   /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
@@ -100,6 +101,10 @@ struct NcclNetSpec {
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
   /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
   std::array<bool, 3> protocols{true, true, true};
+  /// The hosts' CPUs are AMD's (NCCL's cpuVendor): tuning.cc then charges 2 µs instead of 1 per
+  /// network post (getNetOverhead) and caps LL across nodes at the AMD row of llMaxBws (22.5 GB/s
+  /// on 2 nodes instead of 39). Intel's figures by default.
+  bool amd_cpu = false;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
   /// Whether the transport's costs were given (or calibrated); the protocols are apart.
   bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }

@@ -73,6 +73,7 @@ struct NcclTopology {
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
+  bool amd_cpu = false;  ///< the hosts' CPUs are AMD's (NcclNetSpec::amd_cpu): NCCL's AMD figures across nodes
 };
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
@@ -121,7 +122,9 @@ struct NcclNetworkCost {
 ///          128 KiB, 64 KiB from 4 nodes)
 /// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
 /// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
-/// much of them. Zero in one node and for NVLS and CollNet (their network side is SHARP's).
+/// much of them. Each hop adds the hop latency, twice under Simple (tuning.cc adds latencyInter
+/// once more for the receiver's flush). Zero in one node and for NVLS and CollNet (their network
+/// side is SHARP's).
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
                                   double transfer_s = 0);
 
