@@ -30,7 +30,11 @@ namespace {
 //    2017, which the validation data and the runs cited beside it used, polled a worker service's
 //    queue on one thread (grpc_worker_service.cc, GrpcWorkerService::HandleRPCsLoop, with a TODO
 //    to add more) and a client's on one (GrpcWorkerCache's polling thread); later releases serve on
-//    GrpcWorkerServiceOptions::num_serving_threads = 8. Default 1, band 1–8.
+//    GrpcWorkerServiceOptions::num_serving_threads = 8. Default 8, band 1–8: measured TensorFlow 1.1
+//    runs parse far faster than one thread at rpc_GBps would (tests/data/validation's
+//    cscs_distributed_tf_2017.csv: on Piz Daint 2 ps tasks took 8 single-GPU workers' pushes and
+//    pulls, about 380 MB each way per ps task and step, within 40 ms of the one-GPU step; one thread
+//    at 0.57 GB/s would add 0.67 s each way), so one polling thread is the band's slow end.
 //  - iteration_cv: the spread (σ/μ) of one GPU's iteration time, across iterations and across the
 //    job's GPUs. The default is PyTorch's DDP benchmark (pytorch/pytorch
 //    benchmarks/distributed/ddp/README.md): p50 and p95 seconds per iteration on one V100, a p95
@@ -77,7 +81,7 @@ struct Row {
 constexpr std::array<Row, kStackKeys> kRows{{
     {StackKey::rpc_overhead, "rpc_overhead_us", "TensorFlow's fixed cost per RPC", 1e-6, 95, 30, 300, 0, 1e5, true},
     {StackKey::rpc_rate, "rpc_GBps", "TensorFlow's per-channel RPC rate", 1e9, 0.57, 0.2, 0.9, 1e-3, 1e3, false},
-    {StackKey::rpc_threads, "rpc_threads", "threads polling a TensorFlow process's completion queue", 1, 1, 1, 8, 1,
+    {StackKey::rpc_threads, "rpc_threads", "threads polling a TensorFlow process's completion queue", 1, 8, 1, 8, 1,
      1024, false},
     {StackKey::iteration_cv, "iteration_cv", "the spread of a GPU's iteration time (stragglers)", 1, 0.005, 0.002, 0.10,
      0, 1, true},

@@ -1,6 +1,7 @@
 // The software stack's constants, bands and costs (plan/software_stack.hpp, stack_costs.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -85,12 +86,13 @@ TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
     EXPECT_FALSE(op.after_all_pushes);
     EXPECT_DOUBLE_EQ(op.variable_barrier_s, op.kind == CommKind::pull ? 2 * 95e-6 : 0.0);
   }
-  // The receiving process parses the bytes: a push's on the server, a pull's on the worker.
+  // The receiving process parses the bytes: a push's on the server, a pull's on the worker, each
+  // worker's channel on one of the server's rpc_threads (8).
   for (const CommOp& op : two.ops) {
     if (op.kind != CommKind::push) continue;
     for (std::size_t i = 0; i < op.bytes_per_server.size(); ++i) {
       if (op.bytes_per_server[i] > 0) {
-        EXPECT_GE(op.server_software_s.at(i), op.ranks * op.bytes_per_server[i] / 0.57e9);
+        EXPECT_GE(op.server_software_s.at(i), op.ranks * op.bytes_per_server[i] / 0.57e9 / std::min(8, op.ranks));
       }
     }
   }
@@ -128,9 +130,9 @@ TEST(SoftwareStack, IterationSpreadFollowsTheGpuClockRange) {
   SoftwareStack on_k80 = stack_on("aws-p2.8xlarge", kPublished);
   EXPECT_NEAR(on_k80.get(StackKey::iteration_cv), k80, 1e-12);
   EXPECT_NEAR(on_k80.at(BandEnd::slow).get(StackKey::iteration_cv), k80, 1e-12);
-  EXPECT_NEAR(stack_on("dgx1-p100", kPublished).get(StackKey::iteration_cv),
-              (1480.0 - 1328.0) / std::sqrt(12.0) / 1480.0, 1e-12);
-  // No clock range in the catalog: the measured V100 default; a value the scenario gives wins.
+  // A single-GPU board (the P100) or no clock range in the catalog: the measured V100 default; a
+  // value the scenario gives wins.
+  EXPECT_DOUBLE_EQ(stack_on("dgx1-p100", kPublished).get(StackKey::iteration_cv), 0.005);
   EXPECT_DOUBLE_EQ(stack_on("dgx1-v100", kPublished).get(StackKey::iteration_cv), 0.005);
   EXPECT_DOUBLE_EQ(
       stack_on("aws-p2.8xlarge", Json{{"model", "published"}, {"iteration_cv", 0.01}}).get(StackKey::iteration_cv),

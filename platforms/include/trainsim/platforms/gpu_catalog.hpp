@@ -28,7 +28,8 @@ struct GpuSpec {
   std::string source;              ///< where the figures come from
   /// The spread (σ/μ) of a busy device's clock under GPU Boost, which sets each GPU's clock between
   /// its base and boost clocks by its own power and thermal headroom: (boost − base)/√12 over the
-  /// boost clock, a clock spread uniformly over that range; 0 where the catalog gives no range.
+  /// boost clock, a clock spread uniformly over that range, where a board's power limit makes
+  /// training use it (the K80's two dies); 0 elsewhere.
   double clock_spread = 0;
 
   /// Peak FLOP/s at precision `p` (> 0 for every catalog entry; 0 for a precision a GPU given as
