@@ -42,12 +42,14 @@ std::string join(const std::vector<std::string>& names, const char* separator = 
 // ---------------------------------------------------------------------------------------------
 // SYSTEMS.json
 
-// A server count the source states for particular runs (model, optionally batch, node count).
+// A server count the source states for particular runs (model, optionally batch, node count), and
+// the variable update those runs used where it differs from the strategy's (stack.ps_variable_update).
 struct ServerCount {
   std::string model;
   std::optional<std::int64_t> batch_per_gpu;
   int nodes = 0;
   int servers = 0;
+  std::optional<std::string> ps_variable_update;
 };
 
 struct StrategyMapping {
@@ -87,14 +89,19 @@ Json scenario_document(const SystemTemplate& system, const StrategyMapping& mapp
   platform["gpus_per_node"] = gpus_per_node;
   Json strategy = mapping.strategy;
   if (mapping.servers_per_node > 0) strategy["servers"] = mapping.servers_per_node * nodes;
+  Json stack = mapping.stack;
   for (const ServerCount& c : mapping.servers_at)
     if (c.model == model && c.nodes == nodes && (!c.batch_per_gpu || *c.batch_per_gpu == batch)) {
       strategy["servers"] = c.servers;
+      if (c.ps_variable_update) {
+        if (stack.is_null()) stack = Json::object();
+        stack["ps_variable_update"] = *c.ps_variable_update;
+      }
       break;
     }
   Json doc{{"name", name}, {"workload", workload}, {"platform", platform}, {"strategy", strategy}};
   if (!system.compute.is_null()) doc["compute"] = system.compute;
-  if (!mapping.stack.is_null()) doc["stack"] = mapping.stack;
+  if (!stack.is_null()) doc["stack"] = stack;
   return doc;
 }
 
@@ -148,12 +155,13 @@ StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
     at->require_array();
     for (const JsonNode& e : at->elements()) {
       e.require_object();
-      e.allow_only({"model", "batch_per_gpu", "nodes", "servers"});
+      e.allow_only({"model", "batch_per_gpu", "nodes", "servers", "ps_variable_update"});
       ServerCount c;
       c.model = e.at("model").as_string();
       if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
       c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
       c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
+      if (auto u = e.find("ps_variable_update")) c.ps_variable_update = u->one_of({"parameter_server", "distributed_replicated"});
       mapping.servers_at.push_back(std::move(c));
     }
   }

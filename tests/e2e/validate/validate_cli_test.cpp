@@ -125,6 +125,27 @@ TEST(ValidateCli, SameInputsGiveByteIdenticalOutputs) {
 
 namespace {
 
+// Measured rows against the simulated default and band: MAPE, rows inside, median half-width.
+struct BandTally {
+  double ape = 0;
+  int rows = 0, inside = 0;
+  std::vector<double> half_widths;
+
+  void add(double measured, double simulated, double low, double high) {
+    ++rows;
+    ape += std::abs(simulated - measured) / measured;
+    inside += low <= measured && measured <= high;
+    half_widths.push_back((high - low) / 2 / simulated);
+  }
+  double mape_percent() const { return 100 * ape / rows; }
+  double median_half_width() const {
+    std::vector<double> sorted = half_widths;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+};
+
 // The parameter-server rows of tests/data/validation (every multi-GPU row whose strategy is a
 // TensorFlow parameter server: DGX-1, GCE K80, p2.8xlarge and the distributed AWS runs) against
 // the published stack at its defaults and its band (simulator/README.md "Software stack constants
@@ -149,9 +170,7 @@ void expect_parameter_server_rows_inside_the_stack_band(const std::string& dir) 
              errors.cell(row, errors.column("gpus"))] = errors.number(row, errors.column("measured"));
   }
   const auto simulated = trainsim::CsvTable::read(dir + "/simulated.csv");
-  std::vector<double> half_widths;
-  double ape = 0;
-  int rows = 0, inside = 0;
+  BandTally tally;
   for (std::size_t row = 0; row < simulated.row_count(); ++row) {
     const auto cell = [&](const char* column) { return simulated.cell(row, simulated.column(column)); };
     if (cell("strategy").find("parameter_server") == std::string::npos || cell("gpus") == "1") continue;
@@ -164,23 +183,18 @@ void expect_parameter_server_rows_inside_the_stack_band(const std::string& dir) 
     const double high = std::stod(cell("samples_per_s_high"));
     EXPECT_LE(low, s) << key;
     EXPECT_GE(high, s) << key;
-    ++rows;
-    ape += std::abs(s - m) / m;
-    inside += low <= m && m <= high;
-    half_widths.push_back((high - low) / 2 / s);
+    tally.add(m, s, low, high);
   }
-  ASSERT_EQ(rows, 62);
-  std::sort(half_widths.begin(), half_widths.end());
-  const double median = (half_widths[30] + half_widths[31]) / 2;
-  std::cout << "parameter-server rows: " << rows << ", MAPE " << 100 * ape / rows << " %, inside the band " << inside
-            << ", median half-width " << 100 * median << " %\n";
-  // 4.7 % and 50 of 62 (80 %) today (2026-11-27): stragglers at the GPU's clock spread and gRPC's
+  ASSERT_EQ(tally.rows, 62);
+  std::cout << "parameter-server rows: " << tally.rows << ", MAPE " << tally.mape_percent() << " %, inside the band "
+            << tally.inside << ", median half-width " << 100 * tally.median_half_width() << " %\n";
+  // 4.1 % and 50 of 62 (80 %) today (2026-11-27): stragglers at the K80's clock spread and gRPC's
   // bytes parsed by the receiving process (7.8 % and 49 before; 40 while every read waited for the
   // last push). What the band still misses is listed in simulator/README.md: K80 rows just slower
   // than the band's slow end, DGX-1 rows above perfect scaling.
-  EXPECT_LE(100 * ape / rows, 6.0);
-  EXPECT_LE(median, 0.35);
-  EXPECT_GE(inside, 50);
+  EXPECT_LE(tally.mape_percent(), 6.0);
+  EXPECT_LE(tally.median_half_width(), 0.35);
+  EXPECT_GE(tally.inside, 50);
 }
 
 }  // namespace
@@ -218,8 +232,8 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   // eight towers on its host before one push and one pull per node, as tf_cnn_benchmarks'
   // distributed_replicated mode did (replica_device_setter, VariableMgrDistributedReplicated), with
   // the source's server counts (systems.json servers_at), each variable read after its own
-  // barrier: 8.7 % today (12.5 % before stragglers took the K80's clock spread and each process
-  // parsed what it receives on one thread; 27.4 % before the per-worker aggregation)
+  // barrier: 6.6 % today (12.5 % before stragglers took the K80's clock spread and each process
+  // parsed what it receives; 27.4 % before the per-worker aggregation)
   // (simulator/README.md, Software stack constants and bands).
   ASSERT_TRUE(mape.count("tf_benchmarks_2017_aws_distributed"));
   EXPECT_LE(mape["tf_benchmarks_2017_aws_distributed"].first, 12.0);
@@ -277,7 +291,7 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
 // Inception-v3 with TensorFlow's distributed parameter servers on up to 128 nodes (CSCS, August
 // 2017; tests/data/validation/README.md): Piz Daint (one P100 per node, Aries), a cluster of
 // single-K80 p2.xlarge instances and one of 8-K80 p2.8xlarge instances, the source's ps-task count
-// per size (systems.json servers_at). Each system's rows are held to their MAPE, and the rows the
+// and variable update per size (systems.json servers_at). Each system's rows are held to their MAPE, and the rows the
 // model misses are named: the p2.xlarge curve flattens from 64 nodes (996 and 1,078 images/s at
 // 64 and 128) faster than the simulation does (scenarios/README.md, "Scaling out to 128 nodes").
 TEST(Validation, DistributedParameterServersOnUpTo128Nodes) {
@@ -311,9 +325,10 @@ TEST(Validation, DistributedParameterServersOnUpTo128Nodes) {
   }
   // Piz Daint sends every worker's bytes over gRPC, and from 8 nodes on these runs used the
   // parameter_server variable update, whose reads the model makes wait for every push and the
-  // closing barrier without overlapping them with the next forward pass: 15-30 % too slow (9.8 %
-  // before that mode was modelled, when every read overlapped the backward pass).
-  EXPECT_LE(all_rows["Piz Daint"].sum / 7, 26.0);
+  // closing barrier without overlapping them with the next forward pass: 15-28 % too slow up to 64
+  // nodes, 22.5 % MAPE (9.8 % before that mode was modelled, when every read overlapped the
+  // backward pass): a known regression, held here so that it does not grow.
+  EXPECT_LE(all_rows["Piz Daint"].sum / 7, 24.0);
   EXPECT_LE(all_rows["AWS p2.8xlarge cluster"].sum / 7, 12.0);
   EXPECT_LE(by_system["AWS p2.xlarge cluster"].sum / by_system["AWS p2.xlarge cluster"].rows, 12.0);
 }
@@ -338,9 +353,7 @@ TEST(Validation, HorovodHostStagedRowsWithinThresholds) {
              measured_table.cell(row, measured_table.column("gpus"))] =
         measured_table.number(row, measured_table.column("value"));
   const auto simulated = trainsim::CsvTable::read(dir + "/simulated.csv");
-  std::vector<double> half_widths;
-  double ape = 0;
-  int rows = 0, inside = 0;
+  BandTally tally;
   for (std::size_t row = 0; row < simulated.row_count(); ++row) {
     const auto cell = [&](const char* column) { return simulated.cell(row, simulated.column(column)); };
     if (cell("gpus") == "1") continue;
@@ -351,22 +364,17 @@ TEST(Validation, HorovodHostStagedRowsWithinThresholds) {
     ASSERT_FALSE(cell("samples_per_s_low").empty()) << key << ": a host-staged all-reduce runs the published stack";
     const double low = std::stod(cell("samples_per_s_low"));
     const double high = std::stod(cell("samples_per_s_high"));
-    ++rows;
-    ape += std::abs(s - m) / m;
-    inside += low <= m && m <= high;
-    half_widths.push_back((high - low) / 2 / s);
+    tally.add(m, s, low, high);
     std::cout << key << ": measured " << m << ", simulated " << s << " [" << low << ", " << high << "]\n";
   }
-  ASSERT_EQ(rows, 6);
-  std::sort(half_widths.begin(), half_widths.end());
-  const double median = (half_widths[2] + half_widths[3]) / 2;
-  std::cout << "Horovod host-staged rows: MAPE " << 100 * ape / rows << " %, inside the band " << inside
-            << ", median half-width " << 100 * median << " %\n";
+  ASSERT_EQ(tally.rows, 6);
+  std::cout << "Horovod host-staged rows: MAPE " << tally.mape_percent() << " %, inside the band " << tally.inside
+            << ", median half-width " << 100 * tally.median_half_width() << " %\n";
   // 10.7 %, 5 of 6 and 32 % today (2026-11-27); Inception-v3 on 16 GPUs, hidden behind its backward
   // pass in the measurement, is 22 % too slow and outside the band.
-  EXPECT_LE(100 * ape / rows, 12.0);
-  EXPECT_GE(inside, 5);  // 80 % of 6 rows, rounded up
-  EXPECT_LE(median, 0.35);
+  EXPECT_LE(tally.mape_percent(), 12.0);
+  EXPECT_GE(tally.inside, 5);  // 80 % of 6 rows, rounded up
+  EXPECT_LE(tally.median_half_width(), 0.35);
 }
 
 // A dataset no entry of SYSTEMS.json maps is reported and skipped (documented behaviour), not fatal:
