@@ -153,11 +153,16 @@ int run_calibrate_stack(const CalibrateStackOptions& o) {
   document.erase("sweep");  // the calibrated run, not the small run's sweep space
   write_output(o.out, document.dump(2) + "\n");
 
+  // The default this scenario's platform gets (the K80's clock spread for iteration_cv).
+  const double published_default =
+      plan::read_software_stack(std::nullopt, scenario.cpu ? 0.0 : scenario.platform.gpu.clock_spread)
+          .constants.at(static_cast<std::size_t>(key))
+          .value;
   const std::string summary = fmt::format(
       "fitted {} = {:.6g} (published default {:g}, range {:g}–{:g}) to the measured iteration {:.6g} s on {} GPUs\n"
       "simulated with it: {:.6g} s ({:+.2f} %); every other constant stays at its default\n"
       "scenario written to {}: change platform.nodes there to predict a larger run\n",
-      name, value / unit, plan::SoftwareStack().constants.at(static_cast<std::size_t>(key)).value / unit,
+      name, value / unit, published_default / unit,
       range.low / unit, range.high / unit, measured_s, scenario.gpus(), fitted_s, 100 * residual, o.out);
   if (!o.json_output.empty()) {
     const Json j{{"constant", name},
