@@ -94,10 +94,10 @@ std::vector<GpuSpec> make_catalog() {
     // GPU Boost's clock range, base to boost, MHz, where a board's power limit makes training use it:
     // Tesla K80 board specification BD-07317-001 (562-875, two GK210 dies sharing 300 W, passively
     // cooled). Single-GPU boards are left at 0: a P100 (datasheet 2016: SXM2 1,328-1,480, PCIe
-    // 1,126-1,303) has its board's whole power limit to itself, and the P100 runs measured with
-    // TensorFlow in 2017 show no such spread (Piz Daint's single-P100 nodes within 4 % of the
-    // model up to 64 nodes with it at 0, Horovod's PCIe P100 rows; tests/data/validation), so
-    // iteration_cv keeps its default there and the clock range stays inside its band.
+    // 1,126-1,303) has its board's whole power limit to itself, and no P100 data shows such a spread
+    // (with it, Horovod's PCIe P100 rows of tests/data/validation went from 10.7 to 12.4 % MAPE and
+    // Piz Daint's single-P100 rows further below the measurements), so iteration_cv keeps its
+    // default there and the clock range stays inside its band.
     const auto spread = [](double base, double boost) { return (boost - base) / std::sqrt(12.0) / boost; };
     if (g.name == "K80") g.clock_spread = spread(562, 875);
   }

@@ -43,8 +43,9 @@ namespace {
 //    (NVIDIA Tesla K80 board specification BD-07317-001, "NVIDIA GPU Boost on Tesla K80": 562 to
 //    875 MHz, 300 W for two GK210 dies, passively cooled), so the GPUs of one job do not run at one
 //    speed; a clock spread uniformly over the K80's range has σ = (875 − 562)/√12 MHz, 10.3 % of the
-//    boost clock (P100 SXM2's 1,328–1,480 MHz: 3.0 %). Band 0.2 % (a dedicated, fixed-clock GPU)
-//    to 10 % (the widest clock range among the GPUs of tests/data/validation).
+//    boost clock, which is the default on the K80 (GpuSpec::clock_spread: two dies under one
+//    power limit); single-GPU boards such as the P100 keep 0.5 %. Band 0.2 % (a dedicated,
+//    fixed-clock GPU) to the larger of 10 % (about the K80's spread) and the default.
 //  - tcp_stream_Gbps: one TCP stream on 10–40 GbE with the kernels of 2016–2018 reaches
 //    10–35 Gb/s (ESnet fasterdata host tuning: about 20 Gb/s per stream on 40 GbE untuned);
 //    Open MPI's TCP BTL opens one connection per peer (btl_tcp_links = 1).

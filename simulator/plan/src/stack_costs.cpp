@@ -41,14 +41,15 @@ ServerRpcs bucket_rpcs(const TrainingPlan& plan, const PlannedBucket& bucket,
 // TensorFlow's gRPC parameter server (TF 1.x, tensorflow/core/distributed_runtime/rpc): every
 // variable's gradient reaches its ps task as one RecvTensor RPC per worker, and every updated
 // variable comes back the same way, so each push and pull costs, per RPC, a fixed overhead on each
-// end (rendezvous look-up, TensorProto header, a closure on the compute pool) and a per-byte
-// (de)serialisation and copy (EncodeTensorToByteBuffer on the sender, the ByteBuffer parse into
-// the receiving tensor) at `rpc_GBps`, the rate the cited benchmarks measured between one pair of
+// end (rendezvous look-up, TensorProto header, a closure on the compute pool) and a per-byte parse
+// and copy by the receiving process (the sender hands gRPC the tensor's buffer uncopied,
+// tensor_coding.cc) at `rpc_GBps`, the rate the cited benchmarks measured between one pair of
 // processes. gRPC keeps one channel (one HTTP/2 connection, one TCP stream) per pair of tasks, so
-// a pair's RPCs stream one after another, while a process serves different peers' channels on up
-// to `rpc_threads` threads at once (the RecvTensor closures run on its compute pool):
-// server i spends W·(b_i/rate)/min(threads, W) + W·n_i·overhead/threads, a worker
-// max(Σ_i (n_i·overhead + b_i/rate)/threads, its largest channel's). server_throughput_GBps, where
+// a pair's RPCs stream one after another, while a process parses different peers' channels on up
+// to `rpc_threads` threads at once: server i spends W·(b_i/rate)/min(threads, W) +
+// W·n_i·overhead/threads on a push of W workers, W·n_i·overhead/threads on a pull; a worker on a
+// pull max(Σ_i (n_i·overhead + b_i/rate)/threads, its largest channel's), on a push its fixed
+// costs and its largest channel. server_throughput_GBps, where
 // set, replaces the servers' per-byte part by the user's measured rate.
 void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
   const double rpc_s = stack.get(StackKey::rpc_overhead);
