@@ -162,8 +162,8 @@ int run_calibrate_stack(const CalibrateStackOptions& o) {
       "fitted {} = {:.6g} (published default {:g}, range {:g}–{:g}) to the measured iteration {:.6g} s on {} GPUs\n"
       "simulated with it: {:.6g} s ({:+.2f} %); every other constant stays at its default\n"
       "scenario written to {}: change platform.nodes there to predict a larger run\n",
-      name, value / unit, published_default / unit,
-      range.low / unit, range.high / unit, measured_s, scenario.gpus(), fitted_s, 100 * residual, o.out);
+      name, value / unit, published_default / unit, range.low / unit, range.high / unit, measured_s, scenario.gpus(),
+      fitted_s, 100 * residual, o.out);
   if (!o.json_output.empty()) {
     const Json j{{"constant", name},
                  {"value", value / unit},

@@ -161,7 +161,8 @@ StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
       if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
       c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
       c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
-      if (auto u = e.find("ps_variable_update")) c.ps_variable_update = u->one_of({"parameter_server", "distributed_replicated"});
+      if (auto u = e.find("ps_variable_update"))
+        c.ps_variable_update = u->one_of({"parameter_server", "distributed_replicated"});
       mapping.servers_at.push_back(std::move(c));
     }
   }
