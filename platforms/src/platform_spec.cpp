@@ -45,6 +45,13 @@ std::string to_string(TopologyKind k) {
   return std::string(kTopologies.name(k));
 }
 
+std::vector<std::string> NcclNetSpec::protocol_names() const {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kNcclProtocolNames.size(); ++i)
+    if (protocols[i]) names.emplace_back(kNcclProtocolNames[i]);
+  return names;
+}
+
 namespace {
 
 constexpr double kGBps = 1e9;
@@ -857,12 +864,7 @@ Json to_json(const PlatformSpec& spec) {
       nccl["proxy_step_us"] = clean(n.nccl.proxy_step_s * 1e6);
     }
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
-    if (!n.nccl.all_protocols()) {
-      Json protocols = Json::array();
-      for (std::size_t i = 0; i < kNcclProtocolNames.size(); ++i)
-        if (n.nccl.protocols[i]) protocols.push_back(kNcclProtocolNames[i]);
-      nccl["protocols"] = protocols;
-    }
+    if (!n.nccl.all_protocols()) nccl["protocols"] = n.nccl.protocol_names();
     if (n.nccl.amd_cpu) nccl["cpu_vendor"] = "amd";
     net["nccl"] = nccl;
   }

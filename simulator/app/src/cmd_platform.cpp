@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "trainsim/core/output.hpp"
@@ -159,13 +160,8 @@ int platform_info(const PlatformInfoOptions& o) {
                          spec.network.nccl.calibrated_from.empty()
                              ? ""
                              : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
-    if (!spec.network.nccl.all_protocols()) {
-      std::string names;
-      for (std::size_t i = 0; i < 3; ++i)
-        if (spec.network.nccl.protocols[i])
-          names += std::string(names.empty() ? "" : ", ") + platforms::kNcclProtocolNames[i];
-      out += "NCCL proto " + names + " only (NCCL_PROTO)\n";
-    }
+    if (!spec.network.nccl.all_protocols())
+      out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

@@ -621,7 +621,7 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
     // measured already 14 % slow). More nodes: the tree's flows are no longer at the graph's rate.
     const double correction = tree_correction(choice.protocol, bytes);
     const double raw_tree = topo.channels * graph_bw_intra(topo, Algorithm::tree) * 1e9;
-    if (choice.protocol == Protocol::ll && topo.nodes > 1 && topo.nodes <= 2 && choice.bus_bandwidth_Bps > 0)
+    if (choice.protocol == Protocol::ll && topo.nodes == 2 && choice.bus_bandwidth_Bps > 0)
       c.wire_factor = std::max(overhead, raw_tree * correction / choice.bus_bandwidth_Bps);
     c.wire_factor /= correction;
   }

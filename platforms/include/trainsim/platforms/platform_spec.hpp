@@ -106,6 +106,8 @@ struct NcclNetSpec {
   /// on 2 nodes instead of 39). Intel's figures by default.
   bool amd_cpu = false;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
+  /// The enabled protocols' NCCL_PROTO names, in kNcclProtocolNames' order.
+  std::vector<std::string> protocol_names() const;
   /// Whether the transport's costs were given (or calibrated); the protocols are apart.
   bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }
 };
