@@ -82,7 +82,9 @@ LinkFindings analyse_links(Simulation& sim, const plan::TrainingPlan& plan, cons
   for (std::size_t i = 0; i < exposed.ops.size(); ++i) {
     const OpTraffic& op = exposed.ops[i];
     const double duration = op.end_s - op.start_s;
-    const double inside = std::min(op.end_s, exposed.end_s) - std::max(op.start_s, exposed.begin_s);
+    double inside = std::max(0.0, std::min(op.end_s, exposed.end_s) - std::max(op.start_s, exposed.begin_s));
+    for (const auto& [begin, end] : exposed.waits)
+      inside += std::max(0.0, std::min(op.end_s, end) - std::max(op.start_s, begin));
     if (duration <= 0 || inside <= 0) continue;
     loaded.clear();
     for (const LinkBytes& lb : op.bytes) {

@@ -31,7 +31,10 @@ struct OpTraffic {
 struct ExposedTraffic {
   double begin_s = 0;          ///< the last GPU's end of backward
   double end_s = 0;            ///< the last communication operation's end
-  std::vector<OpTraffic> ops;  ///< operations that ended after every GPU finished backward
+  std::vector<OpTraffic> ops;  ///< operations that ended after every GPU finished backward, and reads
+  /// Before the backward's end: where a GPU's forward waited for a parameter-server read of the
+  /// step's variables (disjoint, sorted). Exposed as the window above is.
+  std::vector<std::pair<double, double>> waits;
 };
 
 /// What the links did over an iteration of `iteration_s` seconds.

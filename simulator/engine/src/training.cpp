@@ -61,13 +61,13 @@ struct Run {
   std::vector<int> kernels_on;                      // per group's first rank: collective kernels holding its SMs now
   std::vector<char> kernel_overlapped;              // per group's first rank: a kernel held SMs during the current segment
   std::vector<double> kernel_slowdown_s;            // per GPU: compute time lost to collective kernels' SMs
-  int pushes_left = 0;                              // parameter servers: pushes of the iteration not yet ended
-  int barrier_waiters = 0;       // pulls that start after all pushes (plan::CommOp::after_all_pushes)
-  sg4::SemaphorePtr all_pushed;  // released once per waiter when the last push ends
   // zero_stage 3: per gate (TrainingPlan::gates), released once per GPU actor when its all-gather
-  // is done, and once per GPU when that GPU begins the compute after it.
+  // is done, and once per GPU when that GPU begins the compute after it. Parameter servers whose
+  // step reads the variables (read_at_start): one gate per bucket in forward order, opened by the
+  // bucket's read; the forward's layer groups wait for them, and nothing gates the backward.
   std::vector<sg4::SemaphorePtr> gate_open;
   std::vector<sg4::SemaphorePtr> gate_passed;
+  bool backward_gates = false;       // zero_stage 3: the backward's groups wait for their all-gathers too
   sg4::SemaphorePtr update_done;     // released once per GPU after its optimizer step
   sg4::SemaphorePtr iteration_done;  // released once per GPU actor after the post-update operations
 };
@@ -147,7 +147,11 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
   double lost_s = 0;
   // zero_stage 3: wait until gate g's parameters are gathered, then say every GPU passed it.
   auto pass_gate = [&run, &ranks](std::size_t g) {
+    const double before = sg4::Engine::get_clock();
     run.gate_open[g]->acquire();
+    // A read's wait is exposed communication (a stage 3 gather's is left to the backward's window).
+    if (!run.backward_gates && sg4::Engine::get_clock() > before)
+      run.exposed.waits.emplace_back(before, sg4::Engine::get_clock());
     for (std::size_t i = 0; i < ranks.size(); ++i) run.gate_passed[g]->release();
   };
   const bool gated = !run.gate_open.empty();
@@ -155,14 +159,18 @@ void gpu_actor(Run& run, const std::vector<int>& ranks) {
     const double begin = sg4::Engine::get_clock();
     run.kernel_overlapped[first] = run.kernels_on[first] > 0;
     if (gated && segment == 0 && !profile.forward_groups_s.empty()) {
-      // The forward in layer groups, each after its all-gather: waits are not compute.
+      // The forward in layer groups, each after its all-gather or read: waits are not compute.
       execute_seconds(profile.accumulation_s * gpu.slowdown);
       for (std::size_t g = 0; g < profile.forward_groups_s.size(); ++g) {
         pass_gate(g);
         execute_seconds(profile.forward_groups_s[g] * gpu.slowdown);
       }
+    } else if (gated && segment == 0 && !run.backward_gates) {
+      // Reads without the forward's layer groups (a plan edited without them): every read first.
+      for (std::size_t g = 0; g < k; ++g) pass_gate(g);
+      execute_seconds(profile.segments_s[segment] * gpu.slowdown);
     } else {
-      if (gated && segment >= 1 && segment <= k) pass_gate(k + segment - 1);
+      if (run.backward_gates && segment >= 1 && segment <= k) pass_gate(k + segment - 1);
       execute_seconds(profile.segments_s[segment] * gpu.slowdown);
     }
     const double now = sg4::Engine::get_clock();
@@ -377,45 +385,82 @@ std::vector<std::pair<sg4::Host*, sg4::Host*>> server_routes(const Run& run) {
   return routes;
 }
 
-// Starts one actor per bucket chain (its first operation, waiting for its trigger, and the ones
-// after it) and returns them.
-std::vector<sg4::ActorPtr> start_server_chains(Run& run, const ParameterServerOptions& ps,
-                                               const CollectiveOptions& options) {
-  const TrainingPlan& plan = run.plan;
-  std::vector<sg4::ActorPtr> actors;
+// A bucket's parameter-server chain, plan.ops[first, last): its first operation waits for its
+// trigger, each later one for the one before it. `reads` is where the step's read of its
+// variables begins (a pull with CommOp::after_all_pushes; `last` where there is none).
+struct ServerChain {
+  std::size_t first = 0;
+  std::size_t reads = 0;
+  std::size_t last = 0;
+};
+
+std::vector<ServerChain> server_chains(const TrainingPlan& plan) {
+  std::vector<ServerChain> chains;
   for (std::size_t first = 0; first < plan.ops.size();) {
     std::size_t last = first + 1;
     while (last < plan.ops.size() && plan.ops[last].trigger == CommTrigger::previous_op) {
       TRAINSIM_CHECK(plan.ops[last].after_op == static_cast<int>(last) - 1, "a chained operation follows the one before it");
       ++last;
     }
-    const plan::CommOp& head = plan.ops[first];
-    TRAINSIM_CHECK(head.trigger != CommTrigger::previous_op, "a parameter-server chain starts with its trigger");
-    auto body = [&run, &plan, first, last, ps, &options] {
-      const plan::CommOp& trigger = plan.ops[first];
-      if (trigger.trigger == CommTrigger::bucket_ready)
-        for (int i = 0; i < run.plan.gpus; ++i) run.bucket_ready[trigger.bucket]->acquire();
-      for (std::size_t i = first; i < last; ++i) {
-        const plan::CommOp& op = plan.ops[i];
-        if (op.after_all_pushes) run.all_pushed->acquire();
-        // The variable's own barrier (its token queues) between its push and its read.
-        if (op.variable_barrier_s > 0) sg4::this_actor::sleep_for(op.variable_barrier_s);
-        OpTiming& timing = run.op_timings[i];
-        timing.start_s = sg4::Engine::get_clock();
-        run_op(run, op, ps, options);
-        timing.end_s = sg4::Engine::get_clock();
-        timing.exposed = run.backward_finished == run.plan.gpus;
-        if (op.kind == CommKind::push && --run.pushes_left == 0 && run.barrier_waiters > 0) {
-          // The synchronous barrier's token queues, then every waiting pull goes.
-          if (run.plan.barrier_s > 0) sg4::this_actor::sleep_for(run.plan.barrier_s);
-          for (int w = 0; w < run.barrier_waiters; ++w) run.all_pushed->release();
-        }
-      }
-    };
-    actors.push_back(sg4::Actor::create("bucket-" + std::to_string(head.bucket), run.sim.gpu(0), body));
+    TRAINSIM_CHECK(plan.ops[first].trigger != CommTrigger::previous_op,
+                   "a parameter-server chain starts with its trigger");
+    std::size_t reads = first;
+    while (reads < last && !plan.ops[reads].after_all_pushes) ++reads;
+    chains.push_back({first, reads, last});
     first = last;
   }
-  return actors;
+  return chains;
+}
+
+// Whether operation i is part of a step's read (from its chain's after_all_pushes pull on), which
+// the engine runs at the iteration's start.
+std::vector<bool> read_at_start(const TrainingPlan& plan) {
+  std::vector<bool> reads(plan.ops.size(), false);
+  if (plan.servers.empty()) return reads;
+  for (const ServerChain& c : server_chains(plan))
+    for (std::size_t i = c.reads; i < c.last; ++i) reads[i] = true;
+  return reads;
+}
+
+void run_timed(Run& run, std::size_t i, const ParameterServerOptions& ps, const CollectiveOptions& options) {
+  OpTiming& timing = run.op_timings[i];
+  timing.start_s = sg4::Engine::get_clock();
+  run_op(run, run.plan.ops[i], ps, options);
+  timing.end_s = sg4::Engine::get_clock();
+  timing.exposed = run.backward_finished == run.plan.gpus;
+}
+
+// The step's read of a chain's variables, plan.ops[reads, last), at the iteration's start: the
+// previous step's pushes and its barrier are done (steady state), and the forward of the bucket's
+// layers waits for it (its gate, forward group K − 1 − bucket).
+sg4::ActorPtr start_reads(Run& run, const ServerChain& chain, const ParameterServerOptions& ps,
+                          const CollectiveOptions& options) {
+  const std::size_t bucket = run.plan.ops[chain.reads].bucket;
+  auto body = [&run, chain, bucket, ps, &options] {
+    for (std::size_t i = chain.reads; i < chain.last; ++i) {
+      run_timed(run, i, ps, options);
+      run.op_timings[i].exposed = true;  // the link analysis counts it where the forward waited (ExposedTraffic::waits)
+    }
+    const std::size_t gate = run.plan.buckets.size() - 1 - bucket;
+    for (std::size_t g = 0; g < run.compute_groups.size(); ++g) run.gate_open.at(gate)->release();
+  };
+  return sg4::Actor::create("read-" + std::to_string(bucket), run.sim.gpu(0), body);
+}
+
+// A chain's gradient side, plan.ops[first, reads): waits for its trigger, then runs in order.
+sg4::ActorPtr start_pushes(Run& run, const ServerChain& chain, const ParameterServerOptions& ps,
+                           const CollectiveOptions& options) {
+  auto body = [&run, chain, ps, &options] {
+    const plan::CommOp& trigger = run.plan.ops[chain.first];
+    if (trigger.trigger == CommTrigger::bucket_ready)
+      for (int i = 0; i < run.plan.gpus; ++i) run.bucket_ready[trigger.bucket]->acquire();
+    for (std::size_t i = chain.first; i < chain.reads; ++i) {
+      // The variable's own barrier (its token queues) between its push and its read.
+      if (run.plan.ops[i].variable_barrier_s > 0) sg4::this_actor::sleep_for(run.plan.ops[i].variable_barrier_s);
+      run_timed(run, i, ps, options);
+    }
+  };
+  return sg4::Actor::create("bucket-" + std::to_string(run.plan.ops[chain.first].bucket), run.sim.gpu(0), body);
 }
 
 // The link analysis spreads an operation's bytes evenly over its span; operations that overlap
@@ -463,19 +508,23 @@ void server_communicator_actor(Run& run) {
     run.grouped = std::make_unique<GroupedFlows>(run.sim, server_routes(run));
     ps.grouped = run.grouped.get();
   }
+  const CollectiveOptions options;
+  const std::vector<ServerChain> chains = server_chains(plan);
+  std::vector<sg4::ActorPtr> actors;
+  // The step's reads first: the forward waits for them, also where the pushes wait for the backward.
+  // They are issued in forward order (the plan's buckets are in backward order), as TensorFlow's
+  // executor takes its ready Recv nodes in graph order: the first layers' variables come first
+  // through the workers' and servers' software queues (ServerSoftware, first come first served).
+  for (auto c = chains.rbegin(); c != chains.rend(); ++c)
+    if (c->reads < c->last) actors.push_back(start_reads(run, *c, ps, options));
   if (!plan.overlap)
     for (int i = 0; i < plan.gpus; ++i) run.backward_done->acquire();
-  const CollectiveOptions options;
-  run.all_pushed = sg4::Semaphore::create(0);
-  for (const plan::CommOp& op : plan.ops) {
-    if (op.kind == CommKind::push) ++run.pushes_left;
-    if (op.after_all_pushes) ++run.barrier_waiters;
-  }
-  for (auto& a : start_server_chains(run, ps, options)) a->join();
-  // Without pulls that wait for every push, the synchronous barrier closes the step: every worker
-  // waits there for the others once all its operations are done (tf_cnn_benchmarks'
-  // 'sync_queues_step_end_'), before the next step begins.
-  if (run.barrier_waiters == 0 && plan.barrier_s > 0) sg4::this_actor::sleep_for(plan.barrier_s);
+  for (const ServerChain& c : chains)
+    if (c.first < c.reads) actors.push_back(start_pushes(run, c, ps, options));
+  for (auto& a : actors) a->join();
+  // The synchronous barrier closes the step: every worker waits there for the others once all its
+  // operations are done (tf_cnn_benchmarks' 'sync_queues_step_end_'), before the next step's reads.
+  if (plan.barrier_s > 0) sg4::this_actor::sleep_for(plan.barrier_s);
   if (run.grouped) run.grouped->account_bytes();
   record_exposed_server_traffic(run);
   for (int i = 0; i < plan.gpus; ++i) run.communication_done->release();
@@ -540,15 +589,27 @@ void check_gpu_actors(const TrainingPlan& plan, std::size_t actors, const std::s
 }
 
 // A bucket's communication: from its first operation's start to its last one's end.
+// A step's read (read_at_start) is the bucket's read interval, apart.
 std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::vector<OpTiming>& ops) {
   std::vector<BucketTiming> out;
+  std::vector<bool> seen;
+  const std::vector<bool> reads = read_at_start(plan);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const plan::CommOp& op = plan.ops[i];
     if (out.size() <= op.bucket) {
       out.resize(op.bucket + 1);
-      out[op.bucket] = BucketTiming{plan.buckets[op.bucket].bytes, ops[i].start_s, ops[i].start_s, ops[i].end_s};
+      seen.resize(op.bucket + 1, false);
     }
-    out[op.bucket].end_s = ops[i].end_s;
+    BucketTiming& t = out[op.bucket];
+    t.bytes = plan.buckets[op.bucket].bytes;
+    if (reads[i]) {
+      if (!t.has_read()) t.read_start_s = ops[i].start_s;
+      t.read_end_s = ops[i].end_s;
+      continue;
+    }
+    if (!seen[op.bucket]) t.ready_s = t.start_s = ops[i].start_s;
+    seen[op.bucket] = true;
+    t.end_s = ops[i].end_s;
   }
   return out;
 }
@@ -589,10 +650,15 @@ void write_trace(const TrainingPlan& plan, const Run& run, const std::vector<Buc
   const int comm_pid = plan.nodes;
   trace.name_process(comm_pid, "communication");
   trace.name_thread(comm_pid, 0, plan.strategy);
+  if (std::any_of(buckets.begin(), buckets.end(), [](const BucketTiming& t) { return t.has_read(); }))
+    trace.name_thread(comm_pid, 1, "reads of the variables");
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const auto& t = buckets[b];
     trace.complete(comm_pid, 0, "bucket " + std::to_string(b) + " (" + format_bytes(t.bytes) + ")", "communication", t.start_s,
                    t.end_s - t.start_s);
+    if (t.has_read())
+      trace.complete(comm_pid, 1, "read bucket " + std::to_string(b), "communication", t.read_start_s,
+                     t.read_end_s - t.read_start_s);
   }
   write_file_atomically(path, trace.dump());
 }
@@ -604,8 +670,8 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   if (options.on_plan) options.on_plan(plan);
 
   const std::size_t n = static_cast<std::size_t>(plan.gpus);
-  Run run{plan, sim, {}, {}, nullptr, nullptr, {},      {}, {}, 0,       {},     nullptr,
-          {},   {},  {}, {}, 0,       0,       nullptr, {}, {}, nullptr, nullptr};
+  Run run{plan,    sim, {}, {}, nullptr, nullptr, {}, {},    {},      0,      {},
+          nullptr, {},  {}, {}, {},      {},      {}, false, nullptr, nullptr};
   for (const auto& server : plan.servers) run.servers.push_back(server_host(sim, server));
   run.segment_end_s.resize(n);
   run.end_s.assign(n, 0.0);
@@ -616,7 +682,11 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   for (std::size_t b = 0; b < plan.buckets.size(); ++b) run.bucket_ready.push_back(sg4::Semaphore::create(0));
   run.backward_done = sg4::Semaphore::create(0);
   run.communication_done = sg4::Semaphore::create(0);
-  for (int g = 0; g < plan.gates(); ++g) {
+  const std::vector<bool> reads = read_at_start(plan);
+  const bool read_gates = std::find(reads.begin(), reads.end(), true) != reads.end();
+  const int gates = read_gates ? static_cast<int>(plan.buckets.size()) : plan.gates();
+  run.backward_gates = plan.zero_stage == 3;
+  for (int g = 0; g < gates; ++g) {
     run.gate_open.push_back(sg4::Semaphore::create(0));
     run.gate_passed.push_back(sg4::Semaphore::create(0));
   }
@@ -641,6 +711,16 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   measured.kernel_slowdown_s = run.kernel_slowdown_s;
   measured.buckets = bucket_timings(plan, run.op_timings);
   for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
+  // The forward's waits of every GPU actor, as one union of intervals.
+  std::vector<std::pair<double, double>>& waits = run.exposed.waits;
+  std::sort(waits.begin(), waits.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& w : waits)
+    if (!merged.empty() && w.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, w.second);
+    else
+      merged.push_back(w);
+  waits = std::move(merged);
   for (const OpTiming& t : run.op_timings) run.exposed.end_s = std::max(run.exposed.end_s, t.end_s);  // PS ops end in any order
   LinkFindings links =
       analyse_links(sim, plan, run.servers, run.exposed, plan::measured_iteration_s(measured), options.busiest_links);

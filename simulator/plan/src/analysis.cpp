@@ -300,6 +300,10 @@ double measured_iteration_s(const MeasuredIteration& measured) {
 }
 
 double communication_time(std::vector<BucketTiming> buckets) {
+  // A bucket's read at the step's start is an interval of its own.
+  const std::size_t gradients = buckets.size();
+  for (std::size_t i = 0; i < gradients; ++i)
+    if (buckets[i].has_read()) buckets.push_back(BucketTiming{0, 0, buckets[i].read_start_s, buckets[i].read_end_s});
   std::sort(buckets.begin(), buckets.end(),
             [](const BucketTiming& a, const BucketTiming& b) { return a.start_s < b.start_s; });
   double total = 0;

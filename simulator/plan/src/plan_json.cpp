@@ -598,7 +598,8 @@ ComputeProfile read_profile(const JsonNode& e, std::size_t index, const Training
   p.segments_s = read_numbers(e.at("segments_s"));
   if (const auto a = e.find("accumulation_s")) p.accumulation_s = a->non_negative_number();
   if (const auto g = e.find("forward_groups_s")) {
-    if (plan.zero_stage != 3) throw g->error("applies to plans of zero_stage 3 only");
+    if (plan.zero_stage != 3 && plan.strategy != "parameter_server")
+      throw g->error("applies to plans of zero_stage 3 or parameter servers only");
     p.forward_groups_s = read_numbers(*g);
   }
   for (std::size_t b = 0; b < plan.buckets.size(); ++b)

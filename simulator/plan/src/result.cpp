@@ -196,7 +196,14 @@ Json IterationResult::to_json() const {
   j["network_model"] = network_model;
   j["calibration_factor"] = calibration_factor;
   Json b = Json::array();
-  for (const auto& t : buckets) b.push_back(Json{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}});
+  for (const auto& t : buckets) {
+    Json one{{"bytes", t.bytes}, {"ready_s", t.ready_s}, {"start_s", t.start_s}, {"end_s", t.end_s}};
+    if (t.has_read()) {
+      one["read_start_s"] = t.read_start_s;
+      one["read_end_s"] = t.read_end_s;
+    }
+    b.push_back(std::move(one));
+  }
   j["buckets"] = b;
   if (!servers.empty()) {  // all-reduce results keep their keys
     double total = 0;
@@ -295,9 +302,13 @@ IterationResult IterationResult::from_json(const JsonNode& node) {
   if (auto v = node.find("network_model")) r.network_model = v->as_string();
   r.calibration_factor = optional_number(node, "calibration_factor", 1);
   if (auto buckets = node.find("buckets"))
-    for (const auto& t : buckets->elements())
-      r.buckets.push_back(BucketTiming{t.at("bytes").as_number(), t.at("ready_s").as_number(), t.at("start_s").as_number(),
-                                       t.at("end_s").as_number()});
+    for (const auto& t : buckets->elements()) {
+      BucketTiming timing{t.at("bytes").as_number(), t.at("ready_s").as_number(), t.at("start_s").as_number(),
+                          t.at("end_s").as_number()};
+      timing.read_start_s = optional_number(t, "read_start_s", 0);
+      timing.read_end_s = optional_number(t, "read_end_s", 0);
+      r.buckets.push_back(timing);
+    }
   if (auto v = node.find("placement")) r.variable_placement = v->as_string();
   if (auto list = node.find("servers"))
     for (const auto& x : list->elements()) {

@@ -108,9 +108,10 @@ void charge_grpc(TrainingPlan& plan, const SoftwareStack& stack) {
     // variables in its forward pass (through a caching device, once per worker and step), the
     // gradients go to the ps tasks' applies, and the step closes with the token-queue barrier. So
     // the reads of a step start after every worker's pushes and that barrier, and nothing of the
-    // previous step hides them: a pull after all pushes. The forward pass of the layers whose
-    // variables arrived first could overlap the rest of the reads; it is not modelled (it would
-    // hide at most the forward time of the layers before the last variable to arrive).
+    // previous step hides them: a pull after all pushes. They are the step's first operations, all
+    // issued at once, and a layer's forward needs only its own variables: the engine runs them at
+    // the iteration's start, in forward order, and each layer group's forward waits for its read
+    // (ComputeProfile::forward_groups_s), so the forward of the first layers hides the later reads.
     if (stack.modelled && op.kind == CommKind::pull) {
       if (stack.ps_variable_update == "parameter_server")
         op.after_all_pushes = true;

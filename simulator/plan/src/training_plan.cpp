@@ -555,7 +555,10 @@ void plan_compute(TrainingPlan& plan, const Scenario& scenario, const workloads:
       profile.segments_s.front() += profile.accumulation_s;
       // Each GPU steps the optimizer over its shard only.
       profile.update.seconds /= plan.shard_group;
-      if (plan.zero_stage == 3 && !graph.buckets.empty()) {
+      // Stage 3 gathers each layer group's parameters before its forward; a parameter-server step
+      // reads them (CommOp::after_all_pushes): the forward of a group waits for its variables.
+      const bool gated_forward = plan.zero_stage == 3 || scenario.strategy.kind == StrategyKind::parameter_server;
+      if (gated_forward && !graph.buckets.empty()) {
         const std::size_t k = graph.buckets.size();
         profile.forward_groups_s.assign(k, 0.0);
         const std::vector<std::size_t> groups = forward_groups(graph);
@@ -730,6 +733,8 @@ TrainingPlan build_sized_plan(const Scenario& scenario, const workloads::Workloa
   if (plan.zero_stage > 0) add_sharded_ops(plan, scenario.strategy.overlap, topo, scenario.platform.gpu.sm_count);
   plan.all_reduce_bytes_per_byte = plan::all_reduce_bytes_per_byte(plan);
   apply_stack_costs(plan, scenario);
+  if (ps && std::none_of(plan.ops.begin(), plan.ops.end(), [](const CommOp& op) { return op.after_all_pushes; }))
+    for (ComputeProfile& profile : plan.profiles) profile.forward_groups_s.clear();  // no read gates the forward
   if (ps) plan.server_representation = resolve_server_representation(plan);
   return plan;
 }

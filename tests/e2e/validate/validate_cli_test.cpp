@@ -288,93 +288,94 @@ TEST(Validation, ShippedSystemsOnThePublishedMeasurementsWithinThresholds) {
   EXPECT_EQ(check.problems, "") << "layout problems in " << dir << "/report.html";
 }
 
-// Inception-v3 with TensorFlow's distributed parameter servers on up to 128 nodes (CSCS, August
-// 2017; tests/data/validation/README.md): Piz Daint (one P100 per node, Aries), a cluster of
-// single-K80 p2.xlarge instances and one of 8-K80 p2.8xlarge instances, the source's ps-task count
-// and variable update per size (systems.json servers_at). Each system's rows are held to their MAPE, and the rows the
-// model misses are named: the p2.xlarge curve flattens from 64 nodes (996 and 1,078 images/s at
-// 64 and 128) faster than the simulation does (scenarios/README.md, "Scaling out to 128 nodes").
-TEST(Validation, DistributedParameterServersOnUpTo128Nodes) {
-  const auto dir = trainsim_test::make_temp_dir("validation-cscs");
-  const auto r = run_trainsim({"validate", trainsim_test::test_data_dir() + "/validation/cscs_distributed_tf_2017.csv",
-                               "--systems", trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out",
-                               dir, "--jobs", "2", "--bootstrap", "0"});
+// Every parameter-server and host-staged row of tests/data/validation against the published
+// stack at its defaults and its band, through the shipped systems (one `trainsim validate` run):
+// TensorFlow's parameter servers of May 2017 (tf_benchmarks_2017.csv, 62 multi-GPU rows),
+// Horovod's host-staged MPI all-reduce (horovod_2017.csv, 6), and Inception-v3 with distributed
+// parameter servers on up to 128 nodes (cscs_distributed_tf_2017.csv, 21: Piz Daint, one P100 per
+// node on Aries, a cluster of single-K80 p2.xlarge instances and one of 8-K80 p2.8xlarge
+// instances, the source's ps-task count and variable update per size, systems.json servers_at).
+// Together they are held to MAPE ≤ 12 %, the measured value inside the band on ≥ 80 % of the rows
+// and a median half-width ≤ 35 % (simulator/README.md "Software stack constants and bands");
+// each source's rows to their own figures below.
+TEST(Validation, ParameterServerAndHostStagedRowsWithinTheirBands) {
+  const auto dir = trainsim_test::make_temp_dir("validation-stack");
+  const std::string data = trainsim_test::test_data_dir() + "/validation/";
+  const std::vector<std::string> files{"tf_benchmarks_2017.csv", "horovod_2017.csv", "cscs_distributed_tf_2017.csv"};
+  std::vector<std::string> args{"validate"};
+  for (const auto& f : files) args.push_back(data + f);
+  args.insert(args.end(), {"--systems", trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out",
+                           dir, "--jobs", "2", "--bootstrap", "0"});
+  const auto r = run_trainsim(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::cout << read_file(dir + "/accuracy.md");
 
-  struct Errors {
-    double sum = 0;
-    int rows = 0;
+  // A row: dataset, system, model, batch, GPUs and strategy, as the measured file and simulated.csv name it.
+  const auto key_of = [](const trainsim::CsvTable& t, std::size_t row) {
+    std::string key;
+    for (const char* c : {"dataset", "system", "model", "batch_per_gpu", "gpus", "strategy"})
+      key += t.cell(row, t.column(c)) + "|";
+    return key;
   };
-  std::map<std::string, Errors> by_system;  // system → errors of the rows up to 32 nodes, and of all rows
-  std::map<std::string, Errors> all_rows;
-  const auto errors = trainsim::CsvTable::read(dir + "/errors.csv");
-  for (std::size_t row = 0; row < errors.row_count(); ++row) {
-    const std::string system = errors.cell(row, errors.column("system"));
-    const double error = errors.number(row, errors.column("error_percent"));
-    const double gpus = errors.number(row, errors.column("gpus"));
-    const double nodes = system == "AWS p2.8xlarge cluster" ? std::max(1.0, gpus / 8) : gpus;
-    all_rows[system].sum += error, ++all_rows[system].rows;
-    if (nodes <= 32) by_system[system].sum += error, ++by_system[system].rows;
+  std::map<std::string, double> measured;
+  for (const auto& f : files) {
+    const auto t = trainsim::CsvTable::read(data + f);
+    for (std::size_t row = 0; row < t.row_count(); ++row) measured[key_of(t, row)] = t.number(row, t.column("value"));
   }
-  ASSERT_EQ(all_rows.size(), 3u);
-  for (const auto& [system, e] : all_rows) {
-    EXPECT_EQ(e.rows, 7) << system;
-    std::cout << system << ": MAPE " << e.sum / e.rows << " % over " << e.rows << " rows, "
-              << by_system[system].sum / by_system[system].rows << " % up to 32 nodes\n";
-  }
-  // Piz Daint sends every worker's bytes over gRPC, and from 8 nodes on these runs used the
-  // parameter_server variable update, whose reads the model makes wait for every push and the
-  // closing barrier without overlapping them with the next forward pass: 15-28 % too slow up to 64
-  // nodes, 22.5 % MAPE (9.8 % before that mode was modelled, when every read overlapped the
-  // backward pass): a known regression, held here so that it does not grow.
-  EXPECT_LE(all_rows["Piz Daint"].sum / 7, 24.0);
-  EXPECT_LE(all_rows["AWS p2.8xlarge cluster"].sum / 7, 12.0);
-  EXPECT_LE(by_system["AWS p2.xlarge cluster"].sum / by_system["AWS p2.xlarge cluster"].rows, 12.0);
-}
-
-// Horovod with its MPI all-reduce on the CPU over TCP (tests/data/validation/horovod_2017.csv: the
-// Horovod README of September 2017, 16 P100s over 25 GbE and 64 over 40 GbE, Inception-v3,
-// ResNet-101 and VGG-16 at batch 64), through the shipped systems, against the published stack at
-// its defaults and its band (simulator/README.md "Host-staged all-reduce", whose table these
-// figures fill). mpi_step_us's default and band are the median and range of what these rows imply
-// one at a time, so this holds the model to its own identification, not to unseen runs.
-TEST(Validation, HorovodHostStagedRowsWithinThresholds) {
-  const auto dir = trainsim_test::make_temp_dir("validation-horovod");
-  const auto r = run_trainsim({"validate", trainsim_test::test_data_dir() + "/validation/horovod_2017.csv", "--systems",
-                               trainsim_test::source_dir() + "/scenarios/validation/systems.json", "--out", dir,
-                               "--jobs", "2", "--bootstrap", "0"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto measured_table = trainsim::CsvTable::read(trainsim_test::test_data_dir() + "/validation/horovod_2017.csv");
-  std::map<std::string, double> measured;  // dataset|model|gpus → samples/s
-  for (std::size_t row = 0; row < measured_table.row_count(); ++row)
-    measured[measured_table.cell(row, measured_table.column("dataset")) + "|" +
-             measured_table.cell(row, measured_table.column("model")) + "|" +
-             measured_table.cell(row, measured_table.column("gpus"))] =
-        measured_table.number(row, measured_table.column("value"));
   const auto simulated = trainsim::CsvTable::read(dir + "/simulated.csv");
-  BandTally tally;
+  std::map<std::string, BandTally> by_source;  // dataset (file) → its rows
+  std::map<std::string, BandTally> by_system;  // the CSCS systems → their rows
+  BandTally all, cscs_up_to_32_nodes_p2_xlarge;
   for (std::size_t row = 0; row < simulated.row_count(); ++row) {
     const auto cell = [&](const char* column) { return simulated.cell(row, simulated.column(column)); };
-    if (cell("gpus") == "1") continue;
-    const std::string key = cell("dataset") + "|" + cell("model") + "|" + cell("gpus");
+    if (cell("gpus") == "1" || cell("samples_per_s_low").empty()) continue;  // the stack acts on these rows only
+    const std::string key = key_of(simulated, row);
     ASSERT_TRUE(measured.count(key)) << key;
-    const double m = measured[key];
-    const double s = std::stod(cell("samples_per_s"));
-    ASSERT_FALSE(cell("samples_per_s_low").empty()) << key << ": a host-staged all-reduce runs the published stack";
-    const double low = std::stod(cell("samples_per_s_low"));
-    const double high = std::stod(cell("samples_per_s_high"));
-    tally.add(m, s, low, high);
-    std::cout << key << ": measured " << m << ", simulated " << s << " [" << low << ", " << high << "]\n";
+    const double m = measured[key], s = std::stod(cell("samples_per_s"));
+    const double low = std::stod(cell("samples_per_s_low")), high = std::stod(cell("samples_per_s_high"));
+    EXPECT_LE(low, s) << key;
+    EXPECT_GE(high, s) << key;
+    const std::string dataset = cell("dataset");
+    const std::string source = dataset.rfind("tf_benchmarks_2017", 0) == 0 ? "tf_benchmarks"
+                               : dataset.rfind("horovod", 0) == 0          ? "horovod"
+                                                                           : "cscs";
+    by_source[source].add(m, s, low, high);
+    all.add(m, s, low, high);
+    if (source == "cscs") {
+      by_system[cell("system")].add(m, s, low, high);
+      if (cell("system") == "AWS p2.xlarge cluster" && std::stod(cell("nodes")) <= 32)
+        cscs_up_to_32_nodes_p2_xlarge.add(m, s, low, high);
+    }
+    std::cout << key << " measured " << m << ", simulated " << s << " [" << low << ", " << high << "]\n";
   }
-  ASSERT_EQ(tally.rows, 6);
-  std::cout << "Horovod host-staged rows: MAPE " << tally.mape_percent() << " %, inside the band " << tally.inside
-            << ", median half-width " << 100 * tally.median_half_width() << " %\n";
-  // 10.7 %, 5 of 6 and 32 % today (2026-11-27); Inception-v3 on 16 GPUs, hidden behind its backward
-  // pass in the measurement, is 22 % too slow and outside the band.
-  EXPECT_LE(tally.mape_percent(), 12.0);
-  EXPECT_GE(tally.inside, 5);  // 80 % of 6 rows, rounded up
-  EXPECT_LE(tally.median_half_width(), 0.35);
+  const auto print = [](const std::string& name, const BandTally& t) {
+    std::cout << name << ": " << t.rows << " rows, MAPE " << t.mape_percent() << " %, inside the band " << t.inside
+              << ", median half-width " << 100 * t.median_half_width() << " %\n";
+  };
+  for (const auto& [name, t] : by_source) print(name, t);
+  for (const auto& [name, t] : by_system) print(name, t);
+  print("all", all);
+  ASSERT_EQ(by_source["tf_benchmarks"].rows, 62);
+  ASSERT_EQ(by_source["horovod"].rows, 6);
+  ASSERT_EQ(by_source["cscs"].rows, 21);
+  // All 89 rows: 7.7 % MAPE, 75 inside (84 %), median half-width 7.2 % today (2026-11-27).
+  EXPECT_LE(all.mape_percent(), 12.0);
+  EXPECT_GE(all.inside, 72);  // 80 % of 89, rounded up
+  EXPECT_LE(all.median_half_width(), 0.35);
+  // Horovod: 10.7 %, 5 of 6, 32 %; mpi_step_us's default and band are the median and range of what
+  // these rows imply one at a time, so this holds the model to its own identification, not to
+  // unseen runs. Inception-v3 on 16 GPUs, hidden behind its backward pass in the measurement, is
+  // 22 % too slow and outside the band.
+  EXPECT_LE(by_source["horovod"].mape_percent(), 12.0);
+  EXPECT_GE(by_source["horovod"].inside, 5);
+  // CSCS: Piz Daint 15.0 %, every row inside (its reads at the step's start overlap the forward
+  // pass; 22.5 % while they waited for the last push and nothing overlapped them); p2.8xlarge
+  // 6.4 %; p2.xlarge within 7 % up to 32 nodes. What the model misses is where both single-GPU-node
+  // curves flatten: Piz Daint at 128 nodes and p2.xlarge at 64 and 128 are 57-140 % too fast
+  // (scenarios/README.md, "Scaling out to 128 nodes").
+  EXPECT_LE(by_system["Piz Daint"].mape_percent(), 16.0);
+  EXPECT_LE(by_system["AWS p2.8xlarge cluster"].mape_percent(), 12.0);
+  EXPECT_LE(cscs_up_to_32_nodes_p2_xlarge.mape_percent(), 8.0);
 }
 
 // A dataset no entry of SYSTEMS.json maps is reported and skipped (documented behaviour), not fatal:

@@ -78,6 +78,15 @@ TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
     EXPECT_EQ(op.after_all_pushes, op.kind == CommKind::pull);
     EXPECT_EQ(op.variable_barrier_s, 0.0);
   }
+  // The engine runs those reads at the next step's start and each layer group's forward waits for
+  // its own: the plan splits the forward by bucket, in forward order, exactly.
+  for (const ComputeProfile& profile : two.profiles) {
+    ASSERT_EQ(profile.forward_groups_s.size(), two.buckets.size());
+    double forward = 0, groups = 0;
+    for (const PlannedTask& t : profile.forward) forward += t.seconds;
+    for (double g : profile.forward_groups_s) groups += g;
+    EXPECT_NEAR(groups, forward, 1e-12 * forward);
+  }
   // distributed_replicated reads each variable after its own barrier (two small messages), not
   // after every push: the step's one global barrier is at its end (barrier_s).
   const TrainingPlan replicated =
@@ -86,6 +95,8 @@ TEST(SoftwareStack, GrpcCostsApplyBetweenMachinesAndMakeTheIterationSlower) {
     EXPECT_FALSE(op.after_all_pushes);
     EXPECT_DOUBLE_EQ(op.variable_barrier_s, op.kind == CommKind::pull ? 2 * 95e-6 : 0.0);
   }
+  for (const ComputeProfile& profile : replicated.profiles)
+    EXPECT_TRUE(profile.forward_groups_s.empty());  // nothing gates the forward
   // The receiving process parses the bytes: a push's on the server, a pull's on the worker, each
   // worker's channel on one of the server's rpc_threads (8).
   for (const CommOp& op : two.ops) {

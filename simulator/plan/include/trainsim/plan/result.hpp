@@ -118,6 +118,11 @@ struct BucketTiming {
   double ready_s = 0;   ///< gradient ready on every GPU
   double start_s = 0;   ///< its first communication operation started (after the previous one)
   double end_s = 0;     ///< its last operation ended
+  /// Parameter servers whose step reads the variables (CommOp::after_all_pushes): that read, at the
+  /// iteration's start, apart from the gradient's operations above. read_end_s ≤ read_start_s: none.
+  double read_start_s = 0;
+  double read_end_s = 0;
+  bool has_read() const { return read_end_s > read_start_s; }
 };
 
 /// The variables of Kavarakuntla et al.'s generic model for one configuration (fitting/README.md): what

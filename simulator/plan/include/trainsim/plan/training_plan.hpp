@@ -78,8 +78,10 @@ struct ComputeProfile {
   /// Gradient accumulation: forward and backward of the accumulation_steps − 1 micro-batches before
   /// the last, which communicate nothing (DDP's no_sync); 0 without accumulation.
   double accumulation_s = 0;
-  /// zero_stage 3: the forward split by layer group, in forward order (group j needs bucket K−1−j's
-  /// parameters); sums to segments_s[0] − accumulation_s. Empty otherwise.
+  /// The forward split by layer group, in forward order (group j needs bucket K−1−j's parameters),
+  /// where the forward waits for them: zero_stage 3 (their all-gathers) and parameter servers whose
+  /// step reads the variables (pulls with CommOp::after_all_pushes); sums to segments_s[0] −
+  /// accumulation_s. Empty otherwise.
   std::vector<double> forward_groups_s;
 
   /// Forward + backward + update, seconds (before slowdown).
@@ -190,9 +192,11 @@ struct CommOp {
   double stream_Bps = 0;
   double reduce_Bps = 0;
   double software_s = 0;
-  /// pull: starts once every push of the iteration has ended and the servers' token queues have
-  /// let the workers through (TensorFlow's synchronous barrier before the updated variables are
-  /// read; TrainingPlan::barrier_s).
+  /// pull: the step's read of the variables, once every push of the previous step has ended and
+  /// the servers' token queues have let the workers through (TensorFlow's synchronous barrier at the
+  /// step's end, TrainingPlan::barrier_s). The engine runs it at the iteration's start, in steady
+  /// state, and the forward of its bucket's layers waits for it (ComputeProfile::forward_groups_s);
+  /// the other operations of its chain after it (host_to_device) go with it.
   bool after_all_pushes = false;
   /// pull: the variable's own barrier, seconds from the end of its push (every worker's) to the
   /// read: TensorFlow's per-variable token queues (tf_cnn_benchmarks' distributed_replicated mode);
@@ -282,9 +286,9 @@ struct TrainingPlan {
   /// iteration by the plan's analysis (plan::analyse_iteration).
   double straggler_s = 0;
   /// Parameter servers under TensorFlow's synchronous barrier: the token queues' time (each worker
-  /// enqueues and dequeues its tokens on the ps tasks), seconds: before the pulls that wait for
-  /// every push (CommOp::after_all_pushes) where there are such pulls, else at the step's end,
-  /// once every operation is done (tf_cnn_benchmarks' `sync_queues_step_end_`).
+  /// enqueues and dequeues its tokens on the ps tasks), seconds, at the step's end once every push
+  /// and every pull of the step is done (tf_cnn_benchmarks' `sync_queues_step_end_`); the next
+  /// step's reads (CommOp::after_all_pushes) follow it.
   double barrier_s = 0;
 
   const ComputeProfile& profile_of(int rank) const { return profiles.at(gpu_plans.at(static_cast<std::size_t>(rank)).profile); }
