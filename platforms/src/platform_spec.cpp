@@ -45,6 +45,34 @@ std::string to_string(TopologyKind k) {
   return std::string(kTopologies.name(k));
 }
 
+std::string to_string(NcclTransport transport) {
+  return transport == NcclTransport::unspecified ? "" : kNcclTransportNames[std::size_t(transport) - 1];
+}
+
+// The transports' default per-message latency (NcclNetSpec::hop_latency_s when the platform gives
+// none). InfiniBand verbs and RoCE: 0, NCCL's own model as is: tuning.cc's NET latencies are what
+// NCCL charges over net_ib, whose getProperties reports no latency of its own ("props->latency =
+// 0; // Not set"; the same in net_socket.cc). The TCP transports (NCCL's net_socket, Google's
+// GPUDirect-TCPX and TCPXO plugins): every NCCL message crosses both hosts' kernel network stacks
+// (the plugins send a control message over a kernel TCP socket before each payload; TCPX/TCPXO
+// offload the payload's copy into GPU memory, not that path), which a host-to-host one-way time
+// measures. No published per-message latency of the plugins themselves was found; the default is
+// half the mean round trip of a flood ping between two VMs in one Google Cloud zone, 72 µs
+// (tech.zarmory.com, "Quick test for GCP inter-zone networking", 2017: n1-highmem-8 in
+// us-central1-a, rtt min/avg 41/72 µs), so 36 µs. Chosen without the A3 Mega nccl-tests curve
+// (tests/data/validation), which checks it. `calibrate nccl-tests` fits the user's own.
+double default_hop_latency_s(NcclTransport transport) {
+  switch (transport) {
+    case NcclTransport::tcpxo:
+    case NcclTransport::tcpx:
+    case NcclTransport::socket: return 36e-6;
+    case NcclTransport::unspecified:
+    case NcclTransport::ib:
+    case NcclTransport::roce: return 0;
+  }
+  return 0;
+}
+
 std::vector<std::string> NcclNetSpec::protocol_names() const {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < kNcclProtocolNames.size(); ++i)
@@ -322,9 +350,19 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
+// `transport` names the transport (kNcclTransportNames); its default hop latency applies where
+// `hop_latency_us` is absent.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
-  node.allow_only({"hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "cpu_vendor"});
+  node.allow_only({"transport", "hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "cpu_vendor"});
+  if (auto t = node.find("transport")) {
+    const std::string name = t->one_of({kNcclTransportNames.begin(), kNcclTransportNames.end()});
+    nccl.transport = static_cast<NcclTransport>(
+        1 +
+        std::find_if(kNcclTransportNames.begin(), kNcclTransportNames.end(), [&](const char* n) { return name == n; }) -
+        kNcclTransportNames.begin());
+    nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
+  }
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
@@ -859,6 +897,7 @@ Json to_json(const PlatformSpec& spec) {
   if (n.sharp) net["sharp"] = true;
   if (n.nccl.given() || !n.nccl.all_protocols() || n.nccl.amd_cpu) {
     Json nccl = Json::object();
+    if (n.nccl.transport != NcclTransport::unspecified) nccl["transport"] = to_string(n.nccl.transport);
     if (n.nccl.given()) {
       nccl["hop_latency_us"] = clean(n.nccl.hop_latency_s * 1e6);
       nccl["proxy_step_us"] = clean(n.nccl.proxy_step_s * 1e6);

@@ -155,7 +155,10 @@ int platform_info(const PlatformInfoOptions& o) {
                        spec.network.latency_s * 1e6);
     if (spec.network.sharp) out += "SHARP      the switches reduce in the network; NCCL's CollNet and NVLS across nodes are on\n";
     if (spec.network.nccl.given())
-      out += fmt::format("NCCL net   +{:.3g} us per network hop, {:.3g} us per proxy step{}\n",
+      out += fmt::format("NCCL net   {}+{:.3g} us per network hop, {:.3g} us per proxy step{}\n",
+                         spec.network.nccl.transport == platforms::NcclTransport::unspecified
+                             ? ""
+                             : platforms::to_string(spec.network.nccl.transport) + ", ",
                          spec.network.nccl.hop_latency_s * 1e6, spec.network.nccl.proxy_step_s * 1e6,
                          spec.network.nccl.calibrated_from.empty()
                              ? ""

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -137,6 +138,34 @@ bool plays_flows(const Simulation& sim) {
   return sim.spec().network.model == platforms::NetworkModel::ideal && !sim.spec().simgrid_xml;
 }
 
+/// The route latencies a ring's K steps pay in all as NCCL's model charges them (tuning.cc,
+/// NCCL_ALGO_RING: latency = baseLat + (nsteps − nInter) · intraHw + nInter · interHw, nInter =
+/// 2(nNodes − 1)): the ring's network hops' mean latency on nInter steps, its intra-node hops'
+/// on the rest, the model's latency factor applied. Ranks are node-major (collective_schedule.hpp
+/// RingLayout). Unset when the ring crosses fewer than 2 node boundaries (one node: every step
+/// at its slowest hop, as before).
+std::optional<double> nccl_ring_latency_s(Simulation& sim, const Ring& ring) {
+  const int g = std::max(1, sim.spec().gpus_per_node);
+  const double lf = sim.latency_factor();
+  const std::size_t n = ring.ranks.size();
+  double intra = 0, inter = 0;
+  int intra_hops = 0, inter_hops = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int from = ring.ranks[i], to = ring.ranks[(i + 1) % n];
+    const double latency = sim.route(sim.gpu(from), sim.gpu(to)).latency_s * lf;
+    if (from / g != to / g) {
+      inter += latency;
+      ++inter_hops;
+    } else {
+      intra += latency;
+      ++intra_hops;
+    }
+  }
+  if (inter_hops < 2) return std::nullopt;
+  const int inter_steps = std::min(ring.steps, 2 * (inter_hops - 1));
+  return (ring.steps - inter_steps) * (intra_hops > 0 ? intra / intra_hops : 0.0) + inter_steps * inter / inter_hops;
+}
+
 /// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;
 /// then the remaining K−1 latencies of the ring's critical hop and K step overheads are slept.
 void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlows& shared,
@@ -163,25 +192,35 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
       const CriticalHop crit = critical_hop(sim, rings[r], shared, r);
       double ring_end = 0;
       for (std::size_t i = 0; i < rings[r].ranks.size(); ++i, ++f) ring_end = std::max(ring_end, finish[f]);
-      end = std::max(end, ring_end + (rings[r].steps - 1) * crit.latency_s + rings[r].steps * options.step_overhead_s);
+      // The last hop's flow carried the critical hop's latency once; the rest of the steps' latency.
+      const std::optional<double> nccl =
+          options.nccl_ring_latency ? nccl_ring_latency_s(sim, rings[r]) : std::optional<double>{};
+      const double latency = nccl ? *nccl - crit.latency_s : (rings[r].steps - 1) * crit.latency_s;
+      end = std::max(end, ring_end + latency + rings[r].steps * options.step_overhead_s);
     }
     if (end > 0) sg4::this_actor::sleep_for(end);
     return;
   }
   std::vector<CriticalHop> critical;  // all read before the first actor starts (cached_coarse_flows)
-  for (std::size_t r = 0; r < rings.size(); ++r) critical.push_back(critical_hop(sim, rings[r], shared, r));
+  std::vector<std::optional<double>> nccl;
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    critical.push_back(critical_hop(sim, rings[r], shared, r));
+    nccl.push_back(options.nccl_ring_latency ? nccl_ring_latency_s(sim, rings[r]) : std::nullopt);
+  }
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t r = 0; r < rings.size(); ++r) {
     const Ring* ring = &rings[r];
     const CriticalHop crit = critical[r];
-    auto body = [&sim, ring, &options, crit] {
+    const double latency = nccl[r] ? std::max(0.0, *nccl[r] - crit.latency_s) : (ring->steps - 1) * crit.latency_s;
+    auto body = [&sim, ring, &options, latency] {
       const std::vector<sg4::Host*> hosts = hosts_of(sim, ring->ranks);
       const std::size_t n = hosts.size();
       std::vector<FlowSpec> flows;
       flows.reserve(n);
-      for (std::size_t i = 0; i < n; ++i) flows.push_back({hosts[i], hosts[(i + 1) % n], ring->steps * ring->chunk_bytes});
+      for (std::size_t i = 0; i < n; ++i)
+        flows.push_back({hosts[i], hosts[(i + 1) % n], ring->steps * ring->chunk_bytes});
       run_flows(sim, flows);
-      const double rest = (ring->steps - 1) * crit.latency_s + ring->steps * options.step_overhead_s;
+      const double rest = latency + ring->steps * options.step_overhead_s;
       if (rest > 0) sg4::this_actor::sleep_for(rest);
     };
     actors.push_back(sg4::Actor::create("coarse-ring" + std::to_string(r), sim.gpu(ring->ranks[0]), body));
@@ -214,6 +253,24 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
         if (rest > 0) sim.account_flow(hops[h].first, hops[h].second, rest * ring.chunk_bytes);
     stats.flows += static_cast<long long>(routes.size());
     const std::vector<double> finish = play_flows(routes, bytes, sim.latency_factor());
+    if (options.nccl_ring_latency) {
+      // Each step's transfer is its slowest hop's without the latency, which the ring then pays
+      // as NCCL's model does (nccl_ring_latency_s).
+      double transfer = 0, latency = 0;
+      for (std::size_t i = 0; i < finish.size(); ++i)
+        transfer = std::max(transfer, finish[i] - routes[i]->latency_s * sim.latency_factor());
+      bool all = true;
+      for (const Ring& ring : rings) {
+        const std::optional<double> l = nccl_ring_latency_s(sim, ring);
+        all = all && l.has_value();
+        if (l) latency = std::max(latency, *l);
+      }
+      if (all) {
+        const double total = rings[0].steps * (options.step_overhead_s + transfer) + latency;
+        if (total > 0) sg4::this_actor::sleep_for(total);
+        return;
+      }
+    }
     const double step = options.step_overhead_s + *std::max_element(finish.begin(), finish.end());
     if (step > 0) sg4::this_actor::sleep_for(rings[0].steps * step);
     return;
@@ -233,6 +290,25 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
   for (std::size_t r = 0; r < rings.size(); ++r)
     for (std::size_t i = 0; i < hosts[r].size() && rest > 0; ++i)
       sim.account_flow(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rest * rings[r].chunk_bytes);
+  if (options.nccl_ring_latency) {
+    // The simulated step waited for its slowest hop's latency; the ring pays NCCL's instead: the
+    // steps' transfer without the largest route latency, then nccl_ring_latency_s.
+    double largest = 0, latency = 0;
+    bool all = true;
+    for (std::size_t r = 0; r < rings.size(); ++r) {
+      for (std::size_t i = 0; i < hosts[r].size(); ++i)
+        largest = std::max(
+            largest, sim.route(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()]).latency_s * sim.latency_factor());
+      const std::optional<double> l = nccl_ring_latency_s(sim, rings[r]);
+      all = all && l.has_value();
+      if (l) latency = std::max(latency, *l);
+    }
+    if (all) {
+      const double end = start + rings[0].steps * std::max(0.0, step - largest) + latency;
+      if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+      return;
+    }
+  }
   if (rings[0].steps > 1) sg4::this_actor::sleep_for((rings[0].steps - 1) * step);
 }
 

@@ -631,7 +631,13 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
       nccl_launch_s(choice.algorithm, choice.protocol) + choice.network_software_s + choice.net_model_latency_s;
   const PerProtocol& hw = choice.algorithm == Algorithm::tree ? (topo.nvlink ? kNvlinkTree : kPciTree)
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
-  c.step_overhead_s = std::max(0.0, hw[std::size_t(pi)] - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
+  double step_hw = hw[std::size_t(pi)];
+  // A ring across nodes: every intra-node step costs at least the network post overhead, as
+  // ring_cost charges it ("Inter-node rings still have to launch nsteps * net overhead").
+  if (choice.algorithm == Algorithm::ring && topo.nodes > 1)
+    step_hw = std::max(
+        step_hw, (topo.amd_cpu ? kNetOverheadAmd : kNetOverheadIntel) * (choice.protocol == Protocol::simple ? 3 : 1));
+  c.step_overhead_s = std::max(0.0, step_hw - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
   return c;
 }
 

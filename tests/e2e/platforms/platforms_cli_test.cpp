@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "trainsim/core/csv.hpp"
 #include "trainsim/core/json_reader.hpp"
 #include "trainsim_test/cli.hpp"
+#include "trainsim_test/files.hpp"
 #include "trainsim_test/names.hpp"
 
 using trainsim_test::run_trainsim;
@@ -286,6 +288,34 @@ TEST(CollectiveCli, NvlsTreeAcrossH100NodesRunsAtNcclsPerChannelCeiling) {
   ASSERT_EQ(four.exit_code, 0) << four.err;
   EXPECT_EQ(parse(four.out)["results"][0]["algorithm"], "ring");
   EXPECT_EQ(parse(four.out)["results"][1]["algorithm"], "ring");
+}
+
+// A ring NCCL's tuner chose pays its route latencies as tuning.cc charges them across nodes (28
+// steps at NVLink's latency and 2 at the network's on 2 DGX H100 nodes), not 30 times the network
+// hop's: the engine's ring LL at 64 KiB is within 10 % of NCCL's model, and
+// 10 µs more on the network hop costs it 2 hops' worth (less the 0.7 µs of tuning.cc's NET
+// latency the 2 µs hop no longer covers: 18.6 µs). The textbook ring (no protocol) keeps every
+// lockstep step at its slowest hop: over 10 times as much.
+TEST(CollectiveCli, NcclRingAcrossNodesPaysNcclsPerHopLatencies) {
+  const std::string dir = trainsim_test::make_temp_dir("nccl_ring_latency");
+  const auto ring = [&](int latency_us, bool protocol) {
+    const std::string platform = dir + "/h" + std::to_string(latency_us) + ".json";
+    std::ofstream(platform) << R"({"preset": "dgx-h100", "nodes": 2, "network": {"latency_us": )" << latency_us << "}}";
+    std::vector<std::string> args{"collective", "--platform", platform, "--algorithm", "ring", "--bytes",
+                                  "64K",        "--json",     "-"};
+    if (protocol) args.insert(args.end(), {"--protocol", "LL"});
+    const auto r = run_trainsim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? parse(r.out)["results"][0] : trainsim::Json::object();
+  };
+  const auto nccl = ring(2, true);
+  ASSERT_TRUE(nccl.contains("nccl_model_time_s"));
+  const double model = nccl["nccl_model_time_s"].get<double>();
+  EXPECT_NEAR(nccl["time_s"].get<double>(), model, 0.10 * model);
+  const double slower = ring(12, true)["time_s"].get<double>() - nccl["time_s"].get<double>();
+  EXPECT_NEAR(slower, 2 * 10e-6 - 2 * 0.7e-6, 0.5e-6);
+  const double textbook = ring(12, false)["time_s"].get<double>() - ring(2, false)["time_s"].get<double>();
+  EXPECT_GT(textbook, 10 * slower);
 }
 
 // SHARP switches ("network": {"sharp": true}) bring NCCL's CollNet and NVLS across nodes: on 4 DGX

@@ -476,3 +476,32 @@ TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {
   EXPECT_FALSE(from_text(R"({"preset": "dgx-a100", "nodes": 2, "network": {"nccl": {"cpu_vendor": "intel"}}})")
                    .network.nccl.amd_cpu);
 }
+
+// network.nccl.transport sets the hop latency's default (0 on InfiniBand verbs and RoCE, a host's
+// TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
+// platform written back; an unknown transport is refused at its pointer.
+TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
+  const auto tcpxo = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcpxo"}}})");
+  EXPECT_EQ(tcpxo.network.nccl.transport, tp::NcclTransport::tcpxo);
+  EXPECT_DOUBLE_EQ(tcpxo.network.nccl.hop_latency_s, 36e-6);
+  EXPECT_DOUBLE_EQ(tcpxo.network.nccl.proxy_step_s, 0);
+  EXPECT_TRUE(tcpxo.network.nccl.given());
+  const auto back = from_text(tp::to_json(tcpxo).dump());
+  EXPECT_EQ(back.network.nccl.transport, tp::NcclTransport::tcpxo);
+  EXPECT_DOUBLE_EQ(back.network.nccl.hop_latency_s, 36e-6);
+  for (const char* name : {"ib", "roce"}) {
+    const auto spec = from_text(
+        std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": ")") + name + "\"}}}");
+    EXPECT_EQ(spec.network.nccl.hop_latency_s, 0) << name;
+    EXPECT_EQ(tp::to_string(spec.network.nccl.transport), name);
+  }
+  const auto given = from_text(
+      R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"hop_latency_us": 5, "transport": "socket"}}})");
+  EXPECT_DOUBLE_EQ(given.network.nccl.hop_latency_s, 5e-6);
+  try {
+    (void)from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcp"}}})");
+    FAIL() << "an unknown transport was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/network/nccl/transport") << e.what();
+  }
+}

@@ -88,7 +88,24 @@ struct GpuBoardSpec {
 /// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
 /// transport beyond the NIC's bandwidth. Both costs default to 0: NCCL's own cost model
 /// (tuning.cc's per-hop NET latencies) taken as is, which is what InfiniBand verbs measure.
+/// The network transport NCCL drives (`network.nccl.transport`): InfiniBand verbs (net_ib), RoCE
+/// (net_ib over Ethernet), Google's GPUDirect-TCPXO and GPUDirect-TCPX plugins, or NCCL's own
+/// host-bounced TCP sockets (net_socket). Unspecified: NCCL's model as is.
+enum class NcclTransport { unspecified, ib, roce, tcpxo, tcpx, socket };
+/// The transports' names as `network.nccl.transport` spells them, in NcclTransport's order from ib.
+inline constexpr std::array<const char*, 5> kNcclTransportNames{"ib", "roce", "tcpxo", "tcpx", "socket"};
+/// The transport's name ("" when unspecified).
+std::string to_string(NcclTransport transport);
+/// The per-message latency a network hop of `transport` adds to tuning.cc's NET latency when the
+/// platform gives no `hop_latency_us`, s: 0 for InfiniBand verbs and RoCE (what tuning.cc's
+/// constants describe; net_ib reports no latency of its own), a host's TCP one-way latency for the
+/// TCP transports (platforms/README.md and simulator/README.md "NCCL across nodes at every size"
+/// give the source).
+double default_hop_latency_s(NcclTransport transport);
+
 struct NcclNetSpec {
+  /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's default.
+  NcclTransport transport = NcclTransport::unspecified;
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
   /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE):
   /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
@@ -109,7 +126,9 @@ struct NcclNetSpec {
   /// The enabled protocols' NCCL_PROTO names, in kNcclProtocolNames' order.
   std::vector<std::string> protocol_names() const;
   /// Whether the transport's costs were given (or calibrated); the protocols are apart.
-  bool given() const { return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty(); }
+  bool given() const {
+    return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty() || transport != NcclTransport::unspecified;
+  }
 };
 /// NCCL_PROTO's names, in NcclNetSpec::protocols' order.
 inline constexpr std::array<const char*, 3> kNcclProtocolNames{"LL", "LL128", "Simple"};

@@ -107,6 +107,11 @@ struct CollectiveOptions {
   HdOrder hd_order = HdOrder::near;
   /// Slept once before the collective's first flow: its launch cost (NCCL's base latency), s ≥ 0.
   double launch_s = 0;
+  /// NCCL's ring latency (set for runs whose protocol NCCL's tuner chose): a ring across nodes
+  /// pays its route latencies as tuning.cc charges them, (nsteps − nInter) steps at its intra-node
+  /// hops' latency and nInter = 2(nodes − 1) at its network hops', instead of every lockstep step
+  /// waiting for the slowest hop (the textbook ring, which the SMPI agreement tests hold).
+  bool nccl_ring_latency = false;
 };
 
 /// The collective operations of `trainsim collective`.
