@@ -310,7 +310,7 @@ Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::N
   fit.identified = identified_constants(eval, has_large, c, fit.predicted);
   if (!fit.identified[0] || !fit.identified[1] || !fit.identified[2]) {
     // What is not identified keeps the platform's value: full efficiency, the latencies as written
-    // (the transport's default hop latency, 0 on InfiniBand and RoCE).
+    // (the transport's default hop latency: 0 where the platform names none).
     if (!fit.identified[0]) c.efficiency = 1;
     if (!fit.identified[1]) c.hop_us = base.network.nccl.hop_latency_s * 1e6;
     if (!fit.identified[2]) c.proxy_us = base.network.nccl.proxy_step_s * 1e6;

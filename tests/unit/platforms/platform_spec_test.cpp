@@ -477,7 +477,7 @@ TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {
                    .network.nccl.amd_cpu);
 }
 
-// network.nccl.transport sets the hop latency's default (0 on InfiniBand verbs and RoCE, a host's
+// network.nccl.transport sets the hop latency's default (4 µs on InfiniBand verbs and RoCE, a host's
 // TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
 // platform written back; an unknown transport is refused at its pointer.
 TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
@@ -492,7 +492,7 @@ TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
   for (const char* name : {"ib", "roce"}) {
     const auto spec = from_text(
         std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": ")") + name + "\"}}}");
-    EXPECT_EQ(spec.network.nccl.hop_latency_s, 0) << name;
+    EXPECT_DOUBLE_EQ(spec.network.nccl.hop_latency_s, 4e-6) << name;
     EXPECT_EQ(tp::to_string(spec.network.nccl.transport), name);
   }
   const auto given = from_text(

@@ -97,8 +97,8 @@ inline constexpr std::array<const char*, 5> kNcclTransportNames{"ib", "roce", "t
 /// The transport's name ("" when unspecified).
 std::string to_string(NcclTransport transport);
 /// The per-message latency a network hop of `transport` adds to tuning.cc's NET latency when the
-/// platform gives no `hop_latency_us`, s: 0 for InfiniBand verbs and RoCE (what tuning.cc's
-/// constants describe; net_ib reports no latency of its own), a host's TCP one-way latency for the
+/// platform gives no `hop_latency_us`, s: 4 µs for InfiniBand verbs and RoCE (the median of what
+/// the published curves over them imply beyond tuning.cc's constants), a host's TCP one-way latency for the
 /// TCP transports (platforms/README.md and simulator/README.md "NCCL across nodes at every size"
 /// give the source).
 double default_hop_latency_s(NcclTransport transport);
@@ -107,7 +107,7 @@ struct NcclNetSpec {
   /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's default.
   NcclTransport transport = NcclTransport::unspecified;
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
-  /// (a host-bounced or TCP transport's per-message latency; 0 on InfiniBand verbs and RoCE):
+  /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE):
   /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
   double hop_latency_s = 0;
   /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
