@@ -31,6 +31,12 @@ constexpr EnumNames<TopologyKind, 4> kTopologies{{{{TopologyKind::single_switch,
                                                    {TopologyKind::torus, "torus"},
                                                    {TopologyKind::dragonfly, "dragonfly"}}}};
 constexpr EnumNames<bool, 2> kNicAttach{{{{false, "host"}, {true, "gpu"}}}};
+// `network.nccl.transport`'s names (unspecified has none).
+constexpr EnumNames<NcclTransport, 5> kNcclTransports{{{{NcclTransport::ib, "ib"},
+                                                        {NcclTransport::roce, "roce"},
+                                                        {NcclTransport::tcpxo, "tcpxo"},
+                                                        {NcclTransport::tcpx, "tcpx"},
+                                                        {NcclTransport::socket, "socket"}}}};
 }  // namespace
 
 std::string to_string(NetworkModel m) {
@@ -46,7 +52,7 @@ std::string to_string(TopologyKind k) {
 }
 
 std::string to_string(NcclTransport transport) {
-  return transport == NcclTransport::unspecified ? "" : kNcclTransportNames[std::size_t(transport) - 1];
+  return transport == NcclTransport::unspecified ? "" : std::string(kNcclTransports.name(transport));
 }
 
 // The transports' default per-message latency (NcclNetSpec::hop_latency_s when the platform gives
@@ -356,17 +362,13 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
-// `transport` names the transport (kNcclTransportNames); its default hop latency applies where
+// `transport` names the transport (kNcclTransports); its default hop latency applies where
 // `hop_latency_us` is absent.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "cpu_vendor"});
   if (auto t = node.find("transport")) {
-    const std::string name = t->one_of({kNcclTransportNames.begin(), kNcclTransportNames.end()});
-    nccl.transport = static_cast<NcclTransport>(
-        1 +
-        std::find_if(kNcclTransportNames.begin(), kNcclTransportNames.end(), [&](const char* n) { return name == n; }) -
-        kNcclTransportNames.begin());
+    nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
   }
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;

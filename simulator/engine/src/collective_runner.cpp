@@ -166,6 +166,18 @@ std::optional<double> nccl_ring_latency_s(Simulation& sim, const Ring& ring) {
   return (ring.steps - inter_steps) * (intra_hops > 0 ? intra / intra_hops : 0.0) + inter_steps * inter / inter_hops;
 }
 
+/// The slowest of the lockstep rings' NCCL latencies (nccl_ring_latency_s); unset unless every
+/// ring crosses nodes.
+std::optional<double> nccl_rings_latency_s(Simulation& sim, const std::vector<Ring>& rings) {
+  double latency = 0;
+  for (const Ring& ring : rings) {
+    const std::optional<double> l = nccl_ring_latency_s(sim, ring);
+    if (!l) return std::nullopt;
+    latency = std::max(latency, *l);
+  }
+  return latency;
+}
+
 /// Coarse: one flow per hop with the phase's K·chunk bytes per ring, each ring in its own actor;
 /// then the remaining K−1 latencies of the ring's critical hop and K step overheads are slept.
 void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlows& shared,
@@ -256,17 +268,11 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
     if (options.nccl_ring_latency) {
       // Each step's transfer is its slowest hop's without the latency, which the ring then pays
       // as NCCL's model does (nccl_ring_latency_s).
-      double transfer = 0, latency = 0;
-      for (std::size_t i = 0; i < finish.size(); ++i)
-        transfer = std::max(transfer, finish[i] - routes[i]->latency_s * sim.latency_factor());
-      bool all = true;
-      for (const Ring& ring : rings) {
-        const std::optional<double> l = nccl_ring_latency_s(sim, ring);
-        all = all && l.has_value();
-        if (l) latency = std::max(latency, *l);
-      }
-      if (all) {
-        const double total = rings[0].steps * (options.step_overhead_s + transfer) + latency;
+      if (const std::optional<double> latency = nccl_rings_latency_s(sim, rings)) {
+        double transfer = 0;
+        for (std::size_t i = 0; i < finish.size(); ++i)
+          transfer = std::max(transfer, finish[i] - routes[i]->latency_s * sim.latency_factor());
+        const double total = rings[0].steps * (options.step_overhead_s + transfer) + *latency;
         if (total > 0) sg4::this_actor::sleep_for(total);
         return;
       }
@@ -293,18 +299,13 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
   if (options.nccl_ring_latency) {
     // The simulated step waited for its slowest hop's latency; the ring pays NCCL's instead: the
     // steps' transfer without the largest route latency, then nccl_ring_latency_s.
-    double largest = 0, latency = 0;
-    bool all = true;
-    for (std::size_t r = 0; r < rings.size(); ++r) {
-      for (std::size_t i = 0; i < hosts[r].size(); ++i)
-        largest = std::max(
-            largest, sim.route(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()]).latency_s * sim.latency_factor());
-      const std::optional<double> l = nccl_ring_latency_s(sim, rings[r]);
-      all = all && l.has_value();
-      if (l) latency = std::max(latency, *l);
-    }
-    if (all) {
-      const double end = start + rings[0].steps * std::max(0.0, step - largest) + latency;
+    if (const std::optional<double> latency = nccl_rings_latency_s(sim, rings)) {
+      double largest = 0;
+      for (std::size_t r = 0; r < rings.size(); ++r)
+        for (std::size_t i = 0; i < hosts[r].size(); ++i)
+          largest = std::max(
+              largest, sim.route(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()]).latency_s * sim.latency_factor());
+      const double end = start + rings[0].steps * std::max(0.0, step - largest) + *latency;
       if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
       return;
     }

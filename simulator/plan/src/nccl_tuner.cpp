@@ -70,6 +70,13 @@ double nvlink_GBps(int cc) { return cc >= 100 ? 40.1 : cc >= 90 ? 20.6 : cc >= 7
 
 int index_of(Protocol p) { return p == Protocol::ll ? 0 : p == Protocol::ll128 ? 1 : 2; }
 
+// What every intra-node step of a ring across nodes costs at least, µs: the network post overhead
+// (tuning.cc getNetOverhead, 1 µs on Intel hosts, 2 on AMD's), three times under Simple (ring_cost:
+// "Inter-node rings still have to launch nsteps * net overhead").
+double ring_net_overhead_us(const NcclTopology& topo, Protocol p) {
+  return (topo.amd_cpu ? kNetOverheadAmd : kNetOverheadIntel) * (p == Protocol::simple ? 3 : 1);
+}
+
 // enqueue.cc (topoGetAlgoInfo, "Ring/Tree channel tuning"): ring and tree drop channels from
 // `channels` while each would get fewer than threads × threshold bytes (512 threads LL and
 // Simple, 640 LL128; 8 bytes LL and LL128, 64 Simple, the ring's LL threshold times the ranks).
@@ -315,8 +322,7 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   const double algBw = busBw * c.n / c.nsteps;
   double intraLat = (topo.nvlink ? kNvlinkRing : kPciRing)[std::size_t(pi)];
   const double interLat = (c.ppn == 1 ? kNetTree : kNetRing)[std::size_t(pi)];
-  const double net_overhead = topo.amd_cpu ? kNetOverheadAmd : kNetOverheadIntel;
-  if (c.nodes > 1) intraLat = std::max(intraLat, net_overhead * (p == Protocol::simple ? 3 : 1));
+  if (c.nodes > 1) intraLat = std::max(intraLat, ring_net_overhead_us(topo, p));
   double lat = kBaseRing[std::size_t(pi)];
   lat += (c.nsteps - c.nInter) * intraLat + c.nInter * interLat;
   if (p == Protocol::simple && c.nodes > 1 &&
@@ -633,10 +639,9 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
                                                               : (topo.nvlink ? kNvlinkRing : kPciRing);
   double step_hw = hw[std::size_t(pi)];
   // A ring across nodes: every intra-node step costs at least the network post overhead, as
-  // ring_cost charges it ("Inter-node rings still have to launch nsteps * net overhead").
+  // ring_cost charges it.
   if (choice.algorithm == Algorithm::ring && topo.nodes > 1)
-    step_hw = std::max(
-        step_hw, (topo.amd_cpu ? kNetOverheadAmd : kNetOverheadIntel) * (choice.protocol == Protocol::simple ? 3 : 1));
+    step_hw = std::max(step_hw, ring_net_overhead_us(topo, choice.protocol));
   c.step_overhead_s = std::max(0.0, step_hw - (topo.nvlink ? kNvlinkRing : kPciRing)[0]) * 1e-6;
   return c;
 }

@@ -84,25 +84,23 @@ struct GpuBoardSpec {
   double shared_speed = 1.0;  ///< relative speed of a GPU whose board has another GPU of the job
 };
 
-/// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
-/// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
-/// transport beyond the NIC's bandwidth. Both costs default to 0: NCCL's own cost model
-/// (tuning.cc's per-hop NET latencies) taken as is, which is what InfiniBand verbs measure.
 /// The network transport NCCL drives (`network.nccl.transport`): InfiniBand verbs (net_ib), RoCE
 /// (net_ib over Ethernet), Google's GPUDirect-TCPXO and GPUDirect-TCPX plugins, or NCCL's own
 /// host-bounced TCP sockets (net_socket). Unspecified: NCCL's model as is.
 enum class NcclTransport { unspecified, ib, roce, tcpxo, tcpx, socket };
-/// The transports' names as `network.nccl.transport` spells them, in NcclTransport's order from ib.
-inline constexpr std::array<const char*, 5> kNcclTransportNames{"ib", "roce", "tcpxo", "tcpx", "socket"};
 /// The transport's name ("" when unspecified).
 std::string to_string(NcclTransport transport);
 /// The per-message latency a network hop of `transport` adds to tuning.cc's NET latency when the
 /// platform gives no `hop_latency_us`, s: 4 µs for InfiniBand verbs and RoCE (the median of what
-/// the published curves over them imply beyond tuning.cc's constants), a host's TCP one-way latency for the
-/// TCP transports (platforms/README.md and simulator/README.md "NCCL across nodes at every size"
-/// give the source).
+/// the published curves over them imply beyond tuning.cc's constants), a host's TCP one-way
+/// latency for the TCP transports (simulator/README.md "NCCL across nodes at every size" gives the
+/// sources).
 double default_hop_latency_s(NcclTransport transport);
 
+/// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
+/// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
+/// transport beyond the NIC's bandwidth. Both costs default to 0, NCCL's own cost model (tuning.cc's
+/// per-hop NET latencies) taken as is, unless the platform names its transport.
 struct NcclNetSpec {
   /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's default.
   NcclTransport transport = NcclTransport::unspecified;
