@@ -590,11 +590,11 @@ void check_gpu_actors(const TrainingPlan& plan, std::size_t actors, const std::s
 }
 
 // A bucket's communication: from its first operation's start to its last one's end.
-// A step's read (read_at_start) is the bucket's read interval, apart.
-std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::vector<OpTiming>& ops) {
+// A step's read (`reads`, read_at_start) is the bucket's read interval, apart.
+std::vector<BucketTiming> bucket_timings(const TrainingPlan& plan, const std::vector<OpTiming>& ops,
+                                         const std::vector<bool>& reads) {
   std::vector<BucketTiming> out;
   std::vector<bool> seen;
-  const std::vector<bool> reads = read_at_start(plan);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const plan::CommOp& op = plan.ops[i];
     if (out.size() <= op.bucket) {
@@ -710,7 +710,7 @@ IterationResult execute_plan(const TrainingPlan& plan, Simulation& sim, const Si
   plan::MeasuredIteration measured;
   measured.end_s = run.end_s;
   measured.kernel_slowdown_s = run.kernel_slowdown_s;
-  measured.buckets = bucket_timings(plan, run.op_timings);
+  measured.buckets = bucket_timings(plan, run.op_timings, reads);
   for (const auto& ends : run.segment_end_s) run.exposed.begin_s = std::max(run.exposed.begin_s, ends.back());
   // The forward's waits of every GPU actor, as one union of intervals.
   std::vector<std::pair<double, double>>& waits = run.exposed.waits;

@@ -160,6 +160,10 @@ std::vector<std::string> stack_key_names() {
   return names;
 }
 
+std::vector<std::string> ps_variable_updates() {
+  return {"parameter_server", "distributed_replicated"};
+}
+
 SoftwareStack read_software_stack(const std::optional<JsonNode>& node, double iteration_cv_default) {
   SoftwareStack stack;
   if (iteration_cv_default > 0) {
@@ -177,8 +181,7 @@ SoftwareStack read_software_stack(const std::optional<JsonNode>& node, double it
     stack.model_set = true;
   }
   if (auto r = node->find("ps_rpc")) stack.ps_rpc = r->one_of({"auto", "grpc", "in_process"});
-  if (auto r = node->find("ps_variable_update"))
-    stack.ps_variable_update = r->one_of({"parameter_server", "distributed_replicated"});
+  if (auto r = node->find("ps_variable_update")) stack.ps_variable_update = r->one_of(ps_variable_updates());
   for (const Row& r : kRows) {
     auto v = node->find(r.name);
     if (!v) continue;

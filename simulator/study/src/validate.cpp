@@ -19,6 +19,7 @@
 #include "trainsim/core/units.hpp"
 #include "trainsim/fitting/divergence.hpp"
 #include "trainsim/fitting/paleo.hpp"
+#include "trainsim/plan/software_stack.hpp"
 #include "trainsim/platforms/cpu_catalog.hpp"
 #include "trainsim/platforms/platform_spec.hpp"
 #include "trainsim/study/sweep.hpp"
@@ -161,8 +162,7 @@ StrategyMapping read_mapping(const std::string& name, const JsonNode& m) {
       if (auto b = e.find("batch_per_gpu")) c.batch_per_gpu = b->int_at_least(1);
       c.nodes = e.at("nodes").int_in(1, static_cast<int>(platforms::kMaxGpus));
       c.servers = e.at("servers").int_in(1, static_cast<int>(platforms::kMaxGpus));
-      if (auto u = e.find("ps_variable_update"))
-        c.ps_variable_update = u->one_of({"parameter_server", "distributed_replicated"});
+      if (auto u = e.find("ps_variable_update")) c.ps_variable_update = u->one_of(plan::ps_variable_updates());
       mapping.servers_at.push_back(std::move(c));
     }
   }

@@ -94,6 +94,10 @@ std::vector<std::string> stack_key_names();
 /// end to it; a value or band the scenario gives still overrides it.
 SoftwareStack read_software_stack(const std::optional<JsonNode>& node, double iteration_cv_default = 0);
 
+/// The values `ps_variable_update` may take (SoftwareStack::ps_variable_update), in the order error
+/// messages list them.
+std::vector<std::string> ps_variable_updates();
+
 /// The expected maximum of n independent standard normal variables (0 for n ≤ 1), by numerical
 /// integration: how many standard deviations the slowest of n workers lags the mean.
 double expected_max_of_normals(int n);
