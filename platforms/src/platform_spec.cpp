@@ -85,11 +85,22 @@ double default_hop_latency_s(NcclTransport transport) {
   return 0;
 }
 
+namespace {
+template <std::size_t N>
+std::vector<std::string> enabled_names(const std::array<bool, N>& enabled, const std::array<const char*, N>& names) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < N; ++i)
+    if (enabled[i]) out.emplace_back(names[i]);
+  return out;
+}
+}  // namespace
+
 std::vector<std::string> NcclNetSpec::protocol_names() const {
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < kNcclProtocolNames.size(); ++i)
-    if (protocols[i]) names.emplace_back(kNcclProtocolNames[i]);
-  return names;
+  return enabled_names(protocols, kNcclProtocolNames);
+}
+
+std::vector<std::string> NcclNetSpec::algorithm_names() const {
+  return enabled_names(algorithms, kNcclAlgorithmNames);
 }
 
 namespace {
@@ -359,14 +370,35 @@ void read_topology_shape(const JsonNode& network, PlatformSpec& spec) {
   }
 }
 
+// A list of NCCL's names (NCCL_PROTO's or NCCL_ALGO's), each once and at least one: which are on.
+template <std::size_t N>
+void read_enabled(const JsonNode& list, const std::array<const char*, N>& names, std::array<bool, N>& enabled) {
+  list.require_array();
+  if (list.size() == 0) {
+    std::string all;
+    for (const char* n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+    throw list.error("must name at least one of " + all);
+  }
+  enabled.fill(false);
+  for (const auto& e : list.elements()) {
+    const std::string name = e.one_of({names.begin(), names.end()});
+    const auto i = static_cast<std::size_t>(
+        std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) - names.begin());
+    if (enabled[i]) throw e.error("names " + name + " twice");
+    enabled[i] = true;
+  }
+}
+
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
-// a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, each once.
+// a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, `algorithms` as NCCL_ALGO does,
+// each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop latency applies where
 // `hop_latency_us` is absent.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
-  node.allow_only({"transport", "hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "cpu_vendor"});
+  node.allow_only(
+      {"transport", "hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "algorithms", "cpu_vendor"});
   if (auto t = node.find("transport")) {
     nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
@@ -375,19 +407,8 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
-  if (auto list = node.find("protocols")) {
-    list->require_array();
-    if (list->size() == 0) throw list->error("must name at least one of LL, LL128, Simple");
-    nccl.protocols = {false, false, false};
-    for (const auto& e : list->elements()) {
-      const std::string name = e.one_of({kNcclProtocolNames.begin(), kNcclProtocolNames.end()});
-      const auto i = static_cast<std::size_t>(
-          std::find_if(kNcclProtocolNames.begin(), kNcclProtocolNames.end(), [&](const char* n) { return name == n; }) -
-          kNcclProtocolNames.begin());
-      if (nccl.protocols[i]) throw e.error("names " + name + " twice");
-      nccl.protocols[i] = true;
-    }
-  }
+  if (auto list = node.find("protocols")) read_enabled(*list, kNcclProtocolNames, nccl.protocols);
+  if (auto list = node.find("algorithms")) read_enabled(*list, kNcclAlgorithmNames, nccl.algorithms);
 }
 
 void read_network(const JsonNode& node, PlatformSpec& spec) {
@@ -903,7 +924,7 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
-  if (n.nccl.given() || !n.nccl.all_protocols() || n.nccl.amd_cpu) {
+  if (n.nccl.given() || !n.nccl.all_protocols() || !n.nccl.all_algorithms() || n.nccl.amd_cpu) {
     Json nccl = Json::object();
     if (n.nccl.transport != NcclTransport::unspecified) nccl["transport"] = to_string(n.nccl.transport);
     if (n.nccl.given()) {
@@ -912,6 +933,7 @@ Json to_json(const PlatformSpec& spec) {
     }
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
     if (!n.nccl.all_protocols()) nccl["protocols"] = n.nccl.protocol_names();
+    if (!n.nccl.all_algorithms()) nccl["algorithms"] = n.nccl.algorithm_names();
     if (n.nccl.amd_cpu) nccl["cpu_vendor"] = "amd";
     net["nccl"] = nccl;
   }

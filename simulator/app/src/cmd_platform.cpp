@@ -165,6 +165,8 @@ int platform_info(const PlatformInfoOptions& o) {
                              : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
     if (!spec.network.nccl.all_protocols())
       out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
+    if (!spec.network.nccl.all_algorithms())
+      out += fmt::format("NCCL algo  {} only (NCCL_ALGO)\n", fmt::join(spec.network.nccl.algorithm_names(), ", "));
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

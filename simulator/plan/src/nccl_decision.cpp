@@ -12,13 +12,16 @@ namespace {
 
 // Why nothing in `request` runs on `topo` (the request pinned an algorithm or protocol NCCL
 // leaves out there).
-[[noreturn]] void refuse(const NcclRequest& request) {
+[[noreturn]] void refuse(const NcclTopology& topo, const NcclRequest& request) {
   const bool pinned = !request.tune_algorithm;
   const Algorithm a = request.algorithm;
   const bool nvls = pinned && a == Algorithm::nvls;
   const bool nvls_tree = pinned && a == Algorithm::nvls_tree;
   const bool collnet = pinned && (a == Algorithm::collnet_direct || a == Algorithm::collnet_chain);
   const std::string where = (nvls || nvls_tree || collnet) && !request.protocol ? "algorithm" : "protocol";
+  if (pinned && !topo.algorithms[std::size_t(nccl_algorithm_index(a))])
+    throw InputError("collective request", "algorithm",
+                     "the platform's network.nccl.algorithms (NCCL_ALGO) leaves " + to_string(a) + " out");
   if (nvls)
     throw InputError("collective request", where,
                      "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "
@@ -54,7 +57,7 @@ NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclReque
            (request.protocol && c.protocol != *request.protocol) ||
            (request.channels > 0 && runs_on_heads(c.algorithm));
   });
-  if (candidates.empty()) refuse(request);
+  if (candidates.empty()) refuse(topo, request);
   NcclDecision d;
   // Ties go to the earlier candidate (nccl_candidates' order), as NCCL's strict comparison does.
   d.choice = *std::min_element(candidates.begin(), candidates.end(),

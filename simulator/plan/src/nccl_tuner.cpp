@@ -207,6 +207,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
+  t.algorithms = spec.network.nccl.algorithms;
   t.amd_cpu = spec.network.nccl.amd_cpu;
   if (t.nodes > 1) {
     // The ring and tree graphs across nodes (search.cc ncclTopoCompute): every channel leaves the
@@ -423,14 +424,28 @@ std::optional<NcclChoice> collnet_cost(const TuneContext& c, Algorithm a) {
 
 }  // namespace
 
+int nccl_algorithm_index(Algorithm a) {
+  switch (a) {
+    case Algorithm::tree: return 1;
+    case Algorithm::nvls: return 2;
+    case Algorithm::nvls_tree: return 3;
+    case Algorithm::collnet_direct: return 4;
+    case Algorithm::collnet_chain: return 5;
+    default: return 0;
+  }
+}
+
 std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) {
   std::vector<NcclChoice> out;
   if (topo.ranks < 2) return out;
   const TuneContext c = tune_context(topo, bytes);
-  // NCCL_PROTO (the platform's `network.nccl.protocols`): enqueue.cc leaves out every algorithm
-  // and protocol pair whose protocol is not enabled, NVLS, NVLS_TREE and CollNet with Simple.
+  // NCCL_PROTO and NCCL_ALGO (the platform's `network.nccl.protocols` and `algorithms`): enqueue.cc
+  // leaves out every algorithm and protocol pair either leaves out (NVLS, NVLS_TREE and CollNet
+  // run Simple only).
   auto keep = [&out, &topo](std::optional<NcclChoice> choice) {
-    if (choice && topo.protocols[std::size_t(index_of(choice->protocol))]) out.push_back(*choice);
+    if (choice && topo.protocols[std::size_t(index_of(choice->protocol))] &&
+        topo.algorithms[std::size_t(nccl_algorithm_index(choice->algorithm))])
+      out.push_back(*choice);
   };
   for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(ring_cost(c, p));
   for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) keep(tree_cost(c, p));

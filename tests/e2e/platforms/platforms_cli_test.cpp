@@ -65,18 +65,27 @@ TEST_P(BadPlatformCli, Exits2NamingFileAndPointer) {
   EXPECT_NE(r.err.find("platforms/"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(pointer), std::string::npos) << r.err;
 }
-INSTANTIATE_TEST_SUITE_P(Kinds, BadPlatformCli,
-                         ::testing::Values(std::make_pair(std::string("unknown_gpu.json"), std::string(": /gpu:")),
-                                           std::make_pair(std::string("zero_bandwidth.json"), std::string(": /network/bandwidth_Gbps:")),
-                                           std::make_pair(std::string("torus_misfit.json"), std::string(": /network/torus/dimensions:")),
-                                           std::make_pair(std::string("unconnected_hosts.json"), std::string(": /network/nics_per_node:")),
-                                           std::make_pair(std::string("gpu_board_no_gpus.json"), std::string(": /gpu_board/gpus: must be ≥ 1")),
-                                           std::make_pair(std::string("gpu_board_speed_above_one.json"), std::string(": /gpu_board/shared_speed: must be in [1e-06, 1]")),
-                                           std::make_pair(std::string("malformed.xml"), std::string("malformed.xml: line 7:")),
-                                           std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:")),
-                                           std::make_pair(std::string("zero_bandwidth_link.xml"), std::string("zero_bandwidth_link.xml: line 8: malformed SimGrid XML: <link id=\"l\"> has bandwidth \"0GBps\": it must be > 0")),
-                                           std::make_pair(std::string("zero_speed_host.xml"), std::string("zero_speed_host.xml: line 7: malformed SimGrid XML: <host id=\"host0\"> has speed \"0f\": it must be > 0"))),
-                         [](const auto& p) { return trainsim_test::test_name(p.param.first); });
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, BadPlatformCli,
+    ::testing::Values(std::make_pair(std::string("unknown_gpu.json"), std::string(": /gpu:")),
+                      std::make_pair(std::string("zero_bandwidth.json"), std::string(": /network/bandwidth_Gbps:")),
+                      std::make_pair(std::string("torus_misfit.json"), std::string(": /network/torus/dimensions:")),
+                      std::make_pair(std::string("unconnected_hosts.json"), std::string(": /network/nics_per_node:")),
+                      std::make_pair(std::string("gpu_board_no_gpus.json"),
+                                     std::string(": /gpu_board/gpus: must be ≥ 1")),
+                      std::make_pair(std::string("gpu_board_speed_above_one.json"),
+                                     std::string(": /gpu_board/shared_speed: must be in [1e-06, 1]")),
+                      std::make_pair(std::string("nccl_algorithm_twice.json"),
+                                     std::string(": /network/nccl/algorithms/2: names Ring twice")),
+                      std::make_pair(std::string("malformed.xml"), std::string("malformed.xml: line 7:")),
+                      std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:")),
+                      std::make_pair(std::string("zero_bandwidth_link.xml"),
+                                     std::string("zero_bandwidth_link.xml: line 8: malformed SimGrid XML: <link "
+                                                 "id=\"l\"> has bandwidth \"0GBps\": it must be > 0")),
+                      std::make_pair(std::string("zero_speed_host.xml"),
+                                     std::string("zero_speed_host.xml: line 7: malformed SimGrid XML: <host "
+                                                 "id=\"host0\"> has speed \"0f\": it must be > 0"))),
+    [](const auto& p) { return trainsim_test::test_name(p.param.first); });
 
 TEST(CollectiveCli, BadBytesAndTooManyGpusExit2) {
   EXPECT_EQ(run_trainsim({"collective", "--platform", "dgx-a100", "--bytes", "8:1:x2"}).exit_code, 2);

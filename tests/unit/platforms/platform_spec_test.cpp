@@ -465,6 +465,27 @@ TEST(NcclNet, ProtocolsAloneAreNotTransportCostsAndRoundTrip) {
   EXPECT_EQ(back.network.nccl.protocols, spec.network.nccl.protocols);
 }
 
+// network.nccl.algorithms (NCCL_ALGO's names): like the protocols, no transport cost, kept when the
+// platform is written back; an empty list or an unknown name is refused.
+TEST(NcclNet, AlgorithmsAloneAreNotTransportCostsAndRoundTrip) {
+  const auto spec = from_text(R"({"preset": "dgx-h100", "nodes": 2,
+      "network": {"nccl": {"algorithms": ["Tree", "Ring"]}}})");
+  EXPECT_FALSE(spec.network.nccl.given());
+  EXPECT_FALSE(spec.network.nccl.all_algorithms());
+  EXPECT_EQ(spec.network.nccl.algorithms, (std::array<bool, 6>{true, true, false, false, false, false}));
+  EXPECT_EQ(tp::to_json(spec)["network"]["nccl"], trainsim::Json::parse(R"({"algorithms": ["Ring", "Tree"]})"));
+  EXPECT_EQ(from_text(tp::to_json(spec).dump()).network.nccl.algorithms, spec.network.nccl.algorithms);
+  EXPECT_TRUE(from_text(R"({"preset": "dgx-h100", "nodes": 2})").network.nccl.all_algorithms());
+  for (const char* bad : {R"([])", R"(["Ring", "PAT"])", R"(["ring"])"}) {
+    try {
+      from_text(std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"algorithms": )") + bad + "}}}");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const trainsim::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("/network/nccl/algorithms"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // network.nccl.cpu_vendor: NCCL's AMD figures (network post overhead, LL's ceiling across nodes);
 // no transport cost either, and it survives the platform written back.
 TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {

@@ -14,6 +14,7 @@
 //             \           /      NICs (network.nics_per_node) hang off a PCIe switch ("gpu") or
 //             host bridge -- CPU  the host bridge ("host") and lead to the node's gateway, which is
 //                                 one leaf of the inter-node topology (switch, fat tree, torus, dragonfly).
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
@@ -116,20 +117,32 @@ struct NcclNetSpec {
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
   /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
   std::array<bool, 3> protocols{true, true, true};
+  /// The algorithms NCCL may use (NCCL_ALGO, and NCCL_NVLS_ENABLE=0 leaving NVLS and NVLS_TREE out),
+  /// indexed as kNcclAlgorithmNames; all by default. Google's 2024 TCPXO profile for A3 Mega keeps
+  /// Ring and Tree only.
+  std::array<bool, 6> algorithms{true, true, true, true, true, true};
   /// The hosts' CPUs are AMD's (NCCL's cpuVendor): tuning.cc then charges 2 µs instead of 1 per
   /// network post (getNetOverhead) and caps LL across nodes at the AMD row of llMaxBws (22.5 GB/s
   /// on 2 nodes instead of 39). Intel's figures by default.
   bool amd_cpu = false;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
+  bool all_algorithms() const {
+    return std::all_of(algorithms.begin(), algorithms.end(), [](bool on) { return on; });
+  }
   /// The enabled protocols' NCCL_PROTO names, in kNcclProtocolNames' order.
   std::vector<std::string> protocol_names() const;
-  /// Whether the transport's costs were given (or calibrated); the protocols are apart.
+  /// The enabled algorithms' NCCL_ALGO names, in kNcclAlgorithmNames' order.
+  std::vector<std::string> algorithm_names() const;
+  /// Whether the transport's costs were given (or calibrated); the protocols and algorithms are apart.
   bool given() const {
     return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty() || transport != NcclTransport::unspecified;
   }
 };
 /// NCCL_PROTO's names, in NcclNetSpec::protocols' order.
 inline constexpr std::array<const char*, 3> kNcclProtocolNames{"LL", "LL128", "Simple"};
+/// NCCL_ALGO's names of the algorithms trainsim models, in NcclNetSpec::algorithms' order.
+inline constexpr std::array<const char*, 6> kNcclAlgorithmNames{"Ring",     "Tree",          "NVLS",
+                                                                "NVLSTree", "CollNetDirect", "CollNetChain"};
 
 /// Network between nodes.
 struct NetworkSpec {

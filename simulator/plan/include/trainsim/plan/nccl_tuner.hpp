@@ -73,8 +73,15 @@ struct NcclTopology {
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
+  /// The algorithms NCCL may use (NcclNetSpec::algorithms, NCCL_ALGO), indexed as
+  /// platforms::kNcclAlgorithmNames: ring, tree, NVLS, NVLS_TREE, CollNet Direct, CollNet Chain.
+  std::array<bool, 6> algorithms{true, true, true, true, true, true};
   bool amd_cpu = false;  ///< the hosts' CPUs are AMD's (NcclNetSpec::amd_cpu): NCCL's AMD figures across nodes
 };
+
+/// NcclTopology::algorithms' index of one of NCCL's algorithms (ring 0, tree 1, NVLS 2, NVLS_TREE 3,
+/// CollNet Direct 4, CollNet Chain 5; every other kind counts as the ring).
+int nccl_algorithm_index(Algorithm a);
 
 /// The topology NCCL would find for the first `ranks` GPUs of `spec` (node-major).
 NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks);
