@@ -1,10 +1,13 @@
 // Published multi-node nccl-tests curves (tests/data/validation/nccl_allreduce_multinode_curves.csv,
 // each row naming its source) against `trainsim collective --algorithm auto`, before and after
-// `trainsim calibrate nccl-tests` fits the platform's NCCL transport to the same curve. Busbw
-// errors from 64 KiB up, per size band (64 KiB–1 MiB, 1–64 MiB, ≥ 64 MiB), printed and held to
-// the figures simulator/README.md "NCCL across nodes at every size" reports.
+// `trainsim calibrate nccl-tests` fits the platform's NCCL transport to the same curve; and the
+// same systems at 2, 4 and 8 nodes (nccl_allreduce_multinode_scaling.csv), calibrated on the
+// 2-node curve and predicting the others. Busbw errors from 64 KiB up, per size band (64 KiB–1 MiB,
+// 1–64 MiB, ≥ 64 MiB), printed and held to the figures simulator/README.md "NCCL across nodes at
+// every size" reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -51,6 +54,9 @@ std::string data(const std::string& rel) {
 
 struct Point {
   double size = 0, time_us = 0, busbw = 0;
+  double in_place_us = 0;  ///< 0 where the file has no in-place column
+  /// The size's time as `calibrate` reads it: the faster of the two columns.
+  double best_us() const { return in_place_us > 0 ? std::min(time_us, in_place_us) : time_us; }
 };
 struct Curve {
   std::string platform;
@@ -58,8 +64,9 @@ struct Curve {
   std::vector<Point> points;
 };
 
-std::map<std::string, Curve> curves() {
-  const auto csv = trainsim::CsvTable::read(data("validation/nccl_allreduce_multinode_curves.csv"));
+std::map<std::string, Curve> curves(const std::string& file = "validation/nccl_allreduce_multinode_curves.csv") {
+  const auto csv = trainsim::CsvTable::read(data(file));
+  const bool in_place = csv.find_column("in_place_time_us").has_value();
   std::map<std::string, Curve> out;
   for (std::size_t r = 0; r < csv.row_count(); ++r) {
     Curve& c = out[csv.cell(r, csv.column("dataset"))];
@@ -67,7 +74,8 @@ std::map<std::string, Curve> curves() {
     c.ranks = static_cast<int>(csv.number(r, csv.column("ranks")));
     c.nodes = static_cast<int>(csv.number(r, csv.column("nodes")));
     c.points.push_back({csv.number(r, csv.column("size_bytes")), csv.number(r, csv.column("time_us")),
-                        csv.number(r, csv.column("busbw_GBps"))});
+                        csv.number(r, csv.column("busbw_GBps")),
+                        in_place ? csv.number(r, csv.column("in_place_time_us")) : 0.0});
   }
   return out;
 }
@@ -81,9 +89,11 @@ std::string as_nccl_tests(const Curve& c) {
             std::to_string(r / per_node) + " device " + std::to_string(r % per_node) +
             " [0x04] NVIDIA H100 80GB HBM3\n";
   char line[256];
+  const double factor = 2.0 * (c.ranks - 1) / c.ranks;
   for (const Point& p : c.points) {
-    std::snprintf(line, sizeof line, "%14.0f %14.0f float sum -1 %10.1f 0.00 %8.2f 0 %10.1f 0.00 %8.2f 0\n", p.size,
-                  p.size / 4, p.time_us, p.busbw, p.time_us, p.busbw);
+    const double in_us = p.in_place_us > 0 ? p.in_place_us : p.time_us;
+    std::snprintf(line, sizeof line, "%14.0f %14.0f float sum -1 %10.2f 0.00 %8.2f 0 %10.2f 0.00 %8.2f 0\n", p.size,
+                  p.size / 4, p.time_us, p.busbw, in_us, p.size / in_us / 1e3 * factor);
     text += line;
   }
   return text;
@@ -96,8 +106,10 @@ struct Errors {
 
 /// busbw errors of `collective --algorithm auto` on `platform` against the curve, 64 KiB and up.
 Errors compare(const Curve& c, const std::string& platform, const std::string& label) {
-  const auto r = run_trainsim({"collective", "--platform", platform, "--nodes", std::to_string(c.nodes), "--algorithm",
-                               "auto", "--bytes", "64K:8G:x2", "--json", "-"});
+  const double first = std::max(65536.0, c.points.front().size);
+  const auto r =
+      run_trainsim({"collective", "--platform", platform, "--nodes", std::to_string(c.nodes), "--algorithm", "auto",
+                    "--bytes", std::to_string(static_cast<long long>(first)) + ":8G:x2", "--json", "-"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return {};
   const auto results = trainsim::Json::parse(r.out)["results"];
@@ -108,8 +120,8 @@ Errors compare(const Curve& c, const std::string& platform, const std::string& l
     const double size = row["size_bytes"].get<double>();
     for (const Point& p : c.points) {
       if (p.size != size) continue;
-      // busbw from the measured time (the printed busbw has two decimals).
-      const double measured = size / (p.time_us * 1e-6) / 1e9 * 2.0 * (c.ranks - 1) / c.ranks;
+      // busbw from the measured time (the printed busbw has two decimals), the faster column's.
+      const double measured = size / (p.best_us() * 1e-6) / 1e9 * 2.0 * (c.ranks - 1) / c.ranks;
       const double err = std::fabs(row["busbw_GBps"].get<double>() - measured) / measured;
       const std::string band = size < (1 << 20) ? "64K-1M" : size < (64 << 20) ? "1M-64M" : ">=64M";
       std::printf("%-12s %12.0f measured %7.2f GB/s simulated %7.2f GB/s %-10s %-7s error %6.1f%%\n", label.c_str(),
@@ -191,6 +203,55 @@ TEST(NcclCurvesFile, CalibrationIsDeterministic) {
   std::ifstream fa(dir + "/a.json"), fb(dir + "/b.json");
   const std::string ja((std::istreambuf_iterator<char>(fa)), {}), jb((std::istreambuf_iterator<char>(fb)), {});
   EXPECT_EQ(ja, jb);
+}
+
+// The same system at several node counts (nccl_allreduce_multinode_scaling.csv): calibrated on
+// its 2-node curve, the platform predicts the 4- and 8-node curves. Mean busbw error from 64 KiB
+// (1 MiB where the run starts there) as written and calibrated on the 2-node curve, each held
+// within kSlack. The issue's target, 15 % at 4 nodes, is reached on the XE9680 pair (its 2-node
+// run on bare metal, its 4-node run on VMs) and not on gj-aion's cluster, whose 4 and 8 nodes
+// reach 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md). `calibrated` is
+// the platform calibrated on the system's 2-node curve.
+constexpr Expected kScaling[] = {
+    {"gjaion_h100_ib_2x8", 0.054, 0.041}, {"gjaion_h100_ib_4x8", 0.127, 0.212}, {"gjaion_h100_ib_8x8", 0.148, 0.176},
+    {"xe9680_h100_ib_2x8", 0.105, 0.076}, {"xe9680_h100_ib_4x8", 0.105, 0.097},
+};
+
+class NcclScaling : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
+  const std::string system = GetParam();
+  const auto all = curves("validation/nccl_allreduce_multinode_scaling.csv");
+  const auto two = all.find(system + "_2x8");
+  ASSERT_NE(two, all.end()) << system;
+  const std::string dir = trainsim_test::make_temp_dir("nccl_scaling");
+  const std::string input = dir + "/two_nodes.txt", out = dir + "/calibrated.json";
+  std::ofstream(input) << as_nccl_tests(two->second);
+  const auto cal = run_trainsim({"calibrate", "nccl-tests", input, "--platform", two->second.platform, "--out", out});
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  std::printf("%s", cal.out.c_str());
+  int checked = 0;
+  for (const Expected& e : kScaling) {
+    const auto it = all.find(e.dataset);
+    if (std::string(e.dataset).rfind(system + "_", 0) != 0) continue;
+    ASSERT_NE(it, all.end()) << e.dataset << " is not in the scaling file";
+    const Errors plain = compare(it->second, it->second.platform, e.dataset);
+    const Errors calibrated = compare(it->second, out, std::string(e.dataset) + "+cal");
+    EXPECT_LE(plain.mean, e.plain + kSlack) << e.dataset;
+    EXPECT_LE(calibrated.mean, e.calibrated + kSlack) << e.dataset;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2) << system << ": a 2-node curve and at least one more";
+}
+
+INSTANTIATE_TEST_SUITE_P(Published, NcclScaling, ::testing::Values("gjaion_h100_ib", "xe9680_h100_ib"),
+                         [](const ::testing::TestParamInfo<const char*>& param) { return std::string(param.param); });
+
+TEST(NcclScalingFile, EveryCurveHasItsExpectedFigures) {
+  for (const auto& [name, c] : curves("validation/nccl_allreduce_multinode_scaling.csv"))
+    EXPECT_TRUE(
+        std::any_of(std::begin(kScaling), std::end(kScaling), [&](const Expected& e) { return name == e.dataset; }))
+        << name << ": add its figures to kScaling";
 }
 
 }  // namespace

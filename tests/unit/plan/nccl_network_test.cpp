@@ -37,7 +37,10 @@ TEST(NcclTests, ReadsRowsRanksAndHosts) {
   EXPECT_EQ(run.rank_line, 4);
   ASSERT_EQ(run.rows.size(), 2u);  // the 0-byte row is left out
   EXPECT_EQ(run.rows[0].size_bytes, 8);
-  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 20.5e-6);  // out of place
+  // The faster of the two timings: in place here (19.0 µs against 20.5 out of place).
+  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 19.0e-6);
+  EXPECT_DOUBLE_EQ(run.rows[0].out_of_place_s, 20.5e-6);
+  EXPECT_DOUBLE_EQ(run.rows[0].in_place_s, 19.0e-6);
   EXPECT_EQ(run.rows[1].line, 11);
 }
 
@@ -50,7 +53,19 @@ TEST(NcclTests, ReadsTheOlderLayoutWithoutRoot) {
   EXPECT_EQ(run.ranks, 2);
   EXPECT_EQ(run.hosts, 1);
   ASSERT_EQ(run.rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 30.1e-6);
+  EXPECT_DOUBLE_EQ(run.rows[0].time_s, 29.0e-6);
+}
+
+TEST(NcclTests, AnInPlaceTimeSlowerThanOutOfPlaceOrMissingLeavesTheOutOfPlaceTime) {
+  const std::string head =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8\n#  Rank  0 Group  0 Pid 1 on a device 0 [0x1] NVIDIA H100\n";
+  const NcclTestsRun slower =
+      parse_nccl_tests(head + "  8  2  float  sum  -1  30.1  0.00  0.00  0  41.0  0.00  0.00  0\n", "slow.txt");
+  EXPECT_DOUBLE_EQ(slower.rows.at(0).time_s, 30.1e-6);
+  EXPECT_DOUBLE_EQ(slower.rows.at(0).in_place_s, 41.0e-6);
+  const NcclTestsRun none = parse_nccl_tests(head + "  8  2  float  sum  -1  30.1  0.00  0.00  0\n", "none.txt");
+  EXPECT_DOUBLE_EQ(none.rows.at(0).time_s, 30.1e-6);
+  EXPECT_EQ(none.rows.at(0).in_place_s, 0);
 }
 
 std::string error_of(const std::string& text) {
@@ -155,6 +170,28 @@ TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {
     ADD_FAILURE() << "LL was not refused";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("network.nccl.protocols"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NcclAlgorithms, ThePlatformsAlgorithmsAreTheOnlyOnesTheTunerWeighs) {
+  // NCCL_ALGO=Ring (or Tree): the tuner weighs that algorithm alone, and pinning another is refused
+  // naming the platform's list.
+  NcclTopology t = two_h100_nodes(0, 0);
+  const double gib = 1024.0 * (1 << 20);
+  EXPECT_EQ(nccl_decide(t, gib, {}).choice.algorithm, Algorithm::ring);
+  t.algorithms = {false, true, false, false, false, false};
+  for (double bytes : {8.0, 65536.0, gib}) {
+    for (const NcclChoice& c : nccl_candidates(t, bytes)) EXPECT_EQ(c.algorithm, Algorithm::tree) << bytes;
+    EXPECT_EQ(nccl_decide(t, bytes, {}).choice.algorithm, Algorithm::tree) << bytes;
+  }
+  NcclRequest ring;
+  ring.tune_algorithm = false;
+  ring.algorithm = Algorithm::ring;
+  try {
+    nccl_decide(t, gib, ring);
+    ADD_FAILURE() << "the ring was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("network.nccl.algorithms"), std::string::npos) << e.what();
   }
 }
 
