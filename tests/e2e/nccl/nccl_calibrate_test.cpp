@@ -27,20 +27,21 @@ namespace {
 
 // What `auto` reaches on each published curve (simulator/README.md "NCCL across nodes at every
 // size"): mean busbw error from 64 KiB with the platform as written and after calibrating on the
-// same curve. Each is held within kSlack of its figure (the simulations are deterministic: a change
-// of the model shows); a curve added to the CSV needs its row here. The issue's targets (15 % as
-// written, 5 % calibrated on its own input, 30 % in every band) are not reached; kCalibratedBand
-// holds what is.
+// same curve, each size's time the faster of its two columns. Each is held within kSlack of its
+// figure (the simulations are deterministic: a change of the model shows); a curve added to the CSV
+// needs its row here. The issue's targets are reached in part: 15 % as written on Azure, A4 and
+// Nebius (Lambda 15.1 %, A3 Mega 49.8 %), 5 % calibrated on its own input on none of these (best
+// 5.6 %), 30 % in every band calibrated but A3 Mega's 1–64 MiB; kCalibratedBand holds what is.
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"azure_nd_a100_v4_2x8", 0.142, 0.071}, {"gcp_a3_mega_2x8", 0.512, 0.197}, {"gcp_a4_b200_2x8", 0.079, 0.068},
-    {"lambda_b200_2x8", 0.257, 0.239},      {"nebius_h100_2x8", 0.071, 0.069},
+    {"azure_nd_a100_v4_2x8", 0.118, 0.056}, {"gcp_a3_mega_2x8", 0.498, 0.198}, {"gcp_a4_b200_2x8", 0.082, 0.078},
+    {"lambda_b200_2x8", 0.151, 0.142},      {"nebius_h100_2x8", 0.067, 0.060},
 };
 constexpr double kSlack = 0.02;
-constexpr double kCalibratedBand = 0.70;
+constexpr double kCalibratedBand = 0.40;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
