@@ -206,7 +206,7 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
       for (std::size_t i = 0; i < rings[r].ranks.size(); ++i, ++f) ring_end = std::max(ring_end, finish[f]);
       // The last hop's flow carried the critical hop's latency once; the rest of the steps' latency.
       const std::optional<double> nccl =
-          options.nccl_ring_latency ? nccl_ring_latency_s(sim, rings[r]) : std::optional<double>{};
+          options.nccl_protocol ? nccl_ring_latency_s(sim, rings[r]) : std::optional<double>{};
       const double latency = nccl ? *nccl - crit.latency_s : (rings[r].steps - 1) * crit.latency_s;
       end = std::max(end, ring_end + latency + rings[r].steps * options.step_overhead_s);
     }
@@ -217,7 +217,7 @@ void run_coarse(Simulation& sim, const std::vector<Ring>& rings, const CoarseFlo
   std::vector<std::optional<double>> nccl;
   for (std::size_t r = 0; r < rings.size(); ++r) {
     critical.push_back(critical_hop(sim, rings[r], shared, r));
-    nccl.push_back(options.nccl_ring_latency ? nccl_ring_latency_s(sim, rings[r]) : std::nullopt);
+    nccl.push_back(options.nccl_protocol ? nccl_ring_latency_s(sim, rings[r]) : std::nullopt);
   }
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t r = 0; r < rings.size(); ++r) {
@@ -265,7 +265,7 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
         if (rest > 0) sim.account_flow(hops[h].first, hops[h].second, rest * ring.chunk_bytes);
     stats.flows += static_cast<long long>(routes.size());
     const std::vector<double> finish = play_flows(routes, bytes, sim.latency_factor());
-    if (options.nccl_ring_latency) {
+    if (options.nccl_protocol) {
       // Each step's transfer is its slowest hop's without the latency, which the ring then pays
       // as NCCL's model does (nccl_ring_latency_s).
       if (const std::optional<double> latency = nccl_rings_latency_s(sim, rings)) {
@@ -296,7 +296,7 @@ void run_lockstep(Simulation& sim, const std::vector<Ring>& rings, const Collect
   for (std::size_t r = 0; r < rings.size(); ++r)
     for (std::size_t i = 0; i < hosts[r].size() && rest > 0; ++i)
       sim.account_flow(hosts[r][i], hosts[r][(i + 1) % hosts[r].size()], rest * rings[r].chunk_bytes);
-  if (options.nccl_ring_latency) {
+  if (options.nccl_protocol) {
     // The simulated step waited for its slowest hop's latency; the ring pays NCCL's instead: the
     // steps' transfer without the largest route latency, then nccl_ring_latency_s.
     if (const std::optional<double> latency = nccl_rings_latency_s(sim, rings)) {

@@ -439,7 +439,7 @@ TunedRun tune(const plan::NcclTopology& topo, const CollectiveRequest& request, 
   run.options = request.options;
   run.options.launch_s = run.decision.costs.launch_s;
   run.options.step_overhead_s += run.decision.costs.step_overhead_s;
-  run.options.nccl_ring_latency = true;
+  run.options.nccl_protocol = run.decision.choice.protocol;
   // A ring runs on NCCL's channels unless the request sets them (--channels); a tree across
   // nodes has them as its graph channels, each used by both trees (connect.cc duplicates them).
   run.options.channels = run.decision.channels;

@@ -101,7 +101,7 @@ void run_op(Run& run, const plan::CommOp& op, const ParameterServerOptions& ps, 
         o.launch_s = op.launch_s;
         o.step_overhead_s += op.step_overhead_s;
         o.channels = op.channels;
-        o.nccl_ring_latency = op.protocol.has_value();  // nccl_allreduce: the tuner chose it
+        o.nccl_protocol = op.protocol;  // nccl_allreduce: the tuner chose it
         all_reduce(run.sim, ranks, op.bytes * op.wire_factor, op.algorithm, o);
       }
       break;

@@ -521,6 +521,33 @@ bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout) 
                      [&](const auto& kv) { return kv.second == per_node.begin()->second; });
 }
 
+double nccl_tree_chunk_bytes(double per_channel, int nodes, double ppn, const CollectiveOptions& options) {
+  double chunk = options.pipeline_chunk_bytes;
+  if (!options.nccl_protocol) {
+    // The textbook tree (NCCL up to 2.19 for every protocol): the chunk starts at the pipeline
+    // chunk and halves while a channel would get fewer than depth·8 chunks (down to 128 KiB),
+    // depth·4 (64 KiB) or depth (32 KiB), depth the tree's: the chain plus the tree of nodes.
+    const double depth = ppn - 1 + std::ceil(std::log2(double(nodes)));
+    for (const auto& [per_depth, floor_bytes] : {std::pair{8.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
+      while (per_channel / chunk < depth * per_depth && chunk > floor_bytes) chunk /= 2;
+    return chunk;
+  }
+  switch (*options.nccl_protocol) {
+    case Protocol::simple: return chunk;  // one step of the 4 MiB buffer, as it is since NCCL 2.20
+    case Protocol::ll: return kNcclLlStepBytes;
+    case Protocol::ll128: {
+      // calcCollChunking: nstepsLL128 = 1 + log2(nodes) + ppn / 10; halve while a channel gets fewer
+      // than nstepsLL128·64/ppn chunks (down to 128 KiB), then nstepsLL128·16/ppn (down to 32 KiB).
+      chunk = kNcclLl128StepBytes;
+      const double steps = 1 + std::floor(std::log2(double(nodes))) + 0.1 * ppn;
+      while (std::floor(per_channel / chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+      while (std::floor(per_channel / chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+      return chunk;
+    }
+  }
+  return chunk;
+}
+
 NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                const CollectiveOptions& options) {
   const std::vector<std::vector<int>> nodes = ranks_by_node(ranks, layout, options);
@@ -566,14 +593,8 @@ NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, cons
     }
     parents.push_back(std::move(parent));
   }
-  // enqueue.cc (tree, Simple): the chunk starts at the pipeline chunk (a 512 KiB step of the 4 MiB
-  // buffer) and halves while a channel would get fewer than depth·8 chunks (down to 128 KiB),
-  // depth·4 (64 KiB) or depth (32 KiB), depth the tree's: the chain plus the tree of nodes.
   const double per_channel = bytes / double(2 * G);
-  const double depth = double(nodes.front().size() - 1) + std::ceil(std::log2(double(N)));
-  double chunk = options.pipeline_chunk_bytes;
-  for (const auto& [per_depth, floor_bytes] : {std::pair{8.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
-    while (per_channel / chunk < depth * per_depth && chunk > floor_bytes) chunk /= 2;
+  const double chunk = nccl_tree_chunk_bytes(per_channel, N, double(nodes.front().size()), options);
   const int m = static_cast<int>(std::clamp(std::ceil(per_channel / chunk), 1.0, double(std::max(1, options.max_pipeline_chunks))));
   return NcclTrees{std::move(order), TreeSchedule(int(ranks.size()), std::move(parents), m, per_channel / m), 2 * G};
 }

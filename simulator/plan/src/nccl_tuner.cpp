@@ -48,10 +48,10 @@ constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 fo
 constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
 constexpr double kNetOverheadIntel = 1.0, kNetOverheadAmd = 2.0;  // µs, tuning.cc getNetOverhead
 // Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple 4 MiB / 8;
-// LL 8 lines × 512 threads × 16 B / 8, half of it flags; LL128 120 × 640 × 8 B / 8, 120 of 128 data.
+// LL's and LL128's steps (kNcclLlStepBytes, kNcclLl128StepBytes) less their flags.
 constexpr double kSimpleStep = 4.0 * 1024 * 1024 / 8;
-constexpr double kLlStepData = 8.0 * 512 * 16 / 8 / 2;
-constexpr double kLl128StepData = 120.0 * 640 * 8 / 8 * 120 / 128;
+constexpr double kLlStepData = kNcclLlStepBytes / 2;
+constexpr double kLl128StepData = kNcclLl128StepBytes * 120 / 128;
 
 int generation_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 

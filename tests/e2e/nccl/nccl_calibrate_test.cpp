@@ -29,19 +29,19 @@ namespace {
 // size"): mean busbw error from 64 KiB with the platform as written and after calibrating on the
 // same curve, each size's time the faster of its two columns. Each is held within kSlack of its
 // figure (the simulations are deterministic: a change of the model shows); a curve added to the CSV
-// needs its row here. The issue's targets are reached in part: 15 % as written on Azure, A4 and
-// Nebius (Lambda 15.1 %, A3 Mega 49.8 %), 5 % calibrated on its own input on none of these (best
-// 5.6 %), 30 % in every band calibrated but A3 Mega's 1–64 MiB; kCalibratedBand holds what is.
+// needs its row here. The issue's targets are reached in part: 15 % as written and 30 % in every
+// band on all but A3 Mega (49.0 %), 5 % calibrated on its own input on Nebius (4.9 %) alone of
+// these; kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 62 %).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"azure_nd_a100_v4_2x8", 0.118, 0.056}, {"gcp_a3_mega_2x8", 0.498, 0.198}, {"gcp_a4_b200_2x8", 0.082, 0.078},
-    {"lambda_b200_2x8", 0.151, 0.142},      {"nebius_h100_2x8", 0.067, 0.060},
+    {"azure_nd_a100_v4_2x8", 0.127, 0.058}, {"gcp_a3_mega_2x8", 0.490, 0.261}, {"gcp_a4_b200_2x8", 0.085, 0.070},
+    {"lambda_b200_2x8", 0.115, 0.113},      {"nebius_h100_2x8", 0.060, 0.049},
 };
 constexpr double kSlack = 0.02;
-constexpr double kCalibratedBand = 0.40;
+constexpr double kCalibratedBand = 0.65;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
@@ -210,12 +210,12 @@ TEST(NcclCurvesFile, CalibrationIsDeterministic) {
 // its 2-node curve, the platform predicts the 4- and 8-node curves. Mean busbw error from 64 KiB
 // (1 MiB where the run starts there) as written and calibrated on the 2-node curve, each held
 // within kSlack. The issue's target, 15 % at 4 nodes, is reached on the XE9680 pair (its 2-node
-// run on bare metal, its 4-node run on VMs) and not on gj-aion's cluster, whose 4 and 8 nodes
-// reach 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md). `calibrated` is
+// run on bare metal, its 4-node run on VMs) and not on gj-aion's cluster (16.6 %), whose 4 and 8
+// nodes level off at 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md). `calibrated` is
 // the platform calibrated on the system's 2-node curve.
 constexpr Expected kScaling[] = {
-    {"gjaion_h100_ib_2x8", 0.054, 0.041}, {"gjaion_h100_ib_4x8", 0.127, 0.212}, {"gjaion_h100_ib_8x8", 0.148, 0.176},
-    {"xe9680_h100_ib_2x8", 0.105, 0.076}, {"xe9680_h100_ib_4x8", 0.105, 0.097},
+    {"gjaion_h100_ib_2x8", 0.061, 0.044}, {"gjaion_h100_ib_4x8", 0.136, 0.166}, {"gjaion_h100_ib_8x8", 0.160, 0.143},
+    {"xe9680_h100_ib_2x8", 0.110, 0.068}, {"xe9680_h100_ib_4x8", 0.120, 0.116},
 };
 
 class NcclScaling : public ::testing::TestWithParam<const char*> {};

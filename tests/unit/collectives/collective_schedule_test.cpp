@@ -527,6 +527,30 @@ TEST(NcclTrees, ChunksHalveUntilEveryChannelHasDepthTimesEightOfThem) {
   EXPECT_EQ(trees.schedule.chunks(), 32);
 }
 
+TEST(NcclTrees, WithTheTunersProtocolTheChunkIsThatProtocolsStep) {
+  // enqueue.cc calcCollChunking as NCCL runs it since 2.20: Simple keeps its 512 KiB step; LL its
+  // 64 KiB step; LL128 its 600 KiB step, halved while a channel has fewer than nstepsLL128·64/ppn
+  // chunks (down to 128 KiB), then nstepsLL128·16/ppn (down to 32 KiB); 2 nodes of 8: 2.8.
+  const plan::RingLayout layout{8, iota(8), {iota(8)}, 8};
+  plan::CollectiveOptions simple;
+  simple.nccl_protocol = plan::Protocol::simple;
+  const plan::NcclTrees trees = plan::nccl_tree_all_reduce(iota(16), 64 * 1024.0 * 1024, layout, simple);
+  EXPECT_EQ(trees.schedule.chunk_bytes(), 512 * 1024.0);
+  EXPECT_EQ(trees.schedule.chunks(), 8);
+  plan::CollectiveOptions ll = simple, ll128 = simple;
+  ll.nccl_protocol = plan::Protocol::ll;
+  ll128.nccl_protocol = plan::Protocol::ll128;
+  EXPECT_EQ(plan::nccl_tree_chunk_bytes(1 << 20, 2, 8, ll), 65536.0);
+  // 16 MiB a channel holds 27 steps of 614,400 B (≥ 22.4): kept. 4 MiB: 6 (< 22.4) → 307,200 (13)
+  // → 153,600 (27).
+  EXPECT_EQ(plan::nccl_tree_chunk_bytes(16 << 20, 2, 8, ll128), 614400.0);
+  EXPECT_EQ(plan::nccl_tree_chunk_bytes(4 << 20, 2, 8, ll128), 153600.0);
+  // 256 KiB: → 76,800 (3 < 22.4, below 128 KiB) → 38,400 (6 ≥ 5.6).
+  EXPECT_EQ(plan::nccl_tree_chunk_bytes(256 << 10, 2, 8, ll128), 38400.0);
+  // Without a protocol, the depth rule (the test above).
+  EXPECT_EQ(plan::nccl_tree_chunk_bytes(4 << 20, 2, 8, {}), 128 * 1024.0);
+}
+
 TEST(TreeSchedule, CompletionOnUniformDurationsIsStepsTimesStep) {
   // A chain 0 ← 1 ← 2 ← 3 with 5 chunks: every step on the critical path costs o + d.
   const plan::TreeSchedule chain(4, {{-1, 0, 1, 2}}, 5, 1.0);

@@ -115,6 +115,11 @@ TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
   EXPECT_NEAR(c.seconds, (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
   const NcclNetworkCost ll = nccl_network_cost(two_h100_nodes(10, 0), Algorithm::ring, Protocol::ll, 16, 16 << 20);
   EXPECT_NEAR(ll.seconds, 2 * 10 * 1e-6, 1e-15);
+  // LL128's step carries 576,000 data bytes (init.cc: 120 × 640 × 8 B a step, 120 of 128 data):
+  // 1 GiB on 16 channels of 16 ranks is 8 loops, 2(n−1) = 30 steps each per connection.
+  const NcclNetworkCost ll128 = nccl_network_cost(two_h100_nodes(0, 1), Algorithm::ring, Protocol::ll128, 16, 1 << 30);
+  EXPECT_EQ(ll128.loops, 8);
+  EXPECT_DOUBLE_EQ(ll128.proxy_steps, 30.0 * 8 * 16 * 2 * 2 / 16);
   // 1 GiB: 2 MiB × 16 ranks × 16 channels = 512 MiB a loop, two loops.
   EXPECT_EQ(nccl_network_cost(two_h100_nodes(0, 1), Algorithm::ring, Protocol::simple, 16, 1 << 30).loops, 2);
 }

@@ -38,6 +38,11 @@ std::vector<std::string> hd_order_names();
 /// NCCL's protocols (src/device/prims_*.h): LL sends 4 data bytes with a 4-byte flag per 8 bytes,
 /// LL128 120 data bytes per 128-byte line, Simple whole buffers with a fence per step.
 enum class Protocol { ll, ll128, simple };
+/// One FIFO step of the LL and LL128 buffers (init.cc DEFAULT_LL_BUFFSIZE and DEFAULT_LL128_BUFFSIZE
+/// over NCCL_STEPS 8), wire bytes: LL 8 lines × 512 threads × 16 B, half of it flags; LL128 120
+/// elements × 640 threads × 8 B, 120 of each 128 bytes data.
+inline constexpr double kNcclLlStepBytes = 8.0 * 512 * 16;
+inline constexpr double kNcclLl128StepBytes = 120.0 * 640 * 8;
 
 /// How the engine represents a collective's flows (see trainsim/engine/collectives.hpp).
 enum class Representation { automatic, coarse, lockstep, step };
@@ -107,11 +112,12 @@ struct CollectiveOptions {
   HdOrder hd_order = HdOrder::near;
   /// Slept once before the collective's first flow: its launch cost (NCCL's base latency), s ≥ 0.
   double launch_s = 0;
-  /// NCCL's ring latency (set for runs whose protocol NCCL's tuner chose): a ring across nodes
-  /// pays its route latencies as tuning.cc charges them, (nsteps − nInter) steps at its intra-node
-  /// hops' latency and nInter = 2(nodes − 1) at its network hops', instead of every lockstep step
-  /// waiting for the slowest hop (the textbook ring, which the SMPI agreement tests hold).
-  bool nccl_ring_latency = false;
+  /// The protocol NCCL's tuner chose (unset: a textbook algorithm without protocols). Set, a ring
+  /// across nodes pays its route latencies as tuning.cc charges them, (nsteps − nInter) steps at its
+  /// intra-node hops' latency and nInter = 2(nodes − 1) at its network hops', instead of every
+  /// lockstep step waiting for the slowest hop (the textbook ring, which the SMPI agreement tests
+  /// hold); and a tree across nodes cuts its pipeline into the protocol's chunks (enqueue.cc).
+  std::optional<Protocol> nccl_protocol = std::nullopt;
 };
 
 /// The collective operations of `trainsim collective`.
