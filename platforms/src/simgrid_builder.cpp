@@ -133,12 +133,19 @@ public:
     for (int s = 0; s < switches; ++s)
       switch_up.push_back(connect(zone, prefix + "/pcie-switch" + std::to_string(s), pcie_Bps, 0, LinkClass::pcie,
                                   node + pcie_parent(s) + " → host bridge", node + "host bridge → " + pcie_parent(s)));
+    // One port per NIC, or with more NICs than GPUs (AWS p5: 32 EFA NICs for 8 GPUs) one per GPU
+    // carrying that GPU's NICs together: SimGrid routes a pair of hosts one way, and NCCL spreads
+    // a GPU's channels over its NICs.
+    const int nic_ports = std::min(nics, g);
     std::vector<int> nic_switch;
-    for (int j = 0; j < nics; ++j) {
-      const std::string nic = node + "NIC " + std::to_string(j);
-      nic_links.push_back(connect(zone, prefix + "/nic" + std::to_string(j), spec_.network.bandwidth_Bps, 0,
-                                  LinkClass::nic, nic + " → network", "network → " + nic));
-      nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu(j * g / nics) : -1);
+    for (int j = 0; j < nic_ports; ++j) {
+      const int first = j * nics / nic_ports, last = (j + 1) * nics / nic_ports - 1;
+      const std::string nic = first == last ? node + "NIC " + std::to_string(first)
+                                            : node + "NICs " + std::to_string(first) + "-" + std::to_string(last);
+      nic_links.push_back(connect(zone, prefix + "/nic" + std::to_string(j),
+                                  spec_.network.bandwidth_Bps * (last - first + 1), 0, LinkClass::nic,
+                                  nic + " → network", "network → " + nic));
+      nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu(first * g / nics) : -1);
     }
     const Duplex* cpu_link = connect(zone, prefix + "/cpu-memory", spec_.cpu.memory_bandwidth_Bps, 0, LinkClass::memory,
                                      node + "CPU → host bridge", node + "host bridge → CPU");
@@ -203,7 +210,7 @@ public:
       climb(gpu_pcie[std::size_t(a)], switch_of_gpu(a), to_cpu);
       to_cpu.emplace_back(cpu_link, Dir::DOWN);
       add_both_ways(zone, gpus[std::size_t(a)]->get_netpoint(), cpu->get_netpoint(), to_cpu);
-      const int j = a * nics / g;
+      const int j = a * nic_ports / g;
       Route to_gw = pcie_path(gpu_pcie[std::size_t(a)], switch_of_gpu(a), nic_links[std::size_t(j)], nic_switch[std::size_t(j)]);
       to_gw.back() = Hop(nic_links[std::size_t(j)], Dir::UP);  // the NIC leads out to the gateway
       add_both_ways(zone, gpus[std::size_t(a)]->get_netpoint(), gw, to_gw);

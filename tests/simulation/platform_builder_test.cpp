@@ -200,6 +200,25 @@ TEST(LinkNames, NameWhatARouteCrossesInsideAndBetweenNodes) {
             "network → node 1 NIC 0 | node 1 PCIe switch 0 → GPU 0\n");
 }
 
+TEST(LinkNames, MoreNicsThanGpusLeaveEachGpuThroughAllOfItsNics) {
+  // AWS p5: 32 NICs of 100 Gb/s for 8 GPUs. SimGrid routes a pair of hosts one way, so each GPU's
+  // four NICs are one port of 400 Gb/s (NCCL spreads the GPU's channels over them); before, every
+  // GPU reached the network through one NIC of the four, a quarter of the node's bandwidth.
+  const std::string out =
+      in_child(spec_of(R"({"preset": "dgx-h100", "nodes": 2, "network": {"topology": "switch", "bandwidth_Gbps": 100,
+                  "latency_us": 2, "nics_per_node": 32, "nic_attach": "gpu"}})"),
+               0, [](sg4::Engine&, const tp::BuiltPlatform& b) {
+                 std::string text = route_names(b, b.gpus[1], b.gpus[9]) + "\n";
+                 for (const auto& [link, info] : b.links)
+                   if (info.name == "node 0 NICs 4-7 → network")
+                     text += std::to_string(link->get_bandwidth() * 8 / 1e9) + "\n";
+                 return text;
+               });
+  EXPECT_EQ(out,
+            "node 0 GPU 1 → PCIe switch 0 | node 0 NICs 4-7 → network | node 0 → switch | switch → node 1 | "
+            "network → node 1 NICs 4-7 | node 1 PCIe switch 0 → GPU 1\n400.000000\n");
+}
+
 TEST(LinkNames, KnowTheirClassAndOwner) {
   const std::string out =
       in_child(spec_of(R"({"preset": "dgx-a100", "nodes": 2})"), 1, [](sg4::Engine&, const tp::BuiltPlatform& b) {

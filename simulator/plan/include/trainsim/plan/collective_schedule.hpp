@@ -205,7 +205,9 @@ struct RingLayout {
   int gpus_per_node = 1;                   ///< ≥ 1
   std::vector<int> local_order;            ///< a node's ring over local ranks (ring_order_within_node)
   std::vector<std::vector<int>> channels;  ///< link-disjoint rings over local ranks, ≥ 1 (ring_channels_within_node)
-  int nics_per_node = 1;                   ///< ≥ 1; local GPU a reaches the network through NIC a·nics/gpus_per_node
+  /// The node's network ports, ≥ 1: its NICs, at most one per GPU (more NICs than GPUs act as one
+  /// port per GPU); local GPU a reaches the network through port a·nics_per_node/gpus_per_node.
+  int nics_per_node = 1;
 };
 
 /// The layout of `spec`'s nodes: its gpus_per_node, ring_order_within_node and ring_channels_within_node.
