@@ -32,11 +32,12 @@ constexpr EnumNames<TopologyKind, 4> kTopologies{{{{TopologyKind::single_switch,
                                                    {TopologyKind::dragonfly, "dragonfly"}}}};
 constexpr EnumNames<bool, 2> kNicAttach{{{{false, "host"}, {true, "gpu"}}}};
 // `network.nccl.transport`'s names (unspecified has none).
-constexpr EnumNames<NcclTransport, 5> kNcclTransports{{{{NcclTransport::ib, "ib"},
+constexpr EnumNames<NcclTransport, 6> kNcclTransports{{{{NcclTransport::ib, "ib"},
                                                         {NcclTransport::roce, "roce"},
                                                         {NcclTransport::tcpxo, "tcpxo"},
                                                         {NcclTransport::tcpx, "tcpx"},
-                                                        {NcclTransport::socket, "socket"}}}};
+                                                        {NcclTransport::socket, "socket"},
+                                                        {NcclTransport::efa, "efa"}}}};
 }  // namespace
 
 std::string to_string(NetworkModel m) {
@@ -72,12 +73,18 @@ std::string to_string(NcclTransport transport) {
 // half the mean round trip of a flood ping between two VMs in one Google Cloud zone, 72 µs
 // (tech.zarmory.com, "Quick test for GCP inter-zone networking", 2017: n1-highmem-8 in
 // us-central1-a, rtt min/avg 41/72 µs), so 36 µs. Chosen without the A3 Mega nccl-tests curve
-// (tests/data/validation), which checks it. `calibrate nccl-tests` fits the user's own.
+// (tests/data/validation), which checks it. AWS EFA (the aws-ofi-nccl plugin over libfabric's efa
+// provider): the plugin reports a latency to NCCL itself (getProperties' props->latency, which
+// tuning.cc adds per network hop as for every plugin), 75 µs on p4d, p4de, p5 and p5e and for
+// platforms it does not know (aws-ofi-nccl src/platform-aws.cpp platform_data_map; 35 µs from
+// p5en on, 150 on p3dn: set hop_latency_us). Chosen without the p4de and p5 curves, which check it.
+// `calibrate nccl-tests` fits the user's own.
 double default_hop_latency_s(NcclTransport transport) {
   switch (transport) {
     case NcclTransport::tcpxo:
     case NcclTransport::tcpx:
     case NcclTransport::socket: return 36e-6;
+    case NcclTransport::efa: return 75e-6;
     case NcclTransport::ib:
     case NcclTransport::roce: return 4e-6;
     case NcclTransport::unspecified: return 0;

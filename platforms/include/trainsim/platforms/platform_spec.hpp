@@ -86,16 +86,17 @@ struct GpuBoardSpec {
 };
 
 /// The network transport NCCL drives (`network.nccl.transport`): InfiniBand verbs (net_ib), RoCE
-/// (net_ib over Ethernet), Google's GPUDirect-TCPXO and GPUDirect-TCPX plugins, or NCCL's own
-/// host-bounced TCP sockets (net_socket). Unspecified: NCCL's model as is.
-enum class NcclTransport { unspecified, ib, roce, tcpxo, tcpx, socket };
+/// (net_ib over Ethernet), Google's GPUDirect-TCPXO and GPUDirect-TCPX plugins, NCCL's own
+/// host-bounced TCP sockets (net_socket), or AWS EFA through the aws-ofi-nccl plugin. Unspecified:
+/// NCCL's model as is.
+enum class NcclTransport { unspecified, ib, roce, tcpxo, tcpx, socket, efa };
 /// The transport's name ("" when unspecified).
 std::string to_string(NcclTransport transport);
 /// The per-message latency a network hop of `transport` adds to tuning.cc's NET latency when the
 /// platform gives no `hop_latency_us`, s: 4 µs for InfiniBand verbs and RoCE (the median of what
 /// the published curves over them imply beyond tuning.cc's constants), a host's TCP one-way
-/// latency for the TCP transports (simulator/README.md "NCCL across nodes at every size" gives the
-/// sources).
+/// latency for the TCP transports, 75 µs for EFA (the latency aws-ofi-nccl reports to NCCL on p4d,
+/// p4de, p5 and p5e; simulator/README.md "NCCL across nodes at every size" gives the sources).
 double default_hop_latency_s(NcclTransport transport);
 
 /// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
