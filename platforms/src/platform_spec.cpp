@@ -427,7 +427,14 @@ void read_network(const JsonNode& node, PlatformSpec& spec) {
   const JsonNode bandwidth = node.at("bandwidth_Gbps");
   net.bandwidth_Bps = bandwidth_in_range(bandwidth, gbps_to_bytes_per_s(1), "Gbit/s");
   net.latency_s = latency_in_range(node.at("latency_us"));
-  if (auto n = node.find("nics_per_node")) net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
+  if (auto n = node.find("nics_per_node")) {
+    net.nics_per_node = static_cast<int>(read_unsigned(*n, 1));
+    // More NICs than GPUs act as one port per GPU (the GPU's NICs together, as NCCL's net plugins
+    // stripe a GPU's traffic over them): whole groups only.
+    if (net.nics_per_node > spec.gpus_per_node && net.nics_per_node % spec.gpus_per_node != 0)
+      throw n->error("more NICs than GPUs per node must be a multiple of the " + std::to_string(spec.gpus_per_node) +
+                     " GPUs (each GPU's NICs act as one port), got " + std::to_string(net.nics_per_node));
+  }
   if (auto a = node.find("nic_attach")) net.nics_on_gpus = kNicAttach.read(*a);
   if (auto s = node.find("sharp")) net.sharp = s->as_bool();
   if (auto m = node.find("model")) net.model = read_model(*m, net.factors);

@@ -145,7 +145,8 @@ public:
       nic_links.push_back(connect(zone, prefix + "/nic" + std::to_string(j),
                                   spec_.network.bandwidth_Bps * (last - first + 1), 0, LinkClass::nic,
                                   nic + " → network", "network → " + nic));
-      nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu(first * g / nics) : -1);
+      // On the PCIe switch of the first GPU the port serves (GPU a uses port a·ports/g).
+      nic_switch.push_back(spec_.network.nics_on_gpus ? switch_of_gpu((j * g + nic_ports - 1) / nic_ports) : -1);
     }
     const Duplex* cpu_link = connect(zone, prefix + "/cpu-memory", spec_.cpu.memory_bandwidth_Bps, 0, LinkClass::memory,
                                      node + "CPU → host bridge", node + "host bridge → CPU");

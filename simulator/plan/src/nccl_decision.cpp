@@ -21,7 +21,18 @@ namespace {
   const std::string where = (nvls || nvls_tree || collnet) && !request.protocol ? "algorithm" : "protocol";
   if (pinned && !topo.algorithms[std::size_t(nccl_algorithm_index(a))])
     throw InputError("collective request", "algorithm",
-                     "the platform's network.nccl.algorithms (NCCL_ALGO) leaves " + to_string(a) + " out");
+                     "the platform's network.nccl.algorithms (NCCL_ALGO) leaves " +
+                         std::string(platforms::kNcclAlgorithmNames[std::size_t(nccl_algorithm_index(a))]) + " out");
+  if (!pinned && !std::all_of(topo.algorithms.begin(), topo.algorithms.end(), [](bool on) { return on; })) {
+    std::string names;
+    for (std::size_t i = 0; i < topo.algorithms.size(); ++i)
+      if (topo.algorithms[i]) names += (names.empty() ? "" : ", ") + std::string(platforms::kNcclAlgorithmNames[i]);
+    throw InputError("collective request", "algorithm",
+                     "NCCL runs none of the platform's network.nccl.algorithms (NCCL_ALGO: " + names + ") here" +
+                         (request.protocol ? " with " + to_string(*request.protocol) : std::string()) +
+                         " (NVLS needs Hopper or later on NVSwitch and one node or SHARP; NVLSTree whole nodes "
+                         "whose heads have NICs; CollNet SHARP)");
+  }
   if (nvls)
     throw InputError("collective request", where,
                      "NCCL runs NVLS only with the Simple protocol, on one node of Hopper or later GPUs on NVSwitch, "

@@ -77,6 +77,9 @@ INSTANTIATE_TEST_SUITE_P(
                                      std::string(": /gpu_board/shared_speed: must be in [1e-06, 1]")),
                       std::make_pair(std::string("nccl_algorithm_twice.json"),
                                      std::string(": /network/nccl/algorithms/2: names Ring twice")),
+                      std::make_pair(std::string("nics_not_a_multiple.json"),
+                                     std::string(": /network/nics_per_node: more NICs than GPUs per node must be "
+                                                 "a multiple of the 8 GPUs")),
                       std::make_pair(std::string("malformed.xml"), std::string("malformed.xml: line 7:")),
                       std::make_pair(std::string("unconnected.xml"), std::string("unconnected.xml: line 7:")),
                       std::make_pair(std::string("zero_bandwidth_link.xml"),

@@ -198,6 +198,15 @@ TEST(NcclAlgorithms, ThePlatformsAlgorithmsAreTheOnlyOnesTheTunerWeighs) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("network.nccl.algorithms"), std::string::npos) << e.what();
   }
+  // A list of nothing NCCL runs here (NVLS alone across nodes without SHARP) is refused for `auto`
+  // too, naming the list.
+  t.algorithms = {false, false, true, false, false, false};
+  try {
+    nccl_decide(t, gib, {});
+    ADD_FAILURE() << "NVLS alone across nodes was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL_ALGO: NVLS)"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

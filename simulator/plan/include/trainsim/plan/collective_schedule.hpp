@@ -274,13 +274,13 @@ struct NcclTrees {
 };
 /// Whether nccl_tree_all_reduce applies: ranks on ≥ 2 nodes, the same number on every node.
 bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout);
-/// NCCL's trees over `ranks` (nccl_tree_applies must hold): options.channels graph channels (0: as
-/// ring_phase picks them for rings that span nodes), each used by both trees, so 2·that channels.
 /// The chunk NCCL's tree across `nodes` nodes of `ppn` GPUs pipelines a channel's `per_channel`
 /// bytes in (enqueue.cc calcCollChunking): with the tuner's protocol, Simple's 512 KiB step
 /// (options.pipeline_chunk_bytes) whole, LL's 64 KiB step, LL128's 600 KiB step halved for small
 /// shares; without a protocol the textbook tree's depth rule.
 double nccl_tree_chunk_bytes(double per_channel, int nodes, double ppn, const CollectiveOptions& options);
+/// NCCL's trees over `ranks` (nccl_tree_applies must hold): options.channels graph channels (0: as
+/// ring_phase picks them for rings that span nodes), each used by both trees, so 2·that channels.
 NcclTrees nccl_tree_all_reduce(const std::vector<int>& ranks, double bytes, const RingLayout& layout,
                                const CollectiveOptions& options);
 

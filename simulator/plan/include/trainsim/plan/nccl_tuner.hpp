@@ -53,7 +53,7 @@ struct NcclTopology {
   double bw_intra_GBps = 0;   ///< per channel, the NVLink share inside a node
   double bw_inter_GBps = 0;   ///< per channel, the search's speed between nodes (= bw_intra_GBps in one node)
   double nvlink_GBps = 0;     ///< one GPU's NVLink/NVSwitch bandwidth (fabric × efficiency; PCIe's without NVLink)
-  double nic_GBps = 0;        ///< one NIC
+  double nic_GBps = 0;        ///< one NIC (a GPU's NICs together where they outnumber the GPUs)
   /// NVLS heads across nodes (search.cc, NVLS pattern: one per NIC with a GPU of its own, at most
   /// the GPUs of a node); 0 when the NICs hang off the host bridge, where NCCL finds none, and
   /// when the ranks do not fill whole nodes.
@@ -65,7 +65,7 @@ struct NcclTopology {
   /// CollNet heads per node (search.cc, COLLNET_DIRECT pattern): one per NIC, at most 8
   /// (NCCL_MAX_DIRECT_ARITY + 1) and the node's GPUs; 0 without collnet.
   int collnet_heads = 0;
-  int nics = 1;               ///< NICs per node
+  int nics = 1;  ///< NICs per node, at most one per GPU (more act as one port per GPU)
   /// NCCL's transport beyond tuning.cc's model (platform `network.nccl`, NcclNetSpec): latency
   /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
   double net_hop_us = 0;
