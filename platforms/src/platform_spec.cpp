@@ -397,8 +397,8 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 }
 
 // `network.nccl`: NCCL's transport costs (NcclNetSpec). Bounded by what any transport measures:
-// a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, `algorithms` as NCCL_ALGO does,
-// each once.
+// a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, `algorithms`
+// as NCCL_ALGO does, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop latency applies where
 // `hop_latency_us` is absent.
