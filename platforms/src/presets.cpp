@@ -105,7 +105,7 @@ const std::vector<PresetText>& make_presets() {
         "intra_node": { "kind": "nvswitch", "bandwidth_GBps": 300, "latency_us": 3.4, "efficiency": 0.8,
                         "pcie_bandwidth_GBps": 31.5, "pcie_switches": 4 },
         "network": { "topology": "switch", "bandwidth_Gbps": 100, "latency_us": 10, "nics_per_node": 4,
-                     "nic_attach": "gpu", "model": "ideal" },
+                     "nic_attach": "gpu", "model": "ideal", "nccl": { "transport": "efa" } },
         "price_per_gpu_hour": 4.0966,
         "source": "AWS EC2 P4 instance page (2020): p4d.24xlarge $32.7726/h, 400 Gb/s EFA" })json"},
       {"gce-k80x8", "Google Compute Engine VM with 8 K80 dies on PCIe, 16 Gb/s egress", R"json({
