@@ -106,8 +106,12 @@ std::vector<std::string> NcclNetSpec::protocol_names() const {
   return enabled_names(protocols, kNcclProtocolNames);
 }
 
+std::vector<std::string> nccl_algorithm_names(const std::array<bool, 6>& enabled) {
+  return enabled_names(enabled, kNcclAlgorithmNames);
+}
+
 std::vector<std::string> NcclNetSpec::algorithm_names() const {
-  return enabled_names(algorithms, kNcclAlgorithmNames);
+  return nccl_algorithm_names(algorithms);
 }
 
 namespace {

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::plan {
@@ -23,12 +26,11 @@ namespace {
     throw InputError("collective request", "algorithm",
                      "the platform's network.nccl.algorithms (NCCL_ALGO) leaves " +
                          std::string(platforms::kNcclAlgorithmNames[std::size_t(nccl_algorithm_index(a))]) + " out");
-  if (!pinned && !std::all_of(topo.algorithms.begin(), topo.algorithms.end(), [](bool on) { return on; })) {
-    std::string names;
-    for (std::size_t i = 0; i < topo.algorithms.size(); ++i)
-      if (topo.algorithms[i]) names += (names.empty() ? "" : ", ") + std::string(platforms::kNcclAlgorithmNames[i]);
+  if (const std::vector<std::string> names = platforms::nccl_algorithm_names(topo.algorithms);
+      !pinned && names.size() < topo.algorithms.size()) {
     throw InputError("collective request", "algorithm",
-                     "NCCL runs none of the platform's network.nccl.algorithms (NCCL_ALGO: " + names + ") here" +
+                     fmt::format("NCCL runs none of the platform's network.nccl.algorithms (NCCL_ALGO: {}) here",
+                                 fmt::join(names, ", ")) +
                          (request.protocol ? " with " + to_string(*request.protocol) : std::string()) +
                          " (NVLS needs Hopper or later on NVSwitch and one node or SHARP; NVLSTree whole nodes "
                          "whose heads have NICs; CollNet SHARP)");

@@ -144,6 +144,9 @@ inline constexpr std::array<const char*, 3> kNcclProtocolNames{"LL", "LL128", "S
 /// NCCL_ALGO's names of the algorithms trainsim models, in NcclNetSpec::algorithms' order.
 inline constexpr std::array<const char*, 6> kNcclAlgorithmNames{"Ring",     "Tree",          "NVLS",
                                                                 "NVLSTree", "CollNetDirect", "CollNetChain"};
+/// NCCL_ALGO's names of the algorithms `enabled` turns on (NcclNetSpec::algorithms' indexing), in
+/// kNcclAlgorithmNames' order.
+std::vector<std::string> nccl_algorithm_names(const std::array<bool, 6>& enabled);
 
 /// Network between nodes.
 struct NetworkSpec {
