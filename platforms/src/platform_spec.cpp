@@ -74,22 +74,33 @@ std::string to_string(NcclTransport transport) {
 // (tech.zarmory.com, "Quick test for GCP inter-zone networking", 2017: n1-highmem-8 in
 // us-central1-a, rtt min/avg 41/72 µs), so 36 µs. Chosen without the A3 Mega nccl-tests curve
 // (tests/data/validation), which checks it. AWS EFA (the aws-ofi-nccl plugin over libfabric's efa
-// provider): the plugin reports a latency to NCCL itself (getProperties' props->latency, which
-// tuning.cc adds per network hop as for every plugin), 75 µs on p4d, p4de, p5 and p5e and for
-// platforms it does not know (aws-ofi-nccl src/platform-aws.cpp platform_data_map; 35 µs from
-// p5en on, 150 on p3dn: set hop_latency_us). Chosen without the p4de and p5 curves, which check it.
-// `calibrate nccl-tests` fits the user's own.
+// provider): what a hop costs is the plugin's own tuner model of p5 and p5e (aws-ofi-nccl
+// src/tuner/nccl_ofi_model.cpp, net_lat 20 µs, "2 nodes, 8B RDMA w/imm lat"; 18 on p5en), 20 µs;
+// what the plugin reports to NCCL (default_reported_latency_s) is another figure. Chosen without
+// the p4de and p5 curves, which check it. `calibrate nccl-tests` fits the user's own.
 double default_hop_latency_s(NcclTransport transport) {
   switch (transport) {
     case NcclTransport::tcpxo:
     case NcclTransport::tcpx:
     case NcclTransport::socket: return 36e-6;
-    case NcclTransport::efa: return 75e-6;
+    case NcclTransport::efa: return 20e-6;
     case NcclTransport::ib:
     case NcclTransport::roce: return 4e-6;
     case NcclTransport::unspecified: return 0;
   }
   return 0;
+}
+
+// aws-ofi-nccl reports 75 µs to NCCL (getProperties' props->latency, which tuning.cc adds per
+// network hop as for every plugin) on p4d, p4de, p5 and p5e and on platforms it does not know
+// (src/platform-aws.cpp platform_data_map; 35 µs from p5en on, 150 on p3dn: set
+// reported_latency_us). Its pull request 402 raised its tuner's figure from 20 to 75 because "given
+// the current model this provides a better fit": a weight for NCCL's choices, not the hop's cost.
+// NCCL's own transports report 0 ("Not set"); the tuner is then given the hop latency, so that
+// `auto` picks by what the engine simulates.
+std::optional<double> default_reported_latency_s(NcclTransport transport) {
+  if (transport == NcclTransport::efa) return 75e-6;
+  return std::nullopt;
 }
 
 namespace {
@@ -404,17 +415,19 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, `algorithms`
 // as NCCL_ALGO does, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
-// `transport` names the transport (kNcclTransports); its default hop latency applies where
-// `hop_latency_us` is absent.
+// `transport` names the transport (kNcclTransports); its default hop and reported latencies apply
+// where `hop_latency_us` and `reported_latency_us` are absent.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
-  node.allow_only(
-      {"transport", "hop_latency_us", "proxy_step_us", "calibrated_from", "protocols", "algorithms", "cpu_vendor"});
+  node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "calibrated_from",
+                   "protocols", "algorithms", "cpu_vendor"});
   if (auto t = node.find("transport")) {
     nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
+    nccl.reported_latency_s = default_reported_latency_s(nccl.transport);
   }
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
+  if (auto r = node.find("reported_latency_us")) nccl.reported_latency_s = r->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
@@ -947,6 +960,7 @@ Json to_json(const PlatformSpec& spec) {
     if (n.nccl.transport != NcclTransport::unspecified) nccl["transport"] = to_string(n.nccl.transport);
     if (n.nccl.given()) {
       nccl["hop_latency_us"] = clean(n.nccl.hop_latency_s * 1e6);
+      if (n.nccl.reported_latency_s) nccl["reported_latency_us"] = clean(*n.nccl.reported_latency_s * 1e6);
       nccl["proxy_step_us"] = clean(n.nccl.proxy_step_s * 1e6);
     }
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;

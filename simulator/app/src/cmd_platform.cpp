@@ -155,14 +155,18 @@ int platform_info(const PlatformInfoOptions& o) {
                        spec.network.latency_s * 1e6);
     if (spec.network.sharp) out += "SHARP      the switches reduce in the network; NCCL's CollNet and NVLS across nodes are on\n";
     if (spec.network.nccl.given())
-      out += fmt::format("NCCL net   {}+{:.3g} us per network hop, {:.3g} us per proxy step{}\n",
-                         spec.network.nccl.transport == platforms::NcclTransport::unspecified
-                             ? ""
-                             : platforms::to_string(spec.network.nccl.transport) + ", ",
-                         spec.network.nccl.hop_latency_s * 1e6, spec.network.nccl.proxy_step_s * 1e6,
-                         spec.network.nccl.calibrated_from.empty()
-                             ? ""
-                             : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
+      out += fmt::format(
+          "NCCL net   {}+{:.3g} us per network hop{}, {:.3g} us per proxy step{}\n",
+          spec.network.nccl.transport == platforms::NcclTransport::unspecified
+              ? ""
+              : platforms::to_string(spec.network.nccl.transport) + ", ",
+          spec.network.nccl.hop_latency_s * 1e6,
+          spec.network.nccl.reported_latency_s
+              ? fmt::format(" ({:.3g} reported to NCCL's tuner)", *spec.network.nccl.reported_latency_s * 1e6)
+              : "",
+          spec.network.nccl.proxy_step_s * 1e6,
+          spec.network.nccl.calibrated_from.empty() ? ""
+                                                    : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
     if (!spec.network.nccl.all_protocols())
       out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
     if (!spec.network.nccl.all_algorithms())

@@ -209,6 +209,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
+  if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
@@ -289,12 +290,15 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
   out.channels = channels;
   // The transport's costs beyond the model, on the communicator's channels for this size (the
   // ring's and tree's: twice the graph's, less enqueue.cc's drop; NVLS_TREE's heads' CTAs).
-  if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0)) {
+  // The tuner weighs its own view of them (the reported latency, the flush always); the engine
+  // charges what they cost.
+  if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0 || c.topo.reported_hop_us)) {
     const int comm_channels = a == Algorithm::ring || a == Algorithm::tree
                                   ? drop_channels(std::min(kMaxChannels, 2 * c.topo.channels), a, p, c.n, c.bytes)
                                   : channels;
-    out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, c.bytes / (algBw * 1e9)).seconds;
-    lat += out.network_software_s * 1e6;
+    const double transfer_s = c.bytes / (algBw * 1e9);
+    out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s).seconds;
+    lat += nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s, NetworkCostView::tuner).seconds * 1e6;
   }
   out.latency_s = lat * 1e-6;
   out.bus_bandwidth_Bps = busBw * 1e9;
@@ -461,7 +465,7 @@ std::vector<NcclChoice> nccl_candidates(const NcclTopology& topo, double bytes) 
 }
 
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
-                                  double transfer_s) {
+                                  double transfer_s, NetworkCostView view) {
   NcclNetworkCost cost;
   const bool tree_like = a == Algorithm::tree || a == Algorithm::nvls_tree;
   if (topo.nodes < 2 || (a != Algorithm::ring && !tree_like) || bytes <= 0) return cost;
@@ -490,10 +494,13 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   // The proxy posts and completes steps while the NIC moves the earlier ones (proxy.cc progresses
   // every connection in turn): only what its steps take beyond the transfer shows.
   cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
-  // The hop latency is NCCL's graph latencyInter (the net plugin's reported latency), which
-  // tuning.cc adds to every network hop and, with Simple, once more: "Also add the flush extra
-  // latency" (the receiver's GPUDirect flush, a read back over the NIC, net_ib ncclIbIflush).
-  const double hop_us = topo.net_hop_us * (p == Protocol::simple ? 2 : 1);
+  // tuning.cc adds NCCL's graph latencyInter (the net plugin's reported latency) to every network
+  // hop and, with Simple, once more: "Also add the flush extra latency" (the receiver's GPUDirect
+  // flush, a read back over the NIC, net_ib ncclIbIflush). From Hopper on NCCL issues no flush
+  // (paths.cc ncclTopoNeedFlush; NCCL_NET_FORCE_FLUSH restores it), though the tuner still adds it.
+  const bool tuner = view == NetworkCostView::tuner;
+  const bool flush = p == Protocol::simple && (tuner || topo.compute_capability < 90);
+  const double hop_us = (tuner ? topo.reported_hop_us.value_or(topo.net_hop_us) : topo.net_hop_us) * (flush ? 2 : 1);
   cost.seconds = cost.hops * hop_us * 1e-6 + cost.proxy_s;
   return cost;
 }

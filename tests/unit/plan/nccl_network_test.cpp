@@ -111,8 +111,17 @@ TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
   EXPECT_EQ(c.hops, 2);
   EXPECT_EQ(c.loops, 1);
   EXPECT_DOUBLE_EQ(c.proxy_steps, 30.0 * 2 * 16 * 2 * 2 / 16);
-  // Simple pays the hop latency twice per hop (tuning.cc: latencyInter once more for the flush).
-  EXPECT_NEAR(c.seconds, (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  // Hopper issues no GPUDirect flush (paths.cc ncclTopoNeedFlush): the engine pays each hop once,
+  // while the tuner, as tuning.cc, pays latencyInter once more under Simple.
+  EXPECT_NEAR(c.seconds, (2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  const auto tuner = [](const NcclTopology& t, Protocol p) {
+    return nccl_network_cost(t, Algorithm::ring, p, 16, 16 << 20, 0, NetworkCostView::tuner).seconds;
+  };
+  EXPECT_NEAR(tuner(two_h100_nodes(10, 1), Protocol::simple), (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  NcclTopology ampere = two_h100_nodes(10, 1);
+  ampere.compute_capability = 80;
+  EXPECT_NEAR(nccl_network_cost(ampere, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds,
+              (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
   const NcclNetworkCost ll = nccl_network_cost(two_h100_nodes(10, 0), Algorithm::ring, Protocol::ll, 16, 16 << 20);
   EXPECT_NEAR(ll.seconds, 2 * 10 * 1e-6, 1e-15);
   // LL128's step carries 576,000 data bytes (init.cc: 120 × 640 × 8 B a step, 120 of 128 data):
@@ -154,6 +163,31 @@ TEST(NcclNetworkCost, TheDecisionChargesWhatTheTunerPredicts) {
     EXPECT_EQ(nccl_decide(plain, bytes, {}).choice.network_software_s, 0);
     EXPECT_GE(d.choice.predicted_s, nccl_decide(plain, bytes, {}).choice.predicted_s);
   }
+}
+
+// A net plugin's reported latency (aws-ofi-nccl: 75 µs on p5, where its own model of a hop is 20)
+// moves the tuner's picks and predictions only; the engine charges the hop's latency.
+TEST(NcclNetworkCost, TheReportedLatencyWeighsThePicksNotTheEngine) {
+  NcclTopology reported = two_h100_nodes(20, 0);
+  reported.reported_hop_us = 75;
+  // The tuner's view: 2 ring hops at 75 µs, twice under Simple; the engine's: 2 at 20, no flush.
+  EXPECT_NEAR(
+      nccl_network_cost(reported, Algorithm::ring, Protocol::simple, 16, 16 << 20, 0, NetworkCostView::tuner).seconds,
+      2 * 2 * 75e-6, 1e-15);
+  EXPECT_NEAR(nccl_network_cost(reported, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds, 2 * 20e-6, 1e-15);
+  const NcclTopology as_hop = two_h100_nodes(75, 0);
+  bool moved = false;
+  for (double bytes = 65536; bytes <= 1024.0 * (1 << 20); bytes *= 2) {
+    const NcclDecision d = nccl_decide(reported, bytes, {}), same = nccl_decide(as_hop, bytes, {});
+    // The same picks as a 75 µs hop would make, at the same predicted time...
+    EXPECT_EQ(d.choice.algorithm, same.choice.algorithm) << bytes;
+    EXPECT_EQ(d.choice.protocol, same.choice.protocol) << bytes;
+    EXPECT_NEAR(d.choice.predicted_s, same.choice.predicted_s, 1e-12) << bytes;
+    // ...but the engine is charged the 20 µs hop.
+    EXPECT_LE(d.choice.network_software_s, same.choice.network_software_s) << bytes;
+    if (d.choice.network_software_s < same.choice.network_software_s - 1e-9) moved = true;
+  }
+  EXPECT_TRUE(moved) << "no size charged the engine less than the reported latency";
 }
 
 TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {

@@ -501,6 +501,34 @@ TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {
 // network.nccl.transport sets the hop latency's default (4 µs on InfiniBand verbs and RoCE, a host's
 // TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
 // platform written back; an unknown transport is refused at its pointer.
+// efa: a hop of 20 µs (aws-ofi-nccl's tuner model of p5) and 75 µs reported to NCCL (its
+// platform-aws.cpp); either given wins, and both survive the platform written back.
+TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
+  const auto efa = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "efa"}}})");
+  EXPECT_DOUBLE_EQ(efa.network.nccl.hop_latency_s, 20e-6);
+  ASSERT_TRUE(efa.network.nccl.reported_latency_s);
+  EXPECT_DOUBLE_EQ(*efa.network.nccl.reported_latency_s, 75e-6);
+  const auto back = from_text(tp::to_json(efa).dump());
+  ASSERT_TRUE(back.network.nccl.reported_latency_s);
+  EXPECT_DOUBLE_EQ(*back.network.nccl.reported_latency_s, 75e-6);
+  EXPECT_DOUBLE_EQ(back.network.nccl.hop_latency_s, 20e-6);
+  const auto p5en = from_text(
+      R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "efa", "reported_latency_us": 35}}})");
+  EXPECT_DOUBLE_EQ(*p5en.network.nccl.reported_latency_s, 35e-6);
+  // Reported alone (no transport): a given cost, which the platform written back keeps.
+  const auto alone =
+      from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"reported_latency_us": 9}}})");
+  EXPECT_TRUE(alone.network.nccl.given());
+  EXPECT_DOUBLE_EQ(*from_text(tp::to_json(alone).dump()).network.nccl.reported_latency_s, 9e-6);
+  EXPECT_DOUBLE_EQ(tp::load_platform("aws-p4d.24xlarge").network.nccl.hop_latency_s, 75e-6);
+  try {
+    (void)from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"reported_latency_us": -1}}})");
+    FAIL() << "a negative reported latency was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.location(), "/network/nccl/reported_latency_us") << e.what();
+  }
+}
+
 TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
   const auto tcpxo = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcpxo"}}})");
   EXPECT_EQ(tcpxo.network.nccl.transport, tp::NcclTransport::tcpxo);
@@ -519,6 +547,9 @@ TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
   const auto given = from_text(
       R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"hop_latency_us": 5, "transport": "socket"}}})");
   EXPECT_DOUBLE_EQ(given.network.nccl.hop_latency_s, 5e-6);
+  // NCCL's own transports report no latency of their own: the tuner weighs the hop's.
+  EXPECT_FALSE(given.network.nccl.reported_latency_s);
+  EXPECT_FALSE(tcpxo.network.nccl.reported_latency_s);
   try {
     (void)from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcp"}}})");
     FAIL() << "an unknown transport was accepted";

@@ -95,9 +95,15 @@ std::string to_string(NcclTransport transport);
 /// The per-message latency a network hop of `transport` adds to tuning.cc's NET latency when the
 /// platform gives no `hop_latency_us`, s: 4 µs for InfiniBand verbs and RoCE (the median of what
 /// the published curves over them imply beyond tuning.cc's constants), a host's TCP one-way
-/// latency for the TCP transports, 75 µs for EFA (the latency aws-ofi-nccl reports to NCCL on p4d,
-/// p4de, p5 and p5e; simulator/README.md "NCCL across nodes at every size" gives the sources).
+/// latency for the TCP transports, 20 µs for EFA (aws-ofi-nccl's own tuner model of p5: an 8-byte
+/// RDMA write between two nodes; simulator/README.md "NCCL across nodes at every size" gives the
+/// sources).
 double default_hop_latency_s(NcclTransport transport);
+/// The latency `transport`'s net plugin reports to NCCL (getProperties' props->latency), which
+/// NCCL's tuner adds to every network hop, when the platform gives no `reported_latency_us`, s:
+/// 75 µs for EFA (aws-ofi-nccl on p4d, p4de, p5 and p5e); none for the others (NCCL's net_ib and
+/// net_socket report 0, and the tuner is then given the hop latency itself).
+std::optional<double> default_reported_latency_s(NcclTransport transport);
 
 /// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
 /// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
@@ -110,6 +116,11 @@ struct NcclNetSpec {
   /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE):
   /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
   double hop_latency_s = 0;
+  /// The latency the net plugin reports to NCCL, s, where it is not what a hop costs: NCCL's tuner
+  /// (tuning.cc: graph latencyInter, twice under Simple) then weighs every hop by it while the
+  /// hop costs hop_latency_s. aws-ofi-nccl reports 75 µs on p5 ("provides a better fit" for its
+  /// choices) where its own model of the hop is 20 µs. None: the tuner weighs hop_latency_s.
+  std::optional<double> reported_latency_s;
   /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
   /// is one thread per GPU, so a collective's steps serialise on it.
@@ -136,7 +147,8 @@ struct NcclNetSpec {
   std::vector<std::string> algorithm_names() const;
   /// Whether the transport's costs were given (or calibrated); the protocols and algorithms are apart.
   bool given() const {
-    return hop_latency_s > 0 || proxy_step_s > 0 || !calibrated_from.empty() || transport != NcclTransport::unspecified;
+    return hop_latency_s > 0 || proxy_step_s > 0 || reported_latency_s || !calibrated_from.empty() ||
+           transport != NcclTransport::unspecified;
   }
 };
 /// NCCL_PROTO's names, in NcclNetSpec::protocols' order.

@@ -34,6 +34,7 @@
 // (speedArrayInter), and on up to two nodes the ring rated at that speed, the tree at most twice it
 // (the search's bwIntra).
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct NcclTopology {
   /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
   double net_hop_us = 0;
   double proxy_step_us = 0;
+  /// The latency the net plugin reports to NCCL (NcclNetSpec::reported_latency_s), µs, which the
+  /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
+  std::optional<double> reported_hop_us;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
@@ -94,8 +98,11 @@ struct NcclChoice {
   double latency_s = 0;         ///< the model's latency: launch plus per-step latencies
   double bus_bandwidth_Bps = 0; ///< the model's busbw
   double predicted_s = 0;       ///< the model's time for the size asked
-  /// Of latency_s, what NCCL's network transport adds beyond tuning.cc's model (nccl_network_cost):
-  /// extra per-hop latency and the proxy's per-step cost. 0 in one node and without `network.nccl`.
+  /// What NCCL's network transport costs beyond tuning.cc's model as the engine charges it
+  /// (nccl_network_cost's engine view): extra per-hop latency and the proxy's per-step cost. 0 in
+  /// one node and without `network.nccl`. latency_s holds the tuner's view of the same (the
+  /// reported latency, the flush on every GPU), which differs where the plugin reports a figure of
+  /// its own or the GPUs need no flush.
   double network_software_s = 0;
   /// Of latency_s, NVLS_TREE's pipeline fill across nodes (nvls_tree_pipeline); 0 for the others.
   double pipeline_fill_s = 0;
@@ -129,11 +136,15 @@ struct NcclNetworkCost {
 ///          128 KiB, 64 KiB from 4 nodes)
 /// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
 /// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
-/// much of them. Each hop adds the hop latency, twice under Simple (tuning.cc adds latencyInter
-/// once more for the receiver's flush). Zero in one node and for NVLS and CollNet (their network
-/// side is SHARP's).
+/// much of them. Each hop adds the hop latency, and under Simple once more for the receiver's
+/// GPUDirect flush (a read back over the NIC): the tuner's view charges the flush always, as
+/// tuning.cc adds latencyInter twice, and weighs hops by the reported latency where there is one;
+/// the engine's view charges the hop's own latency, and the flush only before Hopper (paths.cc
+/// ncclTopoNeedFlush: "Flush is required on Ampere and earlier"). Zero in one node and for NVLS
+/// and CollNet (their network side is SHARP's).
+enum class NetworkCostView { engine, tuner };
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
-                                  double transfer_s = 0);
+                                  double transfer_s = 0, NetworkCostView view = NetworkCostView::engine);
 
 /// Every (algorithm, protocol) NCCL would consider for an all-reduce of `bytes` on `topo`, with
 /// the model's time; those NCCL disables (NVLS across nodes without SHARP, NVLS_TREE inside one
