@@ -75,7 +75,8 @@ std::string to_string(NcclTransport transport) {
 // us-central1-a, rtt min/avg 41/72 µs), so 36 µs. Chosen without the A3 Mega nccl-tests curve
 // (tests/data/validation), which checks it. AWS EFA (the aws-ofi-nccl plugin over libfabric's efa
 // provider): what a hop costs is the plugin's own tuner model of p5 and p5e (aws-ofi-nccl
-// src/tuner/nccl_ofi_model.cpp, net_lat 20 µs, "2 nodes, 8B RDMA w/imm lat"; 18 on p5en), 20 µs;
+// src/tuner/nccl_ofi_model.cpp, net_lat 20 µs, "2 nodes, 8B RDMA w/imm lat" in
+// include/tuner/nccl_ofi_tuner_model.h; 18 on p5en), 20 µs;
 // what the plugin reports to NCCL (default_reported_latency_s) is another figure. Chosen without
 // the p4de and p5 curves, which check it. `calibrate nccl-tests` fits the user's own.
 double default_hop_latency_s(NcclTransport transport) {
@@ -94,10 +95,12 @@ double default_hop_latency_s(NcclTransport transport) {
 // aws-ofi-nccl reports 75 µs to NCCL (getProperties' props->latency, which tuning.cc adds per
 // network hop as for every plugin) on p4d, p4de, p5 and p5e and on platforms it does not know
 // (src/platform-aws.cpp platform_data_map; 35 µs from p5en on, 150 on p3dn: set
-// reported_latency_us). Its pull request 402 raised its tuner's figure from 20 to 75 because "given
-// the current model this provides a better fit": a weight for NCCL's choices, not the hop's cost.
-// NCCL's own transports report 0 ("Not set"); the tuner is then given the hop latency, so that
-// `auto` picks by what the engine simulates.
+// reported_latency_us): a weight for NCCL's choices, not the hop's cost. Its commit 40110dc
+// ("Variable internode latency reported to NCCL", 2023) lowered it from 150, as "a value below
+// 75µs ... makes NCCL choose the wrong algorithm for the 2 nodes case"; its fallback's comment:
+// "Empirical testing on P5 had shown that NCCL's internal tuner choices work better with this
+// value". NCCL's own transports report 0 ("Not set"), as does Google's TCPXO plugin; trainsim's
+// tuner is then given the hop latency, so that `auto` picks by what the engine simulates.
 std::optional<double> default_reported_latency_s(NcclTransport transport) {
   if (transport == NcclTransport::efa) return 75e-6;
   return std::nullopt;

@@ -210,6 +210,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
+  t.net_gdr = spec.network.nccl.transport != platforms::NcclTransport::socket;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
@@ -281,9 +282,11 @@ TuneContext tune_context(const NcclTopology& topo, double bytes) {
 }
 
 // The candidate of (a, p) from the model's latency (µs), busbw and algbw (GB/s):
-// ncclTopoGetAlgoTime's time = latency + bytes / algbw.
+// ncclTopoGetAlgoTime's time = latency + bytes / algbw. `plateau` is the factor ncclTopoGetAlgoTime
+// multiplies the ring's whole latency by (latencyInter included, so the tuner's view of the hops
+// too; 1 otherwise).
 NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channels, double lat, double busBw,
-                       double algBw) {
+                       double algBw, double plateau = 1) {
   NcclChoice out;
   out.algorithm = a;
   out.protocol = p;
@@ -298,7 +301,9 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
                                   : channels;
     const double transfer_s = c.bytes / (algBw * 1e9);
     out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s).seconds;
-    lat += nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s, NetworkCostView::tuner).seconds * 1e6;
+    const NcclNetworkCost tuner =
+        nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s, NetworkCostView::tuner);
+    lat += (plateau * (tuner.seconds - tuner.proxy_s) + tuner.proxy_s) * 1e6;
   }
   out.latency_s = lat * 1e-6;
   out.bus_bandwidth_Bps = busBw * 1e9;
@@ -334,11 +339,12 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   if (c.nodes > 1) intraLat = std::max(intraLat, ring_net_overhead_us(topo, p));
   double lat = kBaseRing[std::size_t(pi)];
   lat += (c.nsteps - c.nInter) * intraLat + c.nInter * interLat;
+  double plateau = 1;
   if (p == Protocol::simple && c.nodes > 1 &&
       std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
-    lat *= topo.compute_capability < 80 ? 1.9 : 1.4;
+    plateau = topo.compute_capability < 80 ? 1.9 : 1.4;
   NcclChoice out = make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes),
-                               lat, busBw, algBw);
+                               lat * plateau, busBw, algBw, plateau);
   out.net_model_latency_s = c.nInter * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
   return out;
 }
@@ -496,10 +502,11 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
   // tuning.cc adds NCCL's graph latencyInter (the net plugin's reported latency) to every network
   // hop and, with Simple, once more: "Also add the flush extra latency" (the receiver's GPUDirect
-  // flush, a read back over the NIC, net_ib ncclIbIflush). From Hopper on NCCL issues no flush
-  // (paths.cc ncclTopoNeedFlush; NCCL_NET_FORCE_FLUSH restores it), though the tuner still adds it.
+  // flush, a read back over the NIC, net_ib ncclIbIflush). NCCL flushes only receives into GPU
+  // memory (transport/net.cc), and from Hopper on none (paths.cc ncclTopoNeedFlush;
+  // NCCL_NET_FORCE_FLUSH restores it), though the tuner still adds it.
   const bool tuner = view == NetworkCostView::tuner;
-  const bool flush = p == Protocol::simple && (tuner || topo.compute_capability < 90);
+  const bool flush = p == Protocol::simple && (tuner || (topo.net_gdr && topo.compute_capability < 90));
   const double hop_us = (tuner ? topo.reported_hop_us.value_or(topo.net_hop_us) : topo.net_hop_us) * (flush ? 2 : 1);
   cost.seconds = cost.hops * hop_us * 1e-6 + cost.proxy_s;
   return cost;

@@ -122,6 +122,10 @@ TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
   ampere.compute_capability = 80;
   EXPECT_NEAR(nccl_network_cost(ampere, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds,
               (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  // Nor does a transport that receives into host memory (NCCL's sockets) flush, on any GPU.
+  ampere.net_gdr = false;
+  EXPECT_NEAR(nccl_network_cost(ampere, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds,
+              (2 * 10 + 240 * 1) * 1e-6, 1e-15);
   const NcclNetworkCost ll = nccl_network_cost(two_h100_nodes(10, 0), Algorithm::ring, Protocol::ll, 16, 16 << 20);
   EXPECT_NEAR(ll.seconds, 2 * 10 * 1e-6, 1e-15);
   // LL128's step carries 576,000 data bytes (init.cc: 120 × 640 × 8 B a step, 120 of 128 data):
@@ -183,11 +187,21 @@ TEST(NcclNetworkCost, TheReportedLatencyWeighsThePicksNotTheEngine) {
     EXPECT_EQ(d.choice.algorithm, same.choice.algorithm) << bytes;
     EXPECT_EQ(d.choice.protocol, same.choice.protocol) << bytes;
     EXPECT_NEAR(d.choice.predicted_s, same.choice.predicted_s, 1e-12) << bytes;
-    // ...but the engine is charged the 20 µs hop.
-    EXPECT_LE(d.choice.network_software_s, same.choice.network_software_s) << bytes;
-    if (d.choice.network_software_s < same.choice.network_software_s - 1e-9) moved = true;
+    // ...but the engine is charged the 20 µs hop, once (no flush on Hopper), on each of the 2 hops
+    // of the ring, the tree and NVLS_TREE across 2 nodes (no proxy cost here).
+    const bool hops = d.choice.algorithm == Algorithm::ring || d.choice.algorithm == Algorithm::tree ||
+                      d.choice.algorithm == Algorithm::nvls_tree;
+    EXPECT_NEAR(d.choice.network_software_s, hops ? 2 * 20e-6 : 0, 1e-15) << bytes;
+    EXPECT_NEAR(same.choice.network_software_s, hops ? 2 * 75e-6 : 0, 1e-15) << bytes;
+    if (hops) moved = true;
   }
-  EXPECT_TRUE(moved) << "no size charged the engine less than the reported latency";
+  EXPECT_TRUE(moved) << "no size ran an algorithm with network hops";
+  // Before Hopper, with no reported latency, the tuner and the engine see the same costs.
+  NcclTopology ampere = two_h100_nodes(20, 1);
+  ampere.compute_capability = 80;
+  for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple})
+    EXPECT_DOUBLE_EQ(nccl_network_cost(ampere, Algorithm::tree, p, 16, 16 << 20).seconds,
+                     nccl_network_cost(ampere, Algorithm::tree, p, 16, 16 << 20, 0, NetworkCostView::tuner).seconds);
 }
 
 TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {

@@ -498,9 +498,6 @@ TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {
                    .network.nccl.amd_cpu);
 }
 
-// network.nccl.transport sets the hop latency's default (4 µs on InfiniBand verbs and RoCE, a host's
-// TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
-// platform written back; an unknown transport is refused at its pointer.
 // efa: a hop of 20 µs (aws-ofi-nccl's tuner model of p5) and 75 µs reported to NCCL (its
 // platform-aws.cpp); either given wins, and both survive the platform written back.
 TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
@@ -515,6 +512,11 @@ TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
   const auto p5en = from_text(
       R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "efa", "reported_latency_us": 35}}})");
   EXPECT_DOUBLE_EQ(*p5en.network.nccl.reported_latency_s, 35e-6);
+  EXPECT_DOUBLE_EQ(p5en.network.nccl.hop_latency_s, 20e-6);
+  const auto hop = from_text(
+      R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"hop_latency_us": 30, "transport": "efa"}}})");
+  EXPECT_DOUBLE_EQ(hop.network.nccl.hop_latency_s, 30e-6);
+  EXPECT_DOUBLE_EQ(*hop.network.nccl.reported_latency_s, 75e-6);
   // Reported alone (no transport): a given cost, which the platform written back keeps.
   const auto alone =
       from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"reported_latency_us": 9}}})");
@@ -529,6 +531,9 @@ TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
   }
 }
 
+// network.nccl.transport sets the hop latency's default (4 µs on InfiniBand verbs and RoCE, a host's
+// TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
+// platform written back; an unknown transport is refused at its pointer.
 TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
   const auto tcpxo = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcpxo"}}})");
   EXPECT_EQ(tcpxo.network.nccl.transport, tp::NcclTransport::tcpxo);

@@ -107,19 +107,23 @@ std::optional<double> default_reported_latency_s(NcclTransport transport);
 
 /// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
 /// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
-/// transport beyond the NIC's bandwidth. Both costs default to 0, NCCL's own cost model (tuning.cc's
-/// per-hop NET latencies) taken as is, unless the platform names its transport.
+/// transport beyond the NIC's bandwidth. Both costs default to 0 and nothing is reported, NCCL's
+/// own cost model (tuning.cc's per-hop NET latencies) taken as is, unless the platform names its
+/// transport.
 struct NcclNetSpec {
-  /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's default.
+  /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's and
+  /// reported_latency_s's defaults.
   NcclTransport transport = NcclTransport::unspecified;
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
-  /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE):
-  /// NCCL's graph latencyInter, charged twice per hop under Simple as tuning.cc does (the flush).
+  /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE),
+  /// and under Simple once more for the receiver's GPUDirect flush where NCCL issues one (before
+  /// Hopper). The tuner weighs it as NCCL's graph latencyInter unless reported_latency_s is given.
   double hop_latency_s = 0;
   /// The latency the net plugin reports to NCCL, s, where it is not what a hop costs: NCCL's tuner
   /// (tuning.cc: graph latencyInter, twice under Simple) then weighs every hop by it while the
-  /// hop costs hop_latency_s. aws-ofi-nccl reports 75 µs on p5 ("provides a better fit" for its
-  /// choices) where its own model of the hop is 20 µs. None: the tuner weighs hop_latency_s.
+  /// hop costs hop_latency_s. aws-ofi-nccl reports 75 µs on p5 (for NCCL's choices: "Empirical
+  /// testing on P5 had shown that NCCL's internal tuner choices work better with this value") where
+  /// its own model of the hop is 20 µs. None: the tuner weighs hop_latency_s.
   std::optional<double> reported_latency_s;
   /// CPU time NCCL's proxy thread spends per network step it posts or completes (net.cc
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy

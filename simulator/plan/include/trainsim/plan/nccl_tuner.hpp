@@ -74,6 +74,9 @@ struct NcclTopology {
   /// The latency the net plugin reports to NCCL (NcclNetSpec::reported_latency_s), µs, which the
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
+  /// The transport receives into GPU memory (GPUDirect RDMA), so that NCCL flushes receives before
+  /// Hopper (transport/net.cc asks ncclTopoNeedFlush only then); NCCL's socket transport does not.
+  bool net_gdr = true;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
@@ -122,7 +125,7 @@ struct NcclNetworkCost {
   double proxy_steps = 0;  ///< network steps one GPU's proxy thread posts and completes
   double proxy_s =
       0;  ///< what the proxy's steps take beyond the transfer: max(0, proxy_steps × proxy_step_us − transfer_s)
-  double seconds = 0;  ///< hops × net_hop_us + proxy_s
+  double seconds = 0;  ///< hops × the view's hop latency (twice where it flushes) + proxy_s
 };
 /// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
 /// per-size drop) for an all-reduce of `bytes`. Per network connection NCCL's proxy handles
@@ -140,8 +143,9 @@ struct NcclNetworkCost {
 /// GPUDirect flush (a read back over the NIC): the tuner's view charges the flush always, as
 /// tuning.cc adds latencyInter twice, and weighs hops by the reported latency where there is one;
 /// the engine's view charges the hop's own latency, and the flush only before Hopper (paths.cc
-/// ncclTopoNeedFlush: "Flush is required on Ampere and earlier"). Zero in one node and for NVLS
-/// and CollNet (their network side is SHARP's).
+/// ncclTopoNeedFlush: "Flush is required on Ampere and earlier") and with GPUDirect RDMA
+/// (NcclTopology::net_gdr). Zero in one node and for NVLS and CollNet (their network side is
+/// SHARP's).
 enum class NetworkCostView { engine, tuner };
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
                                   double transfer_s = 0, NetworkCostView view = NetworkCostView::engine);
