@@ -106,14 +106,6 @@ std::optional<double> default_reported_latency_s(NcclTransport transport) {
   return std::nullopt;
 }
 
-// aws-ofi-nccl's own tuner model (include/nccl_ofi_param.h, TUNER_NET_COMP_OVERHEAD 3): "With EFA,
-// we expect a ~2µsec cost in the device and ~1µsec cost to write that completion up to the host
-// stack", a cost of every network message's completion, which is what a proxy step posts and
-// completes. Chosen without the p4de and p5 curves, which check it; no other transport publishes one.
-double default_proxy_step_s(NcclTransport transport) {
-  return transport == NcclTransport::efa ? 3e-6 : 0;
-}
-
 namespace {
 template <std::size_t N>
 std::vector<std::string> enabled_names(const std::array<bool, N>& enabled, const std::array<const char*, N>& names) {
@@ -426,8 +418,8 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // a hop up to 10 ms, a proxy step up to 1 ms. `protocols` as NCCL_PROTO names them, `algorithms`
 // as NCCL_ALGO does, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
-// `transport` names the transport (kNcclTransports); its defaults apply where `hop_latency_us`,
-// `reported_latency_us` and `proxy_step_us` are absent.
+// `transport` names the transport (kNcclTransports); its default hop and reported latencies apply
+// where `hop_latency_us` and `reported_latency_us` are absent.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "calibrated_from",
@@ -436,7 +428,6 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
     nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
     nccl.reported_latency_s = default_reported_latency_s(nccl.transport);
-    nccl.proxy_step_s = default_proxy_step_s(nccl.transport);
   }
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto r = node.find("reported_latency_us")) nccl.reported_latency_s = r->number_in(0, 1e4) * 1e-6;

@@ -505,7 +505,6 @@ TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
   EXPECT_DOUBLE_EQ(efa.network.nccl.hop_latency_s, 20e-6);
   ASSERT_TRUE(efa.network.nccl.reported_latency_s);
   EXPECT_DOUBLE_EQ(*efa.network.nccl.reported_latency_s, 75e-6);
-  EXPECT_DOUBLE_EQ(efa.network.nccl.proxy_step_s, 3e-6);  // the plugin's completion overhead
   const auto back = from_text(tp::to_json(efa).dump());
   ASSERT_TRUE(back.network.nccl.reported_latency_s);
   EXPECT_DOUBLE_EQ(*back.network.nccl.reported_latency_s, 75e-6);
@@ -518,11 +517,6 @@ TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
       R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"hop_latency_us": 30, "transport": "efa"}}})");
   EXPECT_DOUBLE_EQ(hop.network.nccl.hop_latency_s, 30e-6);
   EXPECT_DOUBLE_EQ(*hop.network.nccl.reported_latency_s, 75e-6);
-  EXPECT_DOUBLE_EQ(from_text(R"({"preset": "dgx-h100", "nodes": 2,
-                                 "network": {"nccl": {"transport": "efa", "proxy_step_us": 0}}})")
-                       .network.nccl.proxy_step_s,
-                   0);
-  EXPECT_DOUBLE_EQ(back.network.nccl.proxy_step_s, 3e-6);
   // Reported alone (no transport): a given cost, which the platform written back keeps.
   const auto alone =
       from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"reported_latency_us": 9}}})");

@@ -104,10 +104,6 @@ double default_hop_latency_s(NcclTransport transport);
 /// 75 µs for EFA (aws-ofi-nccl on p4d, p4de, p5 and p5e); none for the others (NCCL's net_ib and
 /// net_socket report 0, and the tuner is then given the hop latency itself).
 std::optional<double> default_reported_latency_s(NcclTransport transport);
-/// The proxy's cost per network step of `transport` when the platform gives no `proxy_step_us`, s:
-/// 3 µs for EFA (aws-ofi-nccl's tuner model: a completion costs ~2 µs in the device and ~1 µs to
-/// reach the host stack), 0 for the others (no published figure).
-double default_proxy_step_s(NcclTransport transport);
 
 /// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
 /// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
