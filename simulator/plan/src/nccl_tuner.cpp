@@ -210,7 +210,9 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
-  t.net_gdr = spec.network.nccl.transport != platforms::NcclTransport::socket;
+  // GPUDirect RDMA (paths.cc ncclTopoCheckGdr): the NIC within NCCL_NET_GDR_LEVEL's default PXB of
+  // the GPU, so not on the host bridge; and never on NCCL's host-bounced sockets.
+  t.net_gdr = spec.network.nics_on_gpus && spec.network.nccl.transport != platforms::NcclTransport::socket;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
@@ -283,10 +285,11 @@ TuneContext tune_context(const NcclTopology& topo, double bytes) {
 
 // The candidate of (a, p) from the model's latency (µs), busbw and algbw (GB/s):
 // ncclTopoGetAlgoTime's time = latency + bytes / algbw. `plateau` is the factor ncclTopoGetAlgoTime
-// multiplies the ring's whole latency by (latencyInter included, so the tuner's view of the hops
-// too; 1 otherwise).
+// multiplies the ring's whole latency by: the model's and the tuner's view of the hops (latencyInter
+// is part of it), not trainsim's proxy cost; 1 otherwise.
 NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channels, double lat, double busBw,
                        double algBw, double plateau = 1) {
+  lat *= plateau;
   NcclChoice out;
   out.algorithm = a;
   out.protocol = p;
@@ -303,7 +306,7 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
     out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s).seconds;
     const NcclNetworkCost tuner =
         nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s, NetworkCostView::tuner);
-    lat += (plateau * (tuner.seconds - tuner.proxy_s) + tuner.proxy_s) * 1e6;
+    lat += (plateau * tuner.hop_s + tuner.proxy_s) * 1e6;
   }
   out.latency_s = lat * 1e-6;
   out.bus_bandwidth_Bps = busBw * 1e9;
@@ -344,7 +347,7 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
       std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
     plateau = topo.compute_capability < 80 ? 1.9 : 1.4;
   NcclChoice out = make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes),
-                               lat * plateau, busBw, algBw, plateau);
+                               lat, busBw, algBw, plateau);
   out.net_model_latency_s = c.nInter * std::max(0.0, interLat - topo.link_latency_us) * 1e-6;
   return out;
 }
@@ -508,7 +511,8 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   const bool tuner = view == NetworkCostView::tuner;
   const bool flush = p == Protocol::simple && (tuner || (topo.net_gdr && topo.compute_capability < 90));
   const double hop_us = (tuner ? topo.reported_hop_us.value_or(topo.net_hop_us) : topo.net_hop_us) * (flush ? 2 : 1);
-  cost.seconds = cost.hops * hop_us * 1e-6 + cost.proxy_s;
+  cost.hop_s = cost.hops * hop_us * 1e-6;
+  cost.seconds = cost.hop_s + cost.proxy_s;
   return cost;
 }
 

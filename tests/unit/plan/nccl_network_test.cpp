@@ -204,6 +204,40 @@ TEST(NcclNetworkCost, TheReportedLatencyWeighsThePicksNotTheEngine) {
                      nccl_network_cost(ampere, Algorithm::tree, p, 16, 16 << 20, 0, NetworkCostView::tuner).seconds);
 }
 
+// ncclTopoGetAlgoTime multiplies the ring's whole latency under Simple by the plateau factor (1.4
+// from Ampere on), latencyInter included: a reported 75 µs weighs 2 hops × 2 (the flush) × 1.4 on
+// the Simple ring of 1 MiB, 2 hops alone on the LL ring; the engine is charged nothing (no hop).
+TEST(NcclNetworkCost, TheRingsPlateauWeighsTheReportedHops) {
+  NcclTopology reported = two_h100_nodes(0, 0);
+  reported.reported_hop_us = 75;
+  const auto ring = [](const NcclTopology& t, Protocol p) {
+    for (const NcclChoice& c : nccl_candidates(t, 1 << 20))
+      if (c.algorithm == Algorithm::ring && c.protocol == p) return c;
+    ADD_FAILURE() << "no ring candidate";
+    return NcclChoice{};
+  };
+  const NcclTopology plain = two_h100_nodes(0, 0);
+  EXPECT_NEAR(ring(reported, Protocol::simple).latency_s - ring(plain, Protocol::simple).latency_s, 1.4 * 4 * 75e-6,
+              1e-12);
+  EXPECT_NEAR(ring(reported, Protocol::ll).latency_s - ring(plain, Protocol::ll).latency_s, 2 * 75e-6, 1e-12);
+  EXPECT_EQ(ring(reported, Protocol::simple).network_software_s, 0);
+}
+
+// GPUDirect RDMA, and so the flush before Hopper, needs the NIC on the GPU's PCIe switch (paths.cc
+// ncclTopoCheckGdr, NCCL_NET_GDR_LEVEL's PXB) and a transport that receives into GPU memory.
+TEST(NcclNetworkCost, OnlyGpuDirectReceivesAreFlushed) {
+  platforms::PlatformSpec spec = platforms::load_platform("dgx-a100");
+  spec.nodes = 2;
+  spec.network.nccl.transport = platforms::NcclTransport::ib;
+  EXPECT_TRUE(spec.network.nics_on_gpus);
+  EXPECT_TRUE(nccl_topology(spec, 16).net_gdr);
+  spec.network.nccl.transport = platforms::NcclTransport::socket;
+  EXPECT_FALSE(nccl_topology(spec, 16).net_gdr);
+  spec.network.nccl.transport = platforms::NcclTransport::ib;
+  spec.network.nics_on_gpus = false;
+  EXPECT_FALSE(nccl_topology(spec, 16).net_gdr);
+}
+
 TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {
   // NCCL_PROTO=Simple,LL128 (Google's TCPXO profile): no LL candidate, so the small sizes go to
   // LL128; with Simple alone NVLS_TREE stays and every pick is Simple.

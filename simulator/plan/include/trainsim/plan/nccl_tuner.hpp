@@ -75,7 +75,8 @@ struct NcclTopology {
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
   /// The transport receives into GPU memory (GPUDirect RDMA), so that NCCL flushes receives before
-  /// Hopper (transport/net.cc asks ncclTopoNeedFlush only then); NCCL's socket transport does not.
+  /// Hopper (transport/net.cc asks ncclTopoNeedFlush only then): NICs on the GPUs' PCIe switches,
+  /// not NCCL's socket transport.
   bool net_gdr = true;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
@@ -125,7 +126,8 @@ struct NcclNetworkCost {
   double proxy_steps = 0;  ///< network steps one GPU's proxy thread posts and completes
   double proxy_s =
       0;  ///< what the proxy's steps take beyond the transfer: max(0, proxy_steps × proxy_step_us − transfer_s)
-  double seconds = 0;  ///< hops × the view's hop latency (twice where it flushes) + proxy_s
+  double hop_s = 0;    ///< hops × the view's hop latency (twice where it flushes)
+  double seconds = 0;  ///< hop_s + proxy_s
 };
 /// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
 /// per-size drop) for an all-reduce of `bytes`. Per network connection NCCL's proxy handles
