@@ -74,11 +74,12 @@ std::string to_string(NcclTransport transport) {
 // (tech.zarmory.com, "Quick test for GCP inter-zone networking", 2017: n1-highmem-8 in
 // us-central1-a, rtt min/avg 41/72 µs), so 36 µs. Chosen without the A3 Mega nccl-tests curve
 // (tests/data/validation), which checks it. AWS EFA (the aws-ofi-nccl plugin over libfabric's efa
-// provider): what a hop costs is the plugin's own tuner model of p5 and p5e (aws-ofi-nccl
-// src/tuner/nccl_ofi_model.cpp, net_lat 20 µs, "2 nodes, 8B RDMA w/imm lat" in
-// include/tuner/nccl_ofi_tuner_model.h; 18 on p5en), 20 µs;
-// what the plugin reports to NCCL (default_reported_latency_s) is another figure. Chosen without
-// the p4de and p5 curves, which check it. `calibrate nccl-tests` fits the user's own.
+// provider): what a hop costs is the plugin's own tuner model of p5 and p5e, 20 µs (aws-ofi-nccl
+// src/tuner/nccl_ofi_model.cpp, net_lat, "2 nodes, 8B RDMA w/imm lat" in
+// include/tuner/nccl_ofi_tuner_model.h; 18 on p5en). What the plugin reports to NCCL
+// (default_reported_latency_s) is another figure. Chosen without the p5 curve, which checks it;
+// the model covers no p4d or p4de, whose platforms give their hop as the reported 75 µs
+// (simulator/README.md). `calibrate nccl-tests` fits the user's own.
 double default_hop_latency_s(NcclTransport transport) {
   switch (transport) {
     case NcclTransport::tcpxo:
