@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "nccl_tuner_table.hpp"
 #include "presets.hpp"
 #include "simgrid_xml_check.hpp"
 #include "trainsim/core/enum_names.hpp"
@@ -420,11 +421,12 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // as NCCL_ALGO does, each once.
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop and reported latencies apply
-// where `hop_latency_us` and `reported_latency_us` are absent.
+// where `hop_latency_us` and `reported_latency_us` are absent. `tuner` holds a tuner plugin's table,
+// one CSV row of NCCL's example plugin a string (nccl_tuner_table.hpp).
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "calibrated_from",
-                   "protocols", "algorithms", "cpu_vendor"});
+                   "protocols", "algorithms", "cpu_vendor", "tuner"});
   if (auto t = node.find("transport")) {
     nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
@@ -437,6 +439,14 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
   if (auto list = node.find("protocols")) read_enabled(*list, kNcclProtocolNames, nccl.protocols);
   if (auto list = node.find("algorithms")) read_enabled(*list, kNcclAlgorithmNames, nccl.algorithms);
+  if (auto table = node.find("tuner")) {
+    table->require_array();
+    if (table->size() > kMaxNcclTunerRows)
+      throw table->error("at most " + std::to_string(kMaxNcclTunerRows) + " rows, got " +
+                         std::to_string(table->size()));
+    nccl.tuner.clear();
+    for (const JsonNode& row : table->elements()) nccl.tuner.push_back(read_nccl_tuner_row(row));
+  }
 }
 
 void read_network(const JsonNode& node, PlatformSpec& spec) {
@@ -959,7 +969,8 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
-  if (n.nccl.given() || !n.nccl.all_protocols() || !n.nccl.all_algorithms() || n.nccl.amd_cpu) {
+  if (n.nccl.given() || !n.nccl.all_protocols() || !n.nccl.all_algorithms() || n.nccl.amd_cpu ||
+      !n.nccl.tuner.empty()) {
     Json nccl = Json::object();
     if (n.nccl.transport != NcclTransport::unspecified) nccl["transport"] = to_string(n.nccl.transport);
     if (n.nccl.given()) {
@@ -971,6 +982,11 @@ Json to_json(const PlatformSpec& spec) {
     if (!n.nccl.all_protocols()) nccl["protocols"] = n.nccl.protocol_names();
     if (!n.nccl.all_algorithms()) nccl["algorithms"] = n.nccl.algorithm_names();
     if (n.nccl.amd_cpu) nccl["cpu_vendor"] = "amd";
+    if (!n.nccl.tuner.empty()) {
+      Json rows = Json::array();
+      for (const NcclTunerRow& row : n.nccl.tuner) rows.push_back(row.text);
+      nccl["tuner"] = rows;
+    }
     net["nccl"] = nccl;
   }
   if (n.model == NetworkModel::factors) {

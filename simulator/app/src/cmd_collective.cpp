@@ -226,6 +226,7 @@ Json collective_results(const std::vector<engine::CollectiveTiming>& timings, co
       results.back()["kernel_sms"] = t.kernel_sms;
       results.back()["gpu_sms"] = spec.gpu.sm_count;
     }
+    if (!t.tuner_row.empty()) results.back()["nccl_tuner_row"] = t.tuner_row;
   }
   return results;
 }

@@ -1,5 +1,6 @@
 // `trainsim platform list | info`: the preset catalog, and what a platform builds into (hosts,
 // links, bisection bandwidth).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -171,6 +172,12 @@ int platform_info(const PlatformInfoOptions& o) {
       out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
     if (!spec.network.nccl.all_algorithms())
       out += fmt::format("NCCL algo  {} only (NCCL_ALGO)\n", fmt::join(spec.network.nccl.algorithm_names(), ", "));
+    if (const auto& rows = spec.network.nccl.tuner; !rows.empty()) {
+      const auto all_reduce =
+          std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.collective == "allreduce"; });
+      out += fmt::format("NCCL tuner {} row(s), {} for all-reduce (the first matching row NCCL runs picks)\n",
+                         rows.size(), all_reduce);
+    }
     out += fmt::format("bisection  {} between nodes, {} inside a node\n", format_rate_GBps(net.bisection_Bps),
                        format_rate_GBps(net.intra_node_bisection_Bps));
   }

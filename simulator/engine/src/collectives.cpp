@@ -505,10 +505,12 @@ std::vector<CollectiveTiming> time_collectives(const platforms::PlatformSpec& gi
         stats = all_reduce(sim, ranks, bytes * run.decision.costs.wire_factor, choice.algorithm, run.options);
         // NCCL's channel count, or the rings asked for (the engine runs a ring's channels as rings,
         // a tree across nodes as its channels of both trees, and NVLS as one flow per port).
-        const bool asked = (request.options.channels > 0 && choice.algorithm == Algorithm::ring) ||
+        const bool asked = ((request.options.channels > 0 || !run.decision.tuner_row.empty()) &&
+                            choice.algorithm == Algorithm::ring) ||
                            (choice.algorithm == Algorithm::tree && topo.nodes > 1);
         timings.push_back({bytes, sim.now() - start, stats.used, asked ? stats.channels : choice.channels,
                            choice.algorithm, choice.protocol, choice.predicted_s, run.decision.kernel_sms});
+        timings.back().tuner_row = run.decision.tuner_row;
         continue;
       }
       switch (request.op) {

@@ -1,6 +1,7 @@
 #include "trainsim/plan/nccl_decision.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,33 @@ namespace {
                        "NCCL_PROTO, may leave a protocol out)");
 }
 
+// Protocol names as NCCL's example tuner plugin spells them (ll, ll128, simple).
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The tuner plugin's pick (NCCL's example plugin, plugins/tuner/example/plugin.c
+// pluginGetCollInfo): the first row whose size range, nNodes and nRanks match and whose algorithm
+// and protocol NCCL runs here; the plugin passes over a combination NCCL's cost table ignores. An
+// all-reduce here is one operation (numPipeOps 1) on a buffer not registered with NCCL (regBuff
+// 0), as nccl-tests and DDP's buckets run it. Null when no row picks.
+const NcclChoice* tuner_pick(const NcclTopology& topo, double bytes, const std::vector<NcclChoice>& candidates,
+                             const platforms::NcclTunerRow** picked) {
+  for (const platforms::NcclTunerRow& row : topo.tuner) {
+    const bool matches = bytes >= double(row.min_bytes) && bytes <= double(row.max_bytes) &&
+                         (row.nodes == -1 || row.nodes == topo.nodes) && (row.ranks == -1 || row.ranks == topo.ranks) &&
+                         (row.pipe_ops == -1 || row.pipe_ops == 1) && (row.reg_buff == -1 || row.reg_buff == 0);
+    if (!matches) continue;
+    for (const NcclChoice& c : candidates)
+      if (to_string(c.algorithm) == row.algorithm && lower(to_string(c.protocol)) == row.protocol) {
+        *picked = &row;
+        return &c;
+      }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclRequest& request) {
@@ -72,13 +100,25 @@ NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclReque
   });
   if (candidates.empty()) refuse(topo, request);
   NcclDecision d;
-  // Ties go to the earlier candidate (nccl_candidates' order), as NCCL's strict comparison does.
-  d.choice = *std::min_element(candidates.begin(), candidates.end(),
-                               [](const NcclChoice& a, const NcclChoice& b) { return a.predicted_s < b.predicted_s; });
+  const platforms::NcclTunerRow* row = nullptr;
+  if (const NcclChoice* pick = tuner_pick(topo, bytes, candidates, &row)) {
+    d.choice = *pick;
+    d.tuner_row = row->text;
+  } else {
+    // Ties go to the earlier candidate (nccl_candidates' order), as NCCL's strict comparison does.
+    d.choice = *std::min_element(candidates.begin(), candidates.end(), [](const NcclChoice& a, const NcclChoice& b) {
+      return a.predicted_s < b.predicted_s;
+    });
+  }
   d.costs = protocol_costs(topo, d.choice, bytes);
-  if (!runs_on_heads(d.choice.algorithm)) d.channels = request.channels > 0 ? request.channels : d.choice.channels;
-  if (d.choice.algorithm == Algorithm::ring) d.comm_channels = request.channels;
-  if (d.choice.algorithm == Algorithm::tree && topo.nodes > 1) d.comm_channels = 2 * request.channels;
+  // The row's channels are NCCL's nChannels for the collective: the ring's, and both trees' (each
+  // uses every graph channel across nodes); `--channels` wins. Not for the algorithms on heads.
+  int channels = request.channels;
+  const bool tree_pair = d.choice.algorithm == Algorithm::tree && topo.nodes > 1;
+  if (channels <= 0 && row && row->channels > 0) channels = tree_pair ? std::max(1, row->channels / 2) : row->channels;
+  if (!runs_on_heads(d.choice.algorithm)) d.channels = channels > 0 ? channels : d.choice.channels;
+  if (d.choice.algorithm == Algorithm::ring) d.comm_channels = channels;
+  if (tree_pair) d.comm_channels = 2 * channels;
   d.kernel_sms = nccl_kernel_sms(topo, d.choice, bytes, request.gpu_sm_count, d.comm_channels);
   return d;
 }

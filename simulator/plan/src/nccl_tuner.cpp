@@ -217,6 +217,8 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
   t.amd_cpu = spec.network.nccl.amd_cpu;
+  for (const platforms::NcclTunerRow& row : spec.network.nccl.tuner)
+    if (row.collective == "allreduce") t.tuner.push_back(row);
   if (t.nodes > 1) {
     // The ring and tree graphs across nodes (search.cc ncclTopoCompute): every channel leaves the
     // node through a NIC at one of the search's speeds, the fastest the NIC carries, so each NIC

@@ -4,6 +4,7 @@
 // engine charges.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "trainsim/core/error.hpp"
@@ -236,6 +237,56 @@ TEST(NcclNetworkCost, OnlyGpuDirectReceivesAreFlushed) {
   spec.network.nccl.transport = platforms::NcclTransport::ib;
   spec.network.nics_on_gpus = false;
   EXPECT_FALSE(nccl_topology(spec, 16).net_gdr);
+}
+
+platforms::NcclTunerRow tuner_row(const char* algorithm, const char* protocol, std::uint64_t lo, std::uint64_t hi,
+                                  int channels = -1, int nodes = -1) {
+  platforms::NcclTunerRow r;
+  r.collective = "allreduce";
+  r.min_bytes = lo;
+  r.max_bytes = hi;
+  r.algorithm = algorithm;
+  r.protocol = protocol;
+  r.channels = channels;
+  r.nodes = nodes;
+  r.text = std::string(algorithm) + "," + protocol;
+  return r;
+}
+
+// A tuner plugin's table (NCCL's example plugin): the first row matching the size and the
+// communicator whose algorithm and protocol NCCL runs there picks; a row naming what NCCL does not
+// run (NVLS across nodes without SHARP) is passed over; no row: NCCL's own pick. A row's channels
+// are the ring's; `--channels` wins over them.
+TEST(NcclTunerTable, TheFirstMatchingRowNcclRunsPicks) {
+  NcclTopology t = two_h100_nodes(0, 0);
+  const NcclDecision own = nccl_decide(t, 4 << 20, {});
+  t.tuner = {tuner_row("ring", "simple", 1 << 20, 8 << 20, -1, 4),  // 4 nodes: not this communicator
+             tuner_row("nvls", "simple", 0, 1ull << 40),            // NVLS across nodes: NCCL ignores it
+             tuner_row("ring", "ll128", 1 << 20, 8 << 20, 3), tuner_row("tree", "ll", 0, 1ull << 40)};
+  const NcclDecision d = nccl_decide(t, 4 << 20, {});
+  EXPECT_EQ(d.choice.algorithm, Algorithm::ring);
+  EXPECT_EQ(d.choice.protocol, Protocol::ll128);
+  EXPECT_EQ(d.channels, 3);
+  EXPECT_EQ(d.tuner_row, "ring,ll128");
+  EXPECT_FALSE(own.choice.algorithm == Algorithm::ring && own.choice.protocol == Protocol::ll128)
+      << "the row must change NCCL's own pick for the test to mean anything";
+  // Above 8 MiB the last row: the tree with LL; its nChannels would be split over both trees.
+  const NcclDecision big = nccl_decide(t, 64 << 20, {});
+  EXPECT_EQ(big.choice.algorithm, Algorithm::tree);
+  EXPECT_EQ(big.choice.protocol, Protocol::ll);
+  // `--channels` wins over the row's; a pinned protocol leaves only rows with it.
+  NcclRequest four;
+  four.channels = 4;
+  EXPECT_EQ(nccl_decide(t, 4 << 20, four).channels, 4);
+  NcclRequest simple;
+  simple.protocol = Protocol::simple;
+  const NcclDecision pinned = nccl_decide(t, 4 << 20, simple);
+  EXPECT_TRUE(pinned.tuner_row.empty());
+  EXPECT_EQ(pinned.choice.protocol, Protocol::simple);
+  t.tuner = {tuner_row("ring", "ll128", 1 << 20, 8 << 20)};
+  EXPECT_TRUE(nccl_decide(t, 64 << 20, {}).tuner_row.empty());
+  EXPECT_EQ(nccl_decide(t, 64 << 20, {}).choice.algorithm,
+            nccl_decide(two_h100_nodes(0, 0), 64 << 20, {}).choice.algorithm);
 }
 
 TEST(NcclProtocols, ThePlatformsProtocolsAreTheOnlyOnesTheTunerWeighs) {

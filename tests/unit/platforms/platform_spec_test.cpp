@@ -534,6 +534,58 @@ TEST(NcclNet, EfaReportsAnotherLatencyThanItsHop) {
 // network.nccl.transport sets the hop latency's default (4 µs on InfiniBand verbs and RoCE, a host's
 // TCP one-way time on the TCP transports), an explicit hop_latency_us wins, and both survive the
 // platform written back; an unknown transport is refused at its pointer.
+// network.nccl.tuner: the rows of NCCL's example tuner plugin's CSV table, 8 to 10 fields, kept as
+// written; every field checked, a bad one refused at the row's pointer naming the field.
+TEST(NcclNet, TunerRowsAreReadAsNcclsExamplePluginReadsThem) {
+  const auto spec = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"tuner": [
+      "allreduce,0,65536,tree,ll,-1,2,-1",
+      "allreduce, 65537, 4294967295, ring, simple, 4, -1, 16, 1",
+      "allgather,0,1024,ring,ll128,-1,-1,-1,-1,0"]}}})");
+  const auto& rows = spec.network.nccl.tuner;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].collective, "allreduce");
+  EXPECT_EQ(rows[0].max_bytes, 65536u);
+  EXPECT_EQ(rows[0].algorithm, "tree");
+  EXPECT_EQ(rows[0].protocol, "ll");
+  EXPECT_EQ(rows[0].channels, -1);
+  EXPECT_EQ(rows[0].nodes, 2);
+  EXPECT_EQ(rows[0].pipe_ops, -1);
+  EXPECT_EQ(rows[1].min_bytes, 65537u);
+  EXPECT_EQ(rows[1].max_bytes, 4294967295u);
+  EXPECT_EQ(rows[1].channels, 4);
+  EXPECT_EQ(rows[1].ranks, 16);
+  EXPECT_EQ(rows[1].pipe_ops, 1);
+  EXPECT_EQ(rows[2].reg_buff, 0);
+  const auto back = from_text(tp::to_json(spec).dump());
+  ASSERT_EQ(back.network.nccl.tuner.size(), 3u);
+  EXPECT_EQ(back.network.nccl.tuner[1].text, rows[1].text);
+  EXPECT_FALSE(back.network.nccl.given());  // a table is no transport cost
+  const std::pair<const char*, const char*> bad[] = {
+      {"allreduce,0,1,tree,ll,-1,2", "8 to 10 comma-separated fields"},
+      {"allreduce,0,1,tree,ll,-1,2,-1,-1,0,9", "got 11"},
+      {"alltoall,0,1,tree,ll,-1,2,-1", "field 1 (collective_type): expected one of allreduce"},
+      {"allreduce,x,1,tree,ll,-1,2,-1", "field 2 (min_bytes)"},
+      {"allreduce,9,1,tree,ll,-1,2,-1", "field 3 (max_bytes): expected at least min_bytes 9, got 1"},
+      {"allreduce,0,1,Tree,ll,-1,2,-1", "field 4 (algorithm): expected one of tree, ring"},
+      {"allreduce,0,1,tree,LL,-1,2,-1", "field 5 (protocol)"},
+      {"allreduce,0,1,tree,ll,0,2,-1", "field 6 (channels): expected -1 (any) or an integer from 1 to 64, got '0'"},
+      {"allreduce,0,1,tree,ll,65,2,-1", "field 6 (channels)"},
+      {"allreduce,0,1,tree,ll,-1,-2,-1", "field 7 (nNodes)"},
+      {"allreduce,0,1,tree,ll,-1,2,1.5", "field 8 (nRanks)"},
+      {"allreduce,0,1,tree,ll,-1,2,-1,-1,2", "field 10 (regBuff)"},
+  };
+  for (const auto& [row, message] : bad) {
+    try {
+      (void)from_text(std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"tuner": [")") + row +
+                      R"("]}}})");
+      ADD_FAILURE() << row << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.location(), "/network/nccl/tuner/0") << row;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << row << ": " << e.what();
+    }
+  }
+}
+
 TEST(NcclNet, TransportSetsTheHopLatencysDefault) {
   const auto tcpxo = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "tcpxo"}}})");
   EXPECT_EQ(tcpxo.network.nccl.transport, tp::NcclTransport::tcpxo);

@@ -16,6 +16,7 @@
 //                                 one leaf of the inter-node topology (switch, fat tree, torus, dragonfly).
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,6 +106,24 @@ double default_hop_latency_s(NcclTransport transport);
 /// net_socket report 0, and the tuner is then given the hop latency itself).
 std::optional<double> default_reported_latency_s(NcclTransport transport);
 
+/// One row of the table NCCL's example tuner plugin reads (NCCL's plugins/tuner/example,
+/// NCCL_TUNER_CONFIG_FILE): `collective_type,min_bytes,max_bytes,algorithm,protocol,channels,
+/// nNodes,nRanks[,numPipeOps[,regBuff]]`, -1 for "any" (channels: NCCL's own). A cluster run with a
+/// tuner plugin (Google's on A3 Mega, AWS's on p5 from 3 nodes) picks by such a table.
+struct NcclTunerRow {
+  std::string collective;  ///< allreduce, allgather, reducescatter, broadcast or reduce
+  std::uint64_t min_bytes = 0;
+  std::uint64_t max_bytes = 0;
+  std::string algorithm;  ///< tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree or pat
+  std::string protocol;   ///< ll, ll128 or simple
+  int channels = -1;      ///< NCCL's nChannels for the collective, 1–64; -1: NCCL's own
+  int nodes = -1;         ///< nNodes to match; -1: any
+  int ranks = -1;         ///< nRanks to match; -1: any
+  int pipe_ops = -1;      ///< numPipeOps to match; -1 (or absent): any
+  int reg_buff = -1;      ///< registered buffer (1) or not (0) to match; -1 (or absent): any
+  std::string text;       ///< the row as written, which the platform writes back
+};
+
 /// The software between NCCL and the wire (simulator/README.md "NCCL across nodes at every size"):
 /// what a calibration (`trainsim calibrate nccl-tests`) or the user knows of NCCL's network
 /// transport beyond the NIC's bandwidth. Both costs default to 0 and nothing is reported, NCCL's
@@ -141,6 +160,9 @@ struct NcclNetSpec {
   /// network post (getNetOverhead) and caps LL across nodes at the AMD row of llMaxBws (22.5 GB/s
   /// on 2 nodes instead of 39). Intel's figures by default.
   bool amd_cpu = false;
+  /// A tuner plugin's table (NcclTunerRow), in order: the first all-reduce row matching a
+  /// collective whose algorithm and protocol NCCL runs there is the pick. Empty: NCCL's own tuner.
+  std::vector<NcclTunerRow> tuner;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
   bool all_algorithms() const {
     return std::all_of(algorithms.begin(), algorithms.end(), [](bool on) { return on; });

@@ -2,6 +2,7 @@
 // nccl-tests-like timing of one collective on a fresh simulation (`trainsim collective`). No SimGrid
 // header here: the CLI asks the engine without seeing SimGrid.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "trainsim/plan/collective_options.hpp"
@@ -28,6 +29,7 @@ struct CollectiveTiming {
   /// nccl_kernel_sms; protocol runs only, 0 otherwise): compute overlapping it keeps the rest.
   int kernel_sms = 0;
   int gpus = 0;  ///< GPUs (ranks) it ran on: the request's, else all of the platform's
+  std::string tuner_row = "";  ///< the platform's tuner-table row that picked it (plan::NcclDecision); "" when none
 };
 
 /// What to time.

@@ -4,6 +4,7 @@
 // `trainsim simulate` (training_plan.cpp, per bucket) and `trainsim collective` (the engine's size
 // sweep) call it, so an NCCL all-reduce of S bytes is decided the same way in both.
 #include <optional>
+#include <string>
 
 #include "trainsim/plan/nccl_tuner.hpp"
 
@@ -29,9 +30,13 @@ struct NcclDecision {
   /// a tree's across nodes (both trees use every graph channel); 0 when NCCL's own.
   int comm_channels = 0;
   int kernel_sms = 0;  ///< SMs NCCL's kernel holds on each GPU (nccl_kernel_sms); 0 when unknown
+  /// The row of the platform's tuner table that picked the choice (NcclTopology::tuner); "" when
+  /// NCCL's own tuner did.
+  std::string tuner_row;
 };
 
-/// NCCL's decision for an all-reduce of `bytes` on `topo` under `request`. Throws
+/// NCCL's decision for an all-reduce of `bytes` on `topo` under `request`: the platform's tuner
+/// table's pick where a row matches (within what the request pins), else the fastest candidate. Throws
 /// InputError("collective request", "channels" | "algorithm" | "protocol", …) when the request
 /// asks what NCCL does not run: channels for an algorithm that runs on its heads, NVLS off a
 /// Hopper NVSwitch node, LL128 over PCIe, a protocol other than Simple for NVLS and CollNet.

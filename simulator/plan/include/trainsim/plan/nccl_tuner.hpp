@@ -85,6 +85,8 @@ struct NcclTopology {
   /// platforms::kNcclAlgorithmNames: ring, tree, NVLS, NVLS_TREE, CollNet Direct, CollNet Chain.
   std::array<bool, 6> algorithms{true, true, true, true, true, true};
   bool amd_cpu = false;  ///< the hosts' CPUs are AMD's (NcclNetSpec::amd_cpu): NCCL's AMD figures across nodes
+  /// A tuner plugin's table (NcclNetSpec::tuner): its all-reduce rows, in order.
+  std::vector<platforms::NcclTunerRow> tuner;
 };
 
 /// NcclTopology::algorithms' index of one of NCCL's algorithms (ring 0, tree 1, NVLS 2, NVLS_TREE 3,
