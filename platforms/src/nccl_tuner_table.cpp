@@ -31,19 +31,18 @@ std::string trimmed(const std::string& s) {
 class RowReader {
  public:
   explicit RowReader(const JsonNode& node) : node_(node), text_(node.as_string()) {
-    std::string field;
-    for (char c : text_) {
-      if (c == ',') {
-        fields_.push_back(trimmed(field));
-        field.clear();
-      } else {
-        field += c;
-      }
+    // Split no further than an 11th field: a row of millions of commas is refused as it is read.
+    std::size_t start = 0;
+    while (fields_.size() < 11) {
+      const std::size_t comma = text_.find(',', start);
+      fields_.push_back(trimmed(text_.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
     }
-    fields_.push_back(trimmed(field));
     if (fields_.size() < 8 || fields_.size() > 10)
       throw node_.error(fmt::format("a tuner row has 8 to 10 comma-separated fields ({}), got {}",
-                                    fmt::join(kFields, ","), fields_.size()));
+                                    fmt::join(kFields, ","),
+                                    fields_.size() > 10 ? "more" : std::to_string(fields_.size())));
   }
   std::size_t size() const { return fields_.size(); }
   const std::string& text() const { return text_; }
@@ -67,13 +66,17 @@ class RowReader {
     const std::string& f = fields_[i];
     std::uint64_t v = 0;
     const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (ec != std::errc() || end != f.data() + f.size() || f.empty()) throw error(i, "a whole number of bytes");
+    if (ec != std::errc() || end != f.data() + f.size() || f.empty())
+      throw error(i, "a whole number of bytes from 0 to 18446744073709551615");
     return v;
   }
 
  private:
   InputError error(std::size_t i, const std::string& expected) const {
-    return node_.error(fmt::format("field {} ({}): expected {}, got '{}'", i + 1, kFields[i], expected, fields_[i]));
+    constexpr std::size_t kShown = 40;  // a field of a megabyte is named by its start
+    const std::string& f = fields_[i];
+    const std::string shown = f.size() > kShown ? f.substr(0, kShown) + "..." : f;
+    return node_.error(fmt::format("field {} ({}): expected {}, got '{}'", i + 1, kFields[i], expected, shown));
   }
   const JsonNode& node_;
   std::string text_;
@@ -94,7 +97,9 @@ NcclTunerRow read_nccl_tuner_row(const JsonNode& node) {
         fmt::format("field 3 (max_bytes): expected at least min_bytes {}, got {}", row.min_bytes, row.max_bytes));
   row.algorithm = r.name(3, kAlgorithms);
   row.protocol = r.name(4, kProtocols);
-  row.channels = int(r.integer(5, 1, 64, true));  // MAXCHANNELS
+  // 0, as -1, leaves NCCL's own (enqueue.cc overrides only with a positive count); MAXCHANNELS 64.
+  row.channels = int(r.integer(5, 0, 64, true));
+  if (row.channels == 0) row.channels = -1;
   row.nodes = int(r.integer(6, 1, 1'000'000, true));
   row.ranks = int(r.integer(7, 1, 1'000'000'000, true));
   if (r.size() > 8) row.pipe_ops = int(r.integer(8, 1, 1'000'000, true));

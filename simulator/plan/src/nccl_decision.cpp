@@ -111,15 +111,24 @@ NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclReque
     });
   }
   d.costs = protocol_costs(topo, d.choice, bytes);
-  // The row's channels are NCCL's nChannels for the collective: the ring's, and both trees' (each
-  // uses every graph channel across nodes); `--channels` wins. Not for the algorithms on heads.
-  int channels = request.channels;
+  // A row's channels are NCCL's nChannels for the collective, at most the communicator's
+  // (enqueue.cc caps the plugin's value at comm->nChannels, min(MAXCHANNELS, 2 × the graph's)),
+  // and no per-size drop then: the ring's, or across nodes both trees' (trainsim runs half on
+  // each, rounded up; NCCL fills tree 0's channels first). `--channels` wins. Not for the
+  // algorithms on heads, nor the tree inside one node, which runs NCCL's own.
+  const bool ring = d.choice.algorithm == Algorithm::ring;
   const bool tree_pair = d.choice.algorithm == Algorithm::tree && topo.nodes > 1;
-  if (channels <= 0 && row && row->channels > 0) channels = tree_pair ? std::max(1, row->channels / 2) : row->channels;
+  int channels = request.channels;
+  int row_channels = 0;
+  if (channels <= 0 && row && row->channels > 0 && (ring || tree_pair)) {
+    row_channels = std::min(row->channels, nccl_comm_channels(topo));
+    channels = tree_pair ? (row_channels + 1) / 2 : row_channels;
+  }
   if (!runs_on_heads(d.choice.algorithm)) d.channels = channels > 0 ? channels : d.choice.channels;
-  if (d.choice.algorithm == Algorithm::ring) d.comm_channels = channels;
+  if (ring) d.comm_channels = channels;
   if (tree_pair) d.comm_channels = 2 * channels;
   d.kernel_sms = nccl_kernel_sms(topo, d.choice, bytes, request.gpu_sm_count, d.comm_channels);
+  if (row_channels > 0 && request.gpu_sm_count > 1) d.kernel_sms = std::min(row_channels, request.gpu_sm_count - 1);
   return d;
 }
 

@@ -544,6 +544,10 @@ int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, 
   return drop_channels(comm_channels, choice.algorithm, choice.protocol, topo.ranks, bytes);
 }
 
+int nccl_comm_channels(const NcclTopology& topo) {
+  return std::min(kMaxChannels, 2 * topo.channels);
+}
+
 int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double bytes, int gpu_sm_count, int comm_channels) {
   if (gpu_sm_count <= 1) return 0;
   return std::min(nccl_ctas(topo, choice, bytes, comm_channels), gpu_sm_count - 1);

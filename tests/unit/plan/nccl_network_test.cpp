@@ -283,6 +283,18 @@ TEST(NcclTunerTable, TheFirstMatchingRowNcclRunsPicks) {
   const NcclDecision pinned = nccl_decide(t, 4 << 20, simple);
   EXPECT_TRUE(pinned.tuner_row.empty());
   EXPECT_EQ(pinned.choice.protocol, Protocol::simple);
+  // A row's channels are capped at the communicator's (twice the graph's 8) and hold as many SMs,
+  // with no per-size drop; across nodes the tree runs half of them on each of its two trees.
+  NcclRequest sms;
+  sms.gpu_sm_count = 132;
+  t.tuner = {tuner_row("ring", "ll128", 0, 8 << 20, 64), tuner_row("tree", "simple", 8 << 20, 1ull << 40, 5)};
+  const NcclDecision capped = nccl_decide(t, 65536, sms);
+  EXPECT_EQ(capped.channels, 16);
+  EXPECT_EQ(capped.kernel_sms, 16);
+  const NcclDecision trees = nccl_decide(t, 64 << 20, sms);
+  EXPECT_EQ(trees.choice.algorithm, Algorithm::tree);
+  EXPECT_EQ(trees.channels, 3);
+  EXPECT_EQ(trees.kernel_sms, 5);
   t.tuner = {tuner_row("ring", "ll128", 1 << 20, 8 << 20)};
   EXPECT_TRUE(nccl_decide(t, 64 << 20, {}).tuner_row.empty());
   EXPECT_EQ(nccl_decide(t, 64 << 20, {}).choice.algorithm,

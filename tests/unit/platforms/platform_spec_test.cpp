@@ -556,19 +556,29 @@ TEST(NcclNet, TunerRowsAreReadAsNcclsExamplePluginReadsThem) {
   EXPECT_EQ(rows[1].ranks, 16);
   EXPECT_EQ(rows[1].pipe_ops, 1);
   EXPECT_EQ(rows[2].reg_buff, 0);
+  // channels 0, as NCCL reads it, leaves NCCL's own.
+  EXPECT_EQ(
+      from_text(
+          R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"tuner": ["allreduce,0,1,tree,ll,0,2,-1"]}}})")
+          .network.nccl.tuner[0]
+          .channels,
+      -1);
   const auto back = from_text(tp::to_json(spec).dump());
   ASSERT_EQ(back.network.nccl.tuner.size(), 3u);
   EXPECT_EQ(back.network.nccl.tuner[1].text, rows[1].text);
   EXPECT_FALSE(back.network.nccl.given());  // a table is no transport cost
   const std::pair<const char*, const char*> bad[] = {
       {"allreduce,0,1,tree,ll,-1,2", "8 to 10 comma-separated fields"},
-      {"allreduce,0,1,tree,ll,-1,2,-1,-1,0,9", "got 11"},
+      {"allreduce,0,1,tree,ll,-1,2,-1,-1,0,9", "got more"},
       {"alltoall,0,1,tree,ll,-1,2,-1", "field 1 (collective_type): expected one of allreduce"},
       {"allreduce,x,1,tree,ll,-1,2,-1", "field 2 (min_bytes)"},
       {"allreduce,9,1,tree,ll,-1,2,-1", "field 3 (max_bytes): expected at least min_bytes 9, got 1"},
       {"allreduce,0,1,Tree,ll,-1,2,-1", "field 4 (algorithm): expected one of tree, ring"},
       {"allreduce,0,1,tree,LL,-1,2,-1", "field 5 (protocol)"},
-      {"allreduce,0,1,tree,ll,0,2,-1", "field 6 (channels): expected -1 (any) or an integer from 1 to 64, got '0'"},
+      {"allreduce,0,18446744073709551616,tree,ll,-1,2,-1", "from 0 to 18446744073709551615"},
+      {"allreduce,0,1,tree,ll,-1,2,-1,", "field 9 (numPipeOps)"},
+      {"# a comment", "got 1"},
+      {"allreduce,0,1,tree,ll,-5,2,-1", "field 6 (channels): expected -1 (any) or an integer from 0 to 64, got '-5'"},
       {"allreduce,0,1,tree,ll,65,2,-1", "field 6 (channels)"},
       {"allreduce,0,1,tree,ll,-1,-2,-1", "field 7 (nNodes)"},
       {"allreduce,0,1,tree,ll,-1,2,1.5", "field 8 (nRanks)"},

@@ -177,6 +177,9 @@ NcclChoice nccl_choose(const NcclTopology& topo, double bytes, Algorithm algorit
 /// (fewer than 2 ranks or no bytes). `comm_channels` > 0 sets the communicator's channels instead
 /// (NCCL_MIN/MAX_NCHANNELS, `--channels`).
 int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, int comm_channels = 0);
+/// The communicator's channels for the ring and tree: twice the graph's (connect.cc
+/// ncclTopoPostset), at most MAXCHANNELS 64.
+int nccl_comm_channels(const NcclTopology& topo);
 
 /// SMs the kernel of `choice` holds on a GPU of `gpu_sm_count` SMs: its CTAs (one block per SM),
 /// at most gpu_sm_count − 1 so that compute always keeps one; 0 when the SM count is unknown (≤ 1).
