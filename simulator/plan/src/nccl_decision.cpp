@@ -1,13 +1,13 @@
 #include "trainsim/plan/nccl_decision.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "trainsim/core/enum_names.hpp"
 #include "trainsim/core/error.hpp"
 
 namespace trainsim::plan {
@@ -56,11 +56,11 @@ namespace {
                        "NCCL_PROTO, may leave a protocol out)");
 }
 
-// Protocol names as NCCL's example tuner plugin spells them (ll, ll128, simple).
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+// Protocol names as NCCL's example tuner plugin spells them (plugin.c parseProtocol); its
+// algorithm names are trainsim's (parse_algorithm), but for pat, which NCCL never runs for an
+// all-reduce.
+constexpr EnumNames<Protocol, 3> kPluginProtocols{
+    {{{Protocol::ll, "ll"}, {Protocol::ll128, "ll128"}, {Protocol::simple, "simple"}}}};
 
 // The tuner plugin's pick (NCCL's example plugin, plugins/tuner/example/plugin.c
 // pluginGetCollInfo): the first row whose size range, nNodes and nRanks match and whose algorithm
@@ -74,8 +74,10 @@ const NcclChoice* tuner_pick(const NcclTopology& topo, double bytes, const std::
                          (row.nodes == -1 || row.nodes == topo.nodes) && (row.ranks == -1 || row.ranks == topo.ranks) &&
                          (row.pipe_ops == -1 || row.pipe_ops == 1) && (row.reg_buff == -1 || row.reg_buff == 0);
     if (!matches) continue;
+    const std::optional<Algorithm> algorithm = parse_algorithm(row.algorithm);
+    const std::optional<Protocol> protocol = kPluginProtocols.parse(row.protocol);
     for (const NcclChoice& c : candidates)
-      if (to_string(c.algorithm) == row.algorithm && lower(to_string(c.protocol)) == row.protocol) {
+      if (c.algorithm == algorithm && c.protocol == protocol) {
         *picked = &row;
         return &c;
       }

@@ -302,7 +302,7 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
   // charges what they cost.
   if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0 || c.topo.reported_hop_us)) {
     const int comm_channels = a == Algorithm::ring || a == Algorithm::tree
-                                  ? drop_channels(std::min(kMaxChannels, 2 * c.topo.channels), a, p, c.n, c.bytes)
+                                  ? drop_channels(nccl_comm_channels(c.topo), a, p, c.n, c.bytes)
                                   : channels;
     const double transfer_s = c.bytes / (algBw * 1e9);
     out.network_software_s = nccl_network_cost(c.topo, a, p, comm_channels, c.bytes, transfer_s).seconds;
@@ -345,8 +345,7 @@ std::optional<NcclChoice> ring_cost(const TuneContext& c, Protocol p) {
   double lat = kBaseRing[std::size_t(pi)];
   lat += (c.nsteps - c.nInter) * intraLat + c.nInter * interLat;
   double plateau = 1;
-  if (p == Protocol::simple && c.nodes > 1 &&
-      std::floor(c.bytes / (std::min(kMaxChannels, 2 * topo.channels) * double(c.n))) >= 64)
+  if (p == Protocol::simple && c.nodes > 1 && std::floor(c.bytes / (nccl_comm_channels(topo) * double(c.n))) >= 64)
     plateau = topo.compute_capability < 80 ? 1.9 : 1.4;
   NcclChoice out = make_choice(c, Algorithm::ring, p, drop_channels(topo.channels, Algorithm::ring, p, c.n, c.bytes),
                                lat, busBw, algBw, plateau);
@@ -540,7 +539,7 @@ int nccl_ctas(const NcclTopology& topo, const NcclChoice& choice, double bytes, 
     return int(std::clamp(std::ceil(bytes / kCbdCell), 1.0, double(nvls_ctas(topo))));
   // connect.cc (ncclTopoPostset): "Duplication should be complete now", comm->nChannels =
   // min(MAXCHANNELS, 2 × the graph's channels); enqueue.cc starts the per-size drop from there.
-  if (comm_channels <= 0) comm_channels = std::min(kMaxChannels, 2 * topo.channels);
+  if (comm_channels <= 0) comm_channels = nccl_comm_channels(topo);
   return drop_channels(comm_channels, choice.algorithm, choice.protocol, topo.ranks, bytes);
 }
 
