@@ -103,7 +103,7 @@ NcclDecision nccl_decide(const NcclTopology& topo, double bytes, const NcclReque
   if (candidates.empty()) refuse(topo, request);
   NcclDecision d;
   const platforms::NcclTunerRow* row = nullptr;
-  if (const NcclChoice* pick = tuner_pick(topo, bytes, candidates, &row)) {
+  if (const NcclChoice* pick = request.all_reduce ? tuner_pick(topo, bytes, candidates, &row) : nullptr) {
     d.choice = *pick;
     d.tuner_row = row->text;
   } else {

@@ -418,10 +418,8 @@ void add_sharded_ops(TrainingPlan& plan, bool overlap, const std::optional<NcclT
       request.tune_algorithm = false;
       request.algorithm = Algorithm::ring;
       request.gpu_sm_count = gpu_sms;
-      // A tuner table's all-reduce rows are not asked about all-gathers and reduce-scatters.
-      NcclTopology ring = *topo;
-      ring.tuner.clear();
-      op.kernel_sms = nccl_decide(ring, op.bytes, request).kernel_sms;
+      request.all_reduce = false;
+      op.kernel_sms = nccl_decide(*topo, op.bytes, request).kernel_sms;
       if (op.kernel_sms > 0) op.compute_share = double(gpu_sms - op.kernel_sms) / gpu_sms;
     }
     return op;

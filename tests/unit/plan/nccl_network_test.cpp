@@ -295,6 +295,13 @@ TEST(NcclTunerTable, TheFirstMatchingRowNcclRunsPicks) {
   EXPECT_EQ(trees.choice.algorithm, Algorithm::tree);
   EXPECT_EQ(trees.channels, 3);
   EXPECT_EQ(trees.kernel_sms, 5);
+  // An all-gather or reduce-scatter (ZeRO's ring) is not an all-reduce: no row picks it.
+  NcclRequest gather = sms;
+  gather.tune_algorithm = false;
+  gather.all_reduce = false;
+  const NcclDecision zero = nccl_decide(t, 65536, gather);
+  EXPECT_TRUE(zero.tuner_row.empty());
+  EXPECT_NE(zero.kernel_sms, 16);
   t.tuner = {tuner_row("ring", "ll128", 1 << 20, 8 << 20)};
   EXPECT_TRUE(nccl_decide(t, 64 << 20, {}).tuner_row.empty());
   EXPECT_EQ(nccl_decide(t, 64 << 20, {}).choice.algorithm,

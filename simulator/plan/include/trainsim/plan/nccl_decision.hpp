@@ -17,6 +17,10 @@ struct NcclRequest {
   std::optional<Protocol> protocol;       ///< NCCL_PROTO; none: the tuner picks
   int channels = 0;                       ///< the ring's and tree's channels (`--channels`); 0: NCCL's
   int gpu_sm_count = 0;                   ///< SMs of one GPU (for kernel_sms); ≤ 1: unknown
+  /// The decision is for an all-reduce; false for an all-gather or reduce-scatter run as NCCL's
+  /// ring (ZeRO's), which NCCL asks a tuner plugin about under its own type, so the platform's
+  /// tuner table's all-reduce rows do not pick it.
+  bool all_reduce = true;
 };
 
 /// NCCL's decision for one all-reduce and the costs the engine charges for it.
