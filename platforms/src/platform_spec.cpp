@@ -865,6 +865,10 @@ std::vector<int> ring_order_within_node(const PlatformSpec& spec) {
   return order;
 }
 
+int network_ports(const PlatformSpec& spec) {
+  return std::clamp(spec.network.nics_per_node, 1, std::max(1, spec.gpus_per_node));
+}
+
 std::vector<std::vector<int>> ring_channels_within_node(const PlatformSpec& spec) {
   if (spec.intra_node.kind == IntraNodeKind::nvlink && spec.gpus_per_node > 2) {
     const std::vector<int> a = first_gpus({0, 1, 5, 4, 7, 6, 2, 3}, spec.gpus_per_node);

@@ -136,7 +136,7 @@ public:
     // One port per NIC, or with more NICs than GPUs (AWS p5: 32 EFA NICs for 8 GPUs) one per GPU
     // carrying that GPU's NICs together: SimGrid routes a pair of hosts one way, and NCCL spreads
     // a GPU's channels over its NICs.
-    const int nic_ports = std::min(nics, g);
+    const int nic_ports = network_ports(spec_);
     std::vector<int> nic_switch;
     for (int j = 0; j < nic_ports; ++j) {
       const int first = j * nics / nic_ports, last = (j + 1) * nics / nic_ports - 1;

@@ -386,9 +386,8 @@ ChainSchedule chain_broadcast(int n, double bytes, const CollectiveOptions& opti
 }
 
 RingLayout ring_layout(const platforms::PlatformSpec& spec) {
-  // More NICs than GPUs reach the network as one port per GPU (the platform builder's attachment).
   return {spec.gpus_per_node, platforms::ring_order_within_node(spec), platforms::ring_channels_within_node(spec),
-          std::clamp(spec.network.nics_per_node, 1, std::max(1, spec.gpus_per_node))};
+          platforms::network_ports(spec)};
 }
 
 std::vector<int> ring_order(const std::vector<int>& ranks, int gpus_per_node, const std::vector<int>& local_order) {

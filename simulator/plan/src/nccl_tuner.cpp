@@ -198,9 +198,8 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   // More NICs than GPUs are one port per GPU of their summed rate, as the platform builder wires
   // them and as the net plugins present them to NCCL (aws-ofi-nccl's RDMA protocol stripes a GPU's
   // traffic over its EFA NICs as one device).
-  const int nics = std::max(1, spec.network.nics_per_node);
-  t.nics = std::min(nics, g);
-  t.nic_GBps = spec.network.bandwidth_Bps / GBps * nics / t.nics;
+  t.nics = platforms::network_ports(spec);
+  t.nic_GBps = spec.network.bandwidth_Bps / GBps * std::max(1, spec.network.nics_per_node) / t.nics;
   // Whole nodes only (the engine's NVLS_TREE runs on whole nodes; partial ones are left out).
   const bool whole = t.ranks % g == 0;
   t.nvls_heads = spec.network.nics_on_gpus && whole ? std::min(t.nics, g) : 0;

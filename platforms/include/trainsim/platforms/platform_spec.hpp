@@ -304,6 +304,11 @@ std::vector<int> ring_order_within_node(const PlatformSpec& spec);
 /// missing ones and may share links); otherwise the single ring_order_within_node.
 std::vector<std::vector<int>> ring_channels_within_node(const PlatformSpec& spec);
 
+/// A node's network ports, ≥ 1: its NICs, at most one per GPU. More NICs than GPUs (AWS p5: 32 for
+/// 8) act as one port per GPU of their summed rate, as NCCL's net plugins stripe a GPU's traffic
+/// over its NICs; the platform builder, the ring layout and NCCL's tuner all see these ports.
+int network_ports(const PlatformSpec& spec);
+
 /// Number of NVLink links between local GPUs a and b of a DGX-1 hybrid cube-mesh (0, 1 or 2;
 /// P100 generation has single links only when `doubled_links` is false).
 int nvlink_links_between(int a, int b, bool doubled_links);
