@@ -106,9 +106,9 @@ const std::vector<PresetText>& make_presets() {
                         "pcie_bandwidth_GBps": 31.5, "pcie_switches": 4 },
         "network": { "topology": "switch", "bandwidth_Gbps": 100, "latency_us": 10, "nics_per_node": 4,
                      "nic_attach": "gpu", "model": "ideal",
-                     "nccl": { "transport": "efa", "hop_latency_us": 75 } },
+                     "nccl": { "transport": "efa", "hop_latency_us": 75, "protocols": ["Simple"] } },
         "price_per_gpu_hour": 4.0966,
-        "source": "AWS EC2 P4 instance page (2020): p4d.24xlarge $32.7726/h, 400 Gb/s EFA; a hop of 75 us, the latency aws-ofi-nccl reports on p4d (its tuner models a hop on p5 and later only)" })json"},
+        "source": "AWS EC2 P4 instance page (2020): p4d.24xlarge $32.7726/h, 400 Gb/s EFA; a hop of 75 us, the latency aws-ofi-nccl reports on p4d (its tuner models a hop on p5 and later only); NCCL_PROTO=Simple, which aws-ofi-nccl sets where EFA lacks 128-byte ordered delivery, as on p4d" })json"},
       {"gce-k80x8", "Google Compute Engine VM with 8 K80 dies on PCIe, 16 Gb/s egress", R"json({
         "gpu": "K80", "nodes": 1, "gpus_per_node": 8,
         "intra_node": { "kind": "pcie", "bandwidth_GBps": 15.75, "latency_us": 5.7, "efficiency": 0.76,

@@ -209,9 +209,6 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
-  // GPUDirect RDMA (paths.cc ncclTopoCheckGdr): the NIC within NCCL_NET_GDR_LEVEL's default PXB of
-  // the GPU, so not on the host bridge; and never on NCCL's host-bounced sockets.
-  t.net_gdr = spec.network.nics_on_gpus && spec.network.nccl.transport != platforms::NcclTransport::socket;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
@@ -297,7 +294,7 @@ NcclChoice make_choice(const TuneContext& c, Algorithm a, Protocol p, int channe
   out.channels = channels;
   // The transport's costs beyond the model, on the communicator's channels for this size (the
   // ring's and tree's: twice the graph's, less enqueue.cc's drop; NVLS_TREE's heads' CTAs).
-  // The tuner weighs its own view of them (the reported latency, the flush always); the engine
+  // The tuner weighs its own view of them (the reported latency, the flush as a hop); the engine
   // charges what they cost.
   if (c.nodes > 1 && (c.topo.net_hop_us > 0 || c.topo.proxy_step_us > 0 || c.topo.reported_hop_us)) {
     const int comm_channels = a == Algorithm::ring || a == Algorithm::tree
@@ -505,12 +502,12 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   cost.proxy_s = std::max(0.0, cost.proxy_steps * topo.proxy_step_us * 1e-6 - transfer_s);
   // tuning.cc adds NCCL's graph latencyInter (the net plugin's reported latency) to every network
   // hop and, with Simple, once more: "Also add the flush extra latency" (the receiver's GPUDirect
-  // flush, a read back over the NIC, net_ib ncclIbIflush). NCCL flushes only receives into GPU
-  // memory (transport/net.cc), and from Hopper on none (paths.cc ncclTopoNeedFlush;
-  // NCCL_NET_FORCE_FLUSH restores it), though the tuner still adds it.
-  const bool tuner = view == NetworkCostView::tuner;
-  const bool flush = p == Protocol::simple && (tuner || (topo.net_gdr && topo.compute_capability < 90));
-  const double hop_us = (tuner ? topo.reported_hop_us.value_or(topo.net_hop_us) : topo.net_hop_us) * (flush ? 2 : 1);
+  // flush, net_ib ncclIbIflush). The flush is a read of the received bytes by the receiver's own
+  // NIC on a loopback QP (connect.cc), so it crosses no network: the engine charges the hop once,
+  // and the flush's PCIe round trip, posted by the proxy with the step, is in proxy_step_us.
+  const double hop_us = view == NetworkCostView::tuner
+                            ? topo.reported_hop_us.value_or(topo.net_hop_us) * (p == Protocol::simple ? 2 : 1)
+                            : topo.net_hop_us;
   cost.hop_s = cost.hops * hop_us * 1e-6;
   cost.seconds = cost.hop_s + cost.proxy_s;
   return cost;

@@ -135,8 +135,9 @@ struct NcclNetSpec {
   NcclTransport transport = NcclTransport::unspecified;
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
   /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE),
-  /// and under Simple once more for the receiver's GPUDirect flush where NCCL issues one (before
-  /// Hopper). The tuner weighs it as NCCL's graph latencyInter unless reported_latency_s is given.
+  /// once: the receiver's GPUDirect flush is a read by its own NIC and crosses no network. The
+  /// tuner weighs it as NCCL's graph latencyInter (twice under Simple) unless reported_latency_s is
+  /// given.
   double hop_latency_s = 0;
   /// The latency the net plugin reports to NCCL, s, where it is not what a hop costs: NCCL's tuner
   /// (tuning.cc: graph latencyInter, twice under Simple) then weighs every hop by it while the

@@ -74,10 +74,6 @@ struct NcclTopology {
   /// The latency the net plugin reports to NCCL (NcclNetSpec::reported_latency_s), µs, which the
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
-  /// The transport receives into GPU memory (GPUDirect RDMA), so that NCCL flushes receives before
-  /// Hopper (transport/net.cc asks ncclTopoNeedFlush only then): NICs on the GPUs' PCIe switches,
-  /// not NCCL's socket transport.
-  bool net_gdr = true;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
@@ -107,8 +103,8 @@ struct NcclChoice {
   /// What NCCL's network transport costs beyond tuning.cc's model as the engine charges it
   /// (nccl_network_cost's engine view): extra per-hop latency and the proxy's per-step cost. 0 in
   /// one node and without `network.nccl`. latency_s holds the tuner's view of the same (the
-  /// reported latency, the flush on every GPU), which differs where the plugin reports a figure of
-  /// its own or the GPUs need no flush.
+  /// reported latency, and under Simple the flush as a second hop), which differs where the
+  /// plugin reports a figure of its own and under Simple.
   double network_software_s = 0;
   /// Of latency_s, NVLS_TREE's pipeline fill across nodes (nvls_tree_pipeline); 0 for the others.
   double pipeline_fill_s = 0;
@@ -128,7 +124,7 @@ struct NcclNetworkCost {
   double proxy_steps = 0;  ///< network steps one GPU's proxy thread posts and completes
   double proxy_s =
       0;  ///< what the proxy's steps take beyond the transfer: max(0, proxy_steps × proxy_step_us − transfer_s)
-  double hop_s = 0;    ///< hops × the view's hop latency (twice where it flushes)
+  double hop_s = 0;    ///< hops × the view's hop latency (the tuner's: twice under Simple)
   double seconds = 0;  ///< hop_s + proxy_s
 };
 /// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
@@ -143,12 +139,13 @@ struct NcclNetworkCost {
 ///          128 KiB, 64 KiB from 4 nodes)
 /// The steps of all connections are spread over the GPUs' proxy threads (one per GPU, proxy.cc),
 /// which work beside the transfers: `transfer_s` (the data's time at the model's algbw) hides as
-/// much of them. Each hop adds the hop latency, and under Simple once more for the receiver's
-/// GPUDirect flush (a read back over the NIC): the tuner's view charges the flush always, as
-/// tuning.cc adds latencyInter twice, and weighs hops by the reported latency where there is one;
-/// the engine's view charges the hop's own latency, and the flush only before Hopper (paths.cc
-/// ncclTopoNeedFlush: "Flush is required on Ampere and earlier") and with GPUDirect RDMA
-/// (NcclTopology::net_gdr). Zero in one node and for NVLS and CollNet (their network side is
+/// much of them. Each hop adds the hop latency: the tuner's view weighs hops by the reported
+/// latency where there is one, and under Simple twice, as tuning.cc adds latencyInter once more
+/// for the receiver's GPUDirect flush; the engine's view charges the hop's own latency once. The
+/// flush crosses no network: it is an RDMA read of the received data by the receiver's own NIC,
+/// on a QP connected to itself (net_ib connect.cc: "Flush QP is a loopback QP"; aws-ofi-nccl's
+/// fi_read likewise), a PCIe round trip that its proxy posts with the step, whose cost
+/// proxy_step_us carries. Zero in one node and for NVLS and CollNet (their network side is
 /// SHARP's).
 enum class NetworkCostView { engine, tuner };
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
