@@ -504,7 +504,7 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   // hop and, with Simple, once more: "Also add the flush extra latency" (the receiver's GPUDirect
   // flush, net_ib ncclIbIflush). The flush is a read of the received bytes by the receiver's own
   // NIC on a loopback QP (connect.cc), so it crosses no network: the engine charges the hop once,
-  // and the flush's PCIe round trip, posted by the proxy with the step, is in proxy_step_us.
+  // and the flush's PCIe round trip, posted by the proxy with the step, is left to proxy_step_us.
   const double hop_us = view == NetworkCostView::tuner
                             ? topo.reported_hop_us.value_or(topo.net_hop_us) * (p == Protocol::simple ? 2 : 1)
                             : topo.net_hop_us;

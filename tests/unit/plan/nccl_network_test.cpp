@@ -173,11 +173,18 @@ TEST(NcclNetworkCost, TheDecisionChargesWhatTheTunerPredicts) {
 TEST(NcclNetworkCost, TheReportedLatencyWeighsThePicksNotTheEngine) {
   NcclTopology reported = two_h100_nodes(20, 0);
   reported.reported_hop_us = 75;
-  // The tuner's view: 2 ring hops at 75 µs, twice under Simple; the engine's: 2 at 20, no flush.
+  // The tuner's view: 2 ring hops at 75 µs, twice under Simple; the engine's: 2 at 20, once.
   EXPECT_NEAR(
       nccl_network_cost(reported, Algorithm::ring, Protocol::simple, 16, 16 << 20, 0, NetworkCostView::tuner).seconds,
       2 * 2 * 75e-6, 1e-15);
   EXPECT_NEAR(nccl_network_cost(reported, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds, 2 * 20e-6, 1e-15);
+  // The same before Hopper (AWS p4d), where NCCL does issue the flush: a read by the receiver's own NIC.
+  NcclTopology p4d = reported;
+  p4d.compute_capability = 80;
+  EXPECT_NEAR(nccl_network_cost(p4d, Algorithm::tree, Protocol::simple, 16, 16 << 20).seconds, 2 * 20e-6, 1e-15);
+  EXPECT_NEAR(
+      nccl_network_cost(p4d, Algorithm::tree, Protocol::simple, 16, 16 << 20, 0, NetworkCostView::tuner).seconds,
+      2 * 2 * 75e-6, 1e-15);
   const NcclTopology as_hop = two_h100_nodes(75, 0);
   bool moved = false;
   for (double bytes = 65536; bytes <= 1024.0 * (1 << 20); bytes *= 2) {
@@ -186,7 +193,7 @@ TEST(NcclNetworkCost, TheReportedLatencyWeighsThePicksNotTheEngine) {
     EXPECT_EQ(d.choice.algorithm, same.choice.algorithm) << bytes;
     EXPECT_EQ(d.choice.protocol, same.choice.protocol) << bytes;
     EXPECT_NEAR(d.choice.predicted_s, same.choice.predicted_s, 1e-12) << bytes;
-    // ...but the engine is charged the 20 µs hop, once (no flush on Hopper), on each of the 2 hops
+    // ...but the engine is charged the 20 µs hop, once, on each of the 2 hops
     // of the ring, the tree and NVLS_TREE across 2 nodes (no proxy cost here).
     const bool hops = d.choice.algorithm == Algorithm::ring || d.choice.algorithm == Algorithm::tree ||
                       d.choice.algorithm == Algorithm::nvls_tree;

@@ -104,7 +104,7 @@ struct NcclChoice {
   /// (nccl_network_cost's engine view): extra per-hop latency and the proxy's per-step cost. 0 in
   /// one node and without `network.nccl`. latency_s holds the tuner's view of the same (the
   /// reported latency, and under Simple the flush as a second hop), which differs where the
-  /// plugin reports a figure of its own and under Simple.
+  /// plugin reports a figure of its own or, with a hop latency above 0, under Simple.
   double network_software_s = 0;
   /// Of latency_s, NVLS_TREE's pipeline fill across nodes (nvls_tree_pipeline); 0 for the others.
   double pipeline_fill_s = 0;
@@ -144,9 +144,9 @@ struct NcclNetworkCost {
 /// for the receiver's GPUDirect flush; the engine's view charges the hop's own latency once. The
 /// flush crosses no network: it is an RDMA read of the received data by the receiver's own NIC,
 /// on a QP connected to itself (net_ib connect.cc: "Flush QP is a loopback QP"; aws-ofi-nccl's
-/// fi_read likewise), a PCIe round trip that its proxy posts with the step, whose cost
-/// proxy_step_us carries. Zero in one node and for NVLS and CollNet (their network side is
-/// SHARP's).
+/// fi_read likewise), a PCIe round trip that its proxy posts with the step, which only
+/// proxy_step_us would carry (0 unless given or calibrated). Zero in one node and for NVLS and
+/// CollNet (their network side is SHARP's).
 enum class NetworkCostView { engine, tuner };
 NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protocol p, int channels, double bytes,
                                   double transfer_s = 0, NetworkCostView view = NetworkCostView::engine);
