@@ -31,19 +31,19 @@ namespace {
 // figure (the simulations are deterministic: a change of the model shows); a curve added to the CSV
 // needs its row here. The accuracy goals (simulator/README.md) are reached in part: 15 % as written
 // and 30 % in every band on the InfiniBand and RoCE systems and on AWS p5 and p4de (not on A3
-// Mega's TCPXO, 53.3 %), 5 % calibrated on its own input on Nebius (4.9 %) alone of these;
-// kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 57 %).
+// Mega's TCPXO, 53.3 %), 5 % calibrated on its own input on Nebius (4.8 %) alone of these;
+// kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 49 %).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"aws_p4de_2x8", 0.139, 0.088},    {"aws_p5_2x8", 0.143, 0.059},      {"azure_nd_a100_v4_2x8", 0.128, 0.058},
-    {"crusoe_a100_2x8", 0.140, 0.125}, {"gcp_a3_mega_2x8", 0.533, 0.275}, {"gcp_a4_b200_2x8", 0.082, 0.081},
-    {"lambda_b200_2x8", 0.112, 0.106}, {"nebius_h100_2x8", 0.055, 0.049},
+    {"aws_p4de_2x8", 0.139, 0.088},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.053},
+    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.533, 0.268}, {"gcp_a4_b200_2x8", 0.082, 0.069},
+    {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.048},
 };
 constexpr double kSlack = 0.02;
-constexpr double kCalibratedBand = 0.65;
+constexpr double kCalibratedBand = 0.55;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
@@ -231,9 +231,32 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
   const std::string dir = trainsim_test::make_temp_dir("nccl_scaling");
   const std::string input = dir + "/two_nodes.txt", out = dir + "/calibrated.json";
   std::ofstream(input) << as_nccl_tests(two->second);
-  const auto cal = run_trainsim({"calibrate", "nccl-tests", input, "--platform", two->second.platform, "--out", out});
+  const auto cal = run_trainsim({"calibrate", "nccl-tests", input, "--platform", two->second.platform, "--out", out,
+                                 "--json", dir + "/fit.json"});
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::printf("%s", cal.out.c_str());
+  // The efficiency is fitted with the range that fits the 2 nodes alike; where it reaches 1 (gj-aion:
+  // their NVLS_TREE leaves every NIC far from its rate), the platform's full rate is kept.
+  std::ifstream fit_file(dir + "/fit.json");
+  const auto fit = trainsim::Json::parse(std::string((std::istreambuf_iterator<char>(fit_file)), {}));
+  const auto& efficiency = fit["constants"][0];
+  ASSERT_EQ(efficiency["name"].get<std::string>(), "network efficiency");
+  ASSERT_TRUE(efficiency.contains("range")) << "the efficiency is fitted on both systems";
+  const double lo = efficiency["range"][0].get<double>(), hi = efficiency["range"][1].get<double>();
+  EXPECT_LE(hi, 1.0);
+  if (system == "gjaion_h100_ib") {
+    // 0.815 to 1 (five bisections: to about 0.02); 1 is written.
+    EXPECT_EQ(efficiency["value"].get<double>(), 1.0);
+    EXPECT_EQ(hi, 1.0);
+    EXPECT_NEAR(lo, 0.815, 0.02) << "2 nodes leave the NICs' efficiency open";
+    EXPECT_NE(cal.out.find("the platform's full rate kept; 0.815 to 1 fit these sizes alike"), std::string::npos)
+        << cal.out;
+    // The low end predicts the 4 nodes within 9.1 %, the 1 written within 16.6 % (below): the band.
+    auto low = trainsim::Json::parse(std::ifstream(out));
+    low["network"]["bandwidth_Gbps"] = low["network"]["bandwidth_Gbps"].get<double>() * lo;
+    std::ofstream(dir + "/low.json") << low.dump(2);
+    EXPECT_LE(compare(all.at("gjaion_h100_ib_4x8"), dir + "/low.json", "gjaion_h100_ib_4x8+low").mean, 0.091 + kSlack);
+  }
   int checked = 0;
   for (const Expected& e : kScaling) {
     const auto it = all.find(e.dataset);
@@ -254,7 +277,7 @@ INSTANTIATE_TEST_SUITE_P(Published, NcclScaling, ::testing::Values("gjaion_h100_
 // What the 2-node curve cannot show (gj-aion's NICs reach four fifths of their rate from 4 nodes,
 // where its 2 nodes' NVLS_TREE keeps them far from it), 2 and 4 nodes together do: calibrated on
 // both files, the 8-node curve is predicted within 10.3 % (15.8 % as written, 14.3 % from 2 nodes;
-// 11.8 % from every other size of each, which this test fits in half the time).
+// 11.6 % from every other size of each, which this test fits in half the time).
 TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto all = curves("validation/nccl_allreduce_multinode_scaling.csv");
   const std::string dir = trainsim_test::make_temp_dir("nccl_scaling_24");
@@ -275,7 +298,7 @@ TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto cal = run_trainsim(args);
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::printf("%s", cal.out.c_str());
-  EXPECT_LE(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.118 + kSlack);
+  EXPECT_LE(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.116 + kSlack);
 }
 
 TEST(NcclScalingFile, EveryCurveHasItsExpectedFigures) {
