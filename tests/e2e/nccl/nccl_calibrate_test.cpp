@@ -204,8 +204,7 @@ TEST(NcclCurvesFile, CalibrationIsDeterministic) {
   const auto ra = run_trainsim(a), rb = run_trainsim(b);
   ASSERT_EQ(ra.exit_code, 0) << ra.err;
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
-  std::ifstream fa(dir + "/a.json"), fb(dir + "/b.json");
-  const std::string ja((std::istreambuf_iterator<char>(fa)), {}), jb((std::istreambuf_iterator<char>(fb)), {});
+  const std::string ja = trainsim_test::read_file(dir + "/a.json"), jb = trainsim_test::read_file(dir + "/b.json");
   EXPECT_EQ(ja, jb);
 }
 
@@ -237,8 +236,7 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
   std::printf("%s", cal.out.c_str());
   // The efficiency is fitted with the range that fits the 2 nodes alike; where it reaches 1 (gj-aion:
   // their NVLS_TREE leaves every NIC far from its rate), the platform's full rate is kept.
-  std::ifstream fit_file(dir + "/fit.json");
-  const auto fit = trainsim::Json::parse(std::string((std::istreambuf_iterator<char>(fit_file)), {}));
+  const auto fit = trainsim::Json::parse(trainsim_test::read_file(dir + "/fit.json"));
   const auto& efficiency = fit["constants"][0];
   ASSERT_EQ(efficiency["name"].get<std::string>(), "network efficiency");
   ASSERT_TRUE(efficiency.contains("range")) << "the efficiency is fitted on both systems";
@@ -252,7 +250,7 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
     EXPECT_NE(cal.out.find("the platform's full rate kept; 0.815 to 1 fit these sizes alike"), std::string::npos)
         << cal.out;
     // The low end predicts the 4 nodes within 9.1 %, the 1 written within 16.6 % (below): the band.
-    auto low = trainsim::Json::parse(std::ifstream(out));
+    auto low = trainsim::Json::parse(trainsim_test::read_file(out));
     low["network"]["bandwidth_Gbps"] = low["network"]["bandwidth_Gbps"].get<double>() * lo;
     std::ofstream(dir + "/low.json") << low.dump(2);
     EXPECT_LE(compare(all.at("gjaion_h100_ib_4x8"), dir + "/low.json", "gjaion_h100_ib_4x8+low").mean, 0.091 + kSlack);
