@@ -31,19 +31,19 @@ namespace {
 // figure (the simulations are deterministic: a change of the model shows); a curve added to the CSV
 // needs its row here. The accuracy goals (simulator/README.md) are reached in part: 15 % as written
 // and 30 % in every band on the InfiniBand and RoCE systems and on AWS p5 and p4de (not on A3
-// Mega's TCPXO, 53.3 %), 5 % calibrated on its own input on Nebius (4.8 %) alone of these;
-// kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 49 %).
+// Mega's TCPXO, 39.6 %), 5 % calibrated on its own input on Nebius (4.8 %) alone of these;
+// kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 45 %).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
     {"aws_p4de_2x8", 0.139, 0.088},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.053},
-    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.533, 0.268}, {"gcp_a4_b200_2x8", 0.082, 0.069},
+    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.396, 0.271}, {"gcp_a4_b200_2x8", 0.082, 0.069},
     {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.048},
 };
 constexpr double kSlack = 0.02;
-constexpr double kCalibratedBand = 0.55;
+constexpr double kCalibratedBand = 0.5;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)

@@ -151,7 +151,7 @@ struct NcclNetSpec {
   double proxy_step_s = 0;
   std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
-  /// Simple; all three by default. Google's TCPXO profile for A3 Mega leaves LL out.
+  /// Simple; all three by default. Google's TCPXO profiles for A3 Mega leave LL out (2024's LL128 too).
   std::array<bool, 3> protocols{true, true, true};
   /// The algorithms NCCL may use (NCCL_ALGO, and NCCL_NVLS_ENABLE=0 leaving NVLS and NVLS_TREE out),
   /// indexed as kNcclAlgorithmNames; all by default. Google's 2024 TCPXO profile for A3 Mega keeps
