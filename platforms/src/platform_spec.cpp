@@ -422,11 +422,12 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop and reported latencies apply
 // where `hop_latency_us` and `reported_latency_us` are absent. `tuner` holds a tuner plugin's table,
-// one CSV row of NCCL's example plugin a string (nccl_tuner_table.hpp).
+// one CSV row of NCCL's example plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is
+// NCCL_BUFFSIZE, a whole number of bytes from 64 KiB (eight 8 KiB steps) to 1 GiB.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "calibrated_from",
-                   "protocols", "algorithms", "cpu_vendor", "tuner"});
+                   "protocols", "algorithms", "cpu_vendor", "tuner", "buffsize_bytes"});
   if (auto t = node.find("transport")) {
     nccl.transport = kNcclTransports.read(*t);
     nccl.hop_latency_s = default_hop_latency_s(nccl.transport);
@@ -439,6 +440,13 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
   if (auto list = node.find("protocols")) read_enabled(*list, kNcclProtocolNames, nccl.protocols);
   if (auto list = node.find("algorithms")) read_enabled(*list, kNcclAlgorithmNames, nccl.algorithms);
+  if (auto b = node.find("buffsize_bytes")) {
+    const double bytes = b->as_number();
+    if (!(bytes >= 65536 && bytes <= 1073741824) || bytes != std::floor(bytes))
+      throw b->error("expected a whole number of bytes from 65536 (64 KiB) to 1073741824 (1 GiB), got " +
+                     b->raw().dump());
+    nccl.buffsize_bytes = bytes;
+  }
   if (auto table = node.find("tuner")) {
     table->require_array();
     if (table->size() > kMaxNcclTunerRows)
@@ -974,7 +982,7 @@ Json to_json(const PlatformSpec& spec) {
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
   if (n.nccl.given() || !n.nccl.all_protocols() || !n.nccl.all_algorithms() || n.nccl.amd_cpu ||
-      !n.nccl.tuner.empty()) {
+      !n.nccl.tuner.empty() || n.nccl.buffsize_bytes > 0) {
     Json nccl = Json::object();
     if (n.nccl.transport != NcclTransport::unspecified) nccl["transport"] = to_string(n.nccl.transport);
     if (n.nccl.given()) {
@@ -986,6 +994,7 @@ Json to_json(const PlatformSpec& spec) {
     if (!n.nccl.all_protocols()) nccl["protocols"] = n.nccl.protocol_names();
     if (!n.nccl.all_algorithms()) nccl["algorithms"] = n.nccl.algorithm_names();
     if (n.nccl.amd_cpu) nccl["cpu_vendor"] = "amd";
+    if (n.nccl.buffsize_bytes > 0) nccl["buffsize_bytes"] = clean(n.nccl.buffsize_bytes);
     if (!n.nccl.tuner.empty()) {
       Json rows = Json::array();
       for (const NcclTunerRow& row : n.nccl.tuner) rows.push_back(row.text);

@@ -425,6 +425,34 @@ TEST(NcclTree, LockstepMatchesStepWithin2Percent) {
   EXPECT_EQ(representation_used(dgx_a100(4), request(te::Algorithm::tree), 1 * MiB), "step");
 }
 
+TEST(NcclTree, TheSimpleTreeHoldsEveryHopToTheChannelsCeilingInBothRepresentations) {
+  // 2 DGX H100 nodes, 16 MiB on 16 channels: 1 MiB a channel through chains of 8 (depth 8 up, 8
+  // down), each hop at most 41.4 GB/s (tuning.cc perChMaxTreeBws, Hopper, 2 nodes), the NVLink
+  // share being faster. 512 KiB steps (4 MiB buffer): 2 chunks, 2 × (8 + 1) hops of 512 KiB at
+  // least; NCCL_BUFFSIZE 8 MiB: one 1 MiB chunk, 2 × 8 hops of it, slower.
+  auto h100 = [](const char* nccl) {
+    return tp::read_platform_spec(trainsim::parse_json_text(
+        std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": )") + nccl + "}}", "test"));
+  };
+  auto simple_tree = [](te::Representation r) {
+    te::CollectiveRequest q = request(te::Algorithm::tree, r);
+    q.nccl = true;
+    q.protocol = trainsim::plan::Protocol::simple;
+    return q;
+  };
+  const double ceiling = 41.4e9;
+  const double step = timed(h100("{}"), simple_tree(te::Representation::step), 16 * MiB);
+  const double lock = timed(h100("{}"), simple_tree(te::Representation::lockstep), 16 * MiB);
+  EXPECT_GE(step, 2 * 9 * 512 * KiB / ceiling);
+  // Lockstep is 8.7 % slower here (1 MiB: 0, 1 GiB: 1.7 %): in step a flow that ends before its
+  // ceiling lets the hop end leaves its links to the others, lockstep's loaded durations do not.
+  EXPECT_GE(lock, step);
+  EXPECT_NEAR(lock / step, 1.0, 0.1);
+  const double big = timed(h100(R"({"buffsize_bytes": 8388608})"), simple_tree(te::Representation::step), 16 * MiB);
+  EXPECT_GE(big, 2 * 8 * MiB / ceiling);
+  EXPECT_GT(big, step);
+}
+
 TEST(HalvingDoubling, LockstepMatchesStepWithin1PercentAndIsPickedForManyRanks) {
   for (int n : {16, 64}) {
     const double step = timed(switch_cluster(n), request(te::Algorithm::halving_doubling, te::Representation::step), 8 * MiB);

@@ -172,6 +172,10 @@ int platform_info(const PlatformInfoOptions& o) {
       out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
     if (!spec.network.nccl.all_algorithms())
       out += fmt::format("NCCL algo  {} only (NCCL_ALGO)\n", fmt::join(spec.network.nccl.algorithm_names(), ", "));
+    if (spec.network.nccl.buffsize_bytes > 0)
+      out += fmt::format("NCCL buf   {} (NCCL_BUFFSIZE; Simple's steps {} each)\n",
+                         format_bytes(spec.network.nccl.buffsize_bytes),
+                         format_bytes(spec.network.nccl.buffsize_bytes / 8));
     if (const auto& rows = spec.network.nccl.tuner; !rows.empty()) {
       const auto all_reduce =
           std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.collective == "allreduce"; });

@@ -42,14 +42,15 @@ namespace {
 /// the actors.
 class StepRunner {
 public:
-  StepRunner(Simulation& sim, std::vector<sg4::Host*> hosts, const StepSchedule& schedule, double overhead_s)
-      : sim_(sim), hosts_(std::move(hosts)), schedule_(schedule), overhead_s_(overhead_s) {
-    TRAINSIM_CHECK(static_cast<int>(hosts_.size()) == schedule_.participants(), "schedule size mismatch");
-    const std::size_t n = hosts_.size();
-    arrived_.assign(n, std::vector<std::uint16_t>(std::size_t(schedule_.steps()), 0));
-    waiting_.assign(n, -1);
-    for (std::size_t p = 0; p < n; ++p) semaphores_.push_back(sg4::Semaphore::create(0));
-  }
+ StepRunner(Simulation& sim, std::vector<sg4::Host*> hosts, const StepSchedule& schedule, double overhead_s,
+            double channel_Bps)
+     : sim_(sim), hosts_(std::move(hosts)), schedule_(schedule), overhead_s_(overhead_s), channel_Bps_(channel_Bps) {
+   TRAINSIM_CHECK(static_cast<int>(hosts_.size()) == schedule_.participants(), "schedule size mismatch");
+   const std::size_t n = hosts_.size();
+   arrived_.assign(n, std::vector<std::uint16_t>(std::size_t(schedule_.steps()), 0));
+   waiting_.assign(n, -1);
+   for (std::size_t p = 0; p < n; ++p) semaphores_.push_back(sg4::Semaphore::create(0));
+ }
 
   void start(std::vector<sg4::ActorPtr>& actors) {
     for (std::size_t p = 0; p < hosts_.size(); ++p)
@@ -68,9 +69,17 @@ private:
       if (!sends.empty()) {
         if (overhead_s_ > 0) sg4::this_actor::sleep_for(overhead_s_);
         comms.clear();
-        for (const Send& m : sends) comms.push_back(sim_.start_flow(hosts_[pi], hosts_[std::size_t(m.to)], m.bytes));
+        const double begin = sg4::Engine::get_clock();
+        double largest = 0;
+        for (const Send& m : sends) {
+          comms.push_back(sim_.start_flow(hosts_[pi], hosts_[std::size_t(m.to)], m.bytes));
+          largest = std::max(largest, m.bytes);
+        }
         flows_ += static_cast<long long>(sends.size());
         for (auto& c : comms) c->wait();
+        // The channel moves no faster than its ceiling, however fast the links would.
+        if (channel_Bps_ > 0 && begin + largest / channel_Bps_ > sg4::Engine::get_clock())
+          sg4::this_actor::sleep_until(begin + largest / channel_Bps_);
         for (const Send& m : sends) deliver(m.to, s);
       }
       if (arrived_[pi][std::size_t(s)] < schedule_.receives(p, s)) {
@@ -92,6 +101,7 @@ private:
   std::vector<sg4::Host*> hosts_;
   const StepSchedule& schedule_;
   double overhead_s_;
+  double channel_Bps_;
   std::vector<std::vector<std::uint16_t>> arrived_;
   std::vector<int> waiting_;
   std::vector<sg4::SemaphorePtr> semaphores_;
@@ -322,7 +332,7 @@ void run_steps(Simulation& sim, const std::vector<Ring>& rings, const Collective
   std::vector<sg4::ActorPtr> actors;
   for (std::size_t r = 0; r < rings.size(); ++r) {
     runners.push_back(
-        std::make_unique<StepRunner>(sim, hosts_of(sim, rings[r].ranks), schedules[r], options.step_overhead_s));
+        std::make_unique<StepRunner>(sim, hosts_of(sim, rings[r].ranks), schedules[r], options.step_overhead_s, 0.0));
     runners.back()->start(actors);
   }
   for (auto& a : actors) a->join();
@@ -380,10 +390,10 @@ CollectiveStats run_rings(Simulation& sim, const std::vector<Ring>& rings, const
 }
 
 CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, const StepSchedule& schedule,
-                             const CollectiveOptions& options) {
+                             const CollectiveOptions& options, double channel_Bps) {
   CollectiveStats stats;
   stats.used = Representation::step;
-  StepRunner runner(sim, hosts_of(sim, ranks), schedule, options.step_overhead_s);
+  StepRunner runner(sim, hosts_of(sim, ranks), schedule, options.step_overhead_s, channel_Bps);
   std::vector<sg4::ActorPtr> actors;
   runner.start(actors);
   for (auto& a : actors) a->join();
@@ -400,11 +410,12 @@ namespace {
 class TreeLockstep {
  public:
   TreeLockstep(Simulation& sim, std::vector<sg4::Host*> hosts, const plan::TreeSchedule& schedule,
-               CollectiveStats& stats)
+               CollectiveStats& stats, double channel_Bps)
       : sim_(sim),
         hosts_(std::move(hosts)),
         schedule_(schedule),
         stats_(stats),
+        channel_Bps_(channel_Bps),
         n_(std::size_t(schedule.participants())),
         trees_(std::size_t(schedule.trees())) {
     for (auto* v : {&d_.up_alone, &d_.up_loaded, &d_.down_alone, &d_.down_loaded}) v->assign(n_ * trees_, 0.0);
@@ -425,6 +436,11 @@ class TreeLockstep {
     } else {
       measure();
     }
+    // The channel moves no faster than its ceiling (as StepRunner holds a step's sends).
+    if (channel_Bps_ > 0)
+      for (auto* v : {&d_.up_alone, &d_.up_loaded, &d_.down_alone, &d_.down_loaded})
+        for (double& d : *v)
+          if (d > 0) d = std::max(d, schedule_.chunk_bytes() / channel_Bps_);
     const double end = begin + schedule_.completion_s(d_, options.step_overhead_s);
     if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(end - sg4::Engine::get_clock());
   }
@@ -660,6 +676,7 @@ class TreeLockstep {
   std::vector<sg4::Host*> hosts_;
   const plan::TreeSchedule& schedule_;
   CollectiveStats& stats_;
+  double channel_Bps_;
   std::size_t n_, trees_;
   int levels_ = 0;
   plan::TreeSchedule::EdgeDurations d_;
@@ -677,10 +694,10 @@ CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const C
   if (rep == Representation::coarse) rep = Representation::lockstep;
   CollectiveStats stats;
   if (rep == Representation::step) {
-    stats = run_schedule(sim, trees.ranks, schedule, options);
+    stats = run_schedule(sim, trees.ranks, schedule, options, trees.channel_Bps);
   } else {
     stats.used = Representation::lockstep;
-    TreeLockstep(sim, hosts_of(sim, trees.ranks), schedule, stats).run(options);
+    TreeLockstep(sim, hosts_of(sim, trees.ranks), schedule, stats, trees.channel_Bps).run(options);
   }
   stats.channels = trees.channels;
   return stats;

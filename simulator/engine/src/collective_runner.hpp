@@ -19,15 +19,18 @@ std::vector<simgrid::s4u::Host*> hosts_of(const Simulation& sim, const std::vect
 CollectiveStats run_rings(Simulation& sim, const std::vector<plan::Ring>& rings, const CollectiveOptions& options);
 
 /// Runs `schedule` with one actor per participant, participant p on Simulation::gpu(ranks[p]),
-/// paying options.step_overhead_s before every step with sends. `used` is step.
+/// paying options.step_overhead_s before every step with sends. A step's sends take at least
+/// their largest message / channel_Bps when channel_Bps > 0 (a channel's ceiling,
+/// plan::NcclTrees::channel_Bps). `used` is step.
 CollectiveStats run_schedule(Simulation& sim, const std::vector<int>& ranks, const plan::StepSchedule& schedule,
-                             const CollectiveOptions& options);
+                             const CollectiveOptions& options, double channel_Bps = 0);
 
 /// Runs NCCL's trees (plan::nccl_tree_all_reduce). lockstep: one reduce step of every tree edge
 /// together (every non-root sends a chunk to its parent), then one broadcast step (every parent
 /// to its children), each repeated as many times as its phase has steps, its time slept; step: the
 /// TreeSchedule with one actor per participant. automatic picks step while participants × steps
-/// × trees stays within kTreeStepBudget, else lockstep; coarse runs as lockstep.
+/// × trees stays within kTreeStepBudget, else lockstep; coarse runs as lockstep. Either way an
+/// edge's chunk takes at least chunk / trees.channel_Bps where that is set.
 CollectiveStats run_trees(Simulation& sim, const plan::NcclTrees& trees, const CollectiveOptions& options);
 /// Participant-steps (participants × steps × trees) up to which automatic runs trees step-level.
 inline constexpr double kTreeStepBudget = 1 << 17;

@@ -533,7 +533,7 @@ double nccl_tree_chunk_bytes(double per_channel, int nodes, double ppn, const Co
     return chunk;
   }
   switch (*options.nccl_protocol) {
-    case Protocol::simple: return chunk;  // one step of the 4 MiB buffer, as it is since NCCL 2.20
+    case Protocol::simple: return chunk;  // one step of the buffer (NCCL_BUFFSIZE / 8), as since NCCL 2.20
     case Protocol::ll: return kNcclLlStepBytes;
     case Protocol::ll128: {
       // calcCollChunking: nstepsLL128 = 1 + log2(nodes) + ppn / 10; halve while a channel gets fewer

@@ -47,9 +47,10 @@ constexpr double kCbdCell = 32 * 1024 / 2;   // enqueue.cc MinTrafficPerChannel 
 constexpr int kMaxRingChannels = 16;  // NCCL's search stops at MAXCHANNELS/2 for one graph
 constexpr int kMaxChannels = 64;      // src/include/device.h MAXCHANNELS
 constexpr double kNetOverheadIntel = 1.0, kNetOverheadAmd = 2.0;  // µs, tuning.cc getNetOverhead
-// Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple 4 MiB / 8;
-// LL's and LL128's steps (kNcclLlStepBytes, kNcclLl128StepBytes) less their flags.
-constexpr double kSimpleStep = 4.0 * 1024 * 1024 / 8;
+// Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple's buffer
+// (NCCL_BUFFSIZE, 4 MiB by default: NcclTopology::simple_step_bytes) / 8; LL's and LL128's steps
+// (kNcclLlStepBytes, kNcclLl128StepBytes) less their flags.
+constexpr double kNcclSteps = 8;
 constexpr double kLlStepData = kNcclLlStepBytes / 2;
 constexpr double kLl128StepData = kNcclLl128StepBytes * 120 / 128;
 
@@ -210,6 +211,8 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
+  if (spec.network.nccl.buffsize_bytes > 0)
+    t.simple_step_bytes = std::floor(spec.network.nccl.buffsize_bytes / kNcclSteps);
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
   t.amd_cpu = spec.network.nccl.amd_cpu;
@@ -476,7 +479,9 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   const bool tree_like = a == Algorithm::tree || a == Algorithm::nvls_tree;
   if (topo.nodes < 2 || (a != Algorithm::ring && !tree_like) || bytes <= 0) return cost;
   // Data per FIFO step (init.cc buffer sizes / NCCL_STEPS; LL carries half, LL128 120 of 128 bytes).
-  const double step_bytes = p == Protocol::ll ? kLlStepData : p == Protocol::ll128 ? kLl128StepData : kSimpleStep;
+  const double step_bytes = p == Protocol::ll      ? kLlStepData
+                            : p == Protocol::ll128 ? kLl128StepData
+                                                   : topo.simple_step_bytes;
   const double n = topo.ranks, nodes = topo.nodes, ch = std::max(1, channels);
   double steps_per_connection = 0, connections = 0;
   if (a == Algorithm::ring) {
@@ -511,6 +516,10 @@ NcclNetworkCost nccl_network_cost(const NcclTopology& topo, Algorithm a, Protoco
   cost.hop_s = cost.hops * hop_us * 1e-6;
   cost.seconds = cost.hop_s + cost.proxy_s;
   return cost;
+}
+
+double nccl_tree_channel_ceiling_Bps(const NcclTopology& topo) {
+  return kPerChTree[std::size_t(generation_index(topo.compute_capability))][std::size_t(topo.nodes <= 2 ? 1 : 2)] * 1e9;
 }
 
 NcclChoice nccl_choose(const NcclTopology& topo, double bytes) {

@@ -28,22 +28,24 @@ namespace {
 // What `auto` reaches on each published curve (simulator/README.md "NCCL across nodes at every
 // size"): mean busbw error from 64 KiB with the platform as written and after calibrating on the
 // same curve, each size's time the faster of its two columns. Each is held within kSlack of its
-// figure (the simulations are deterministic: a change of the model shows); a curve added to the CSV
-// needs its row here. The accuracy goals (simulator/README.md) are reached in part: 15 % as written
-// and 30 % in every band on the InfiniBand and RoCE systems and on AWS p5 and p4de (not on A3
-// Mega's TCPXO, 39.6 %), 5 % calibrated on its own input on Nebius (4.8 %) alone of these;
-// kCalibratedBand holds what is (A3 Mega's 1–64 MiB, 45 %).
+// figure, either way (the simulations are deterministic: a change of the model shows); a curve
+// added to the CSV needs its row here. The accuracy goals (simulator/README.md) are reached in
+// part: 15 % as written and 30 % in every band on the InfiniBand and RoCE systems and on AWS p5 and
+// p4de (not on A3 Mega's TCPXO: 28.7 %, its 1–64 MiB 37 % and from 64 MiB 32 %, where NCCL's model
+// picks the ring its tuner plugin did not), 5 % calibrated on its own input on Nebius (4.8 %) alone
+// of these (Azure 5.0 %); calibrated, every band of every curve is within kCalibratedBand (A3
+// Mega's 1–64 MiB, 27 %, the worst).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"aws_p4de_2x8", 0.139, 0.088},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.053},
-    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.396, 0.271}, {"gcp_a4_b200_2x8", 0.082, 0.069},
+    {"aws_p4de_2x8", 0.126, 0.076},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.050},
+    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.287, 0.155}, {"gcp_a4_b200_2x8", 0.082, 0.069},
     {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.048},
 };
 constexpr double kSlack = 0.02;
-constexpr double kCalibratedBand = 0.5;
+constexpr double kCalibratedBand = 0.3;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
@@ -167,8 +169,8 @@ TEST_P(NcclCurves, CalibratingOnTheCurveReproducesIt) {
   EXPECT_LE(after.mean, before.mean) << name;
   const Expected* e = expected(name);
   ASSERT_NE(e, nullptr) << name;
-  EXPECT_LE(before.mean, e->plain + kSlack) << name;
-  EXPECT_LE(after.mean, e->calibrated + kSlack) << name;
+  EXPECT_NEAR(before.mean, e->plain, kSlack) << name;
+  EXPECT_NEAR(after.mean, e->calibrated, kSlack) << name;
   for (const auto& [band, m] : after.band_mean) EXPECT_LE(m, kCalibratedBand) << name << " " << band;
   // The calibrated platform says what it was fitted to.
   const auto info = run_trainsim({"platform", "info", out, "--json", "-"});
@@ -211,12 +213,12 @@ TEST(NcclCurvesFile, CalibrationIsDeterministic) {
 // The same system at several node counts (nccl_allreduce_multinode_scaling.csv): calibrated on
 // its 2-node curve, the platform predicts the 4- and 8-node curves. Mean busbw error from 64 KiB
 // (1 MiB where the run starts there) as written and calibrated on the 2-node curve, each held
-// within kSlack. The goal, 15 % at 4 nodes, is reached on the XE9680 pair (its 2-node
+// within kSlack either way. The goal, 15 % at 4 nodes, is reached on the XE9680 pair (its 2-node
 // run on bare metal, its 4-node run on VMs) and not on gj-aion's cluster (16.6 %), whose 4 and 8
 // nodes level off at 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md). `calibrated` is
 // the platform calibrated on the system's 2-node curve.
 constexpr Expected kScaling[] = {
-    {"gjaion_h100_ib_2x8", 0.054, 0.044}, {"gjaion_h100_ib_4x8", 0.139, 0.166}, {"gjaion_h100_ib_8x8", 0.158, 0.143},
+    {"gjaion_h100_ib_2x8", 0.054, 0.044}, {"gjaion_h100_ib_4x8", 0.139, 0.166}, {"gjaion_h100_ib_8x8", 0.161, 0.143},
     {"xe9680_h100_ib_2x8", 0.104, 0.068}, {"xe9680_h100_ib_4x8", 0.120, 0.116},
 };
 
@@ -262,8 +264,8 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
     ASSERT_NE(it, all.end()) << e.dataset << " is not in the scaling file";
     const Errors plain = compare(it->second, it->second.platform, e.dataset);
     const Errors calibrated = compare(it->second, out, std::string(e.dataset) + "+cal");
-    EXPECT_LE(plain.mean, e.plain + kSlack) << e.dataset;
-    EXPECT_LE(calibrated.mean, e.calibrated + kSlack) << e.dataset;
+    EXPECT_NEAR(plain.mean, e.plain, kSlack) << e.dataset;
+    EXPECT_NEAR(calibrated.mean, e.calibrated, kSlack) << e.dataset;
     ++checked;
   }
   EXPECT_GE(checked, 2) << system << ": a 2-node curve and at least one more";
@@ -274,8 +276,8 @@ INSTANTIATE_TEST_SUITE_P(Published, NcclScaling, ::testing::Values("gjaion_h100_
 
 // What the 2-node curve cannot show (gj-aion's NICs reach four fifths of their rate from 4 nodes,
 // where its 2 nodes' NVLS_TREE keeps them far from it), 2 and 4 nodes together do: calibrated on
-// both files, the 8-node curve is predicted within 10.3 % (15.8 % as written, 14.3 % from 2 nodes;
-// 11.6 % from every other size of each, which this test fits in half the time).
+// both files, the 8-node curve is predicted within 10.3 % (16.1 % as written, 14.3 % from 2 nodes;
+// 11.8 % from every other size of each, which this test fits in half the time).
 TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto all = curves("validation/nccl_allreduce_multinode_scaling.csv");
   const std::string dir = trainsim_test::make_temp_dir("nccl_scaling_24");
@@ -296,7 +298,7 @@ TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto cal = run_trainsim(args);
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::printf("%s", cal.out.c_str());
-  EXPECT_LE(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.116 + kSlack);
+  EXPECT_LE(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.118 + kSlack);
 }
 
 TEST(NcclScalingFile, EveryCurveHasItsExpectedFigures) {

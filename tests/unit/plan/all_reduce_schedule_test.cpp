@@ -82,3 +82,39 @@ TEST(AllReduceSchedule, ThePlanCountsTheTreesTheEngineRuns) {
     EXPECT_NEAR(bytes->intra_node + bytes->inter_node, 2 * (p.gpus - 1) * op.bytes, 1e-6 * op.bytes);
   }
 }
+
+// The tuner's Simple tree across nodes (enqueue.cc computeCollChunkInfo): a chunk is one step of
+// the platform's buffer, NCCL_BUFFSIZE / 8; each channel's hop moves at most NCCL's per-channel
+// tree ceiling (tuning.cc perChMaxTreeBws). Other protocols and the textbook tree keep neither.
+TEST(AllReduceSchedule, TheSimpleTreeRunsStepsOfTheBufferAtTheChannelsCeiling) {
+  platforms::PlatformSpec h100 = nodes_of("dgx-h100", 2);
+  CollectiveOptions simple;
+  simple.nccl_protocol = Protocol::simple;
+  const double bytes = 256.0 * 1024 * 1024;
+  auto trees = [&](const platforms::PlatformSpec& spec, const CollectiveOptions& options) {
+    return std::get<NcclTrees>(all_reduce_schedule(Algorithm::tree, first_ranks(16), bytes, spec, options));
+  };
+  EXPECT_EQ(trees(h100, simple).schedule.chunk_bytes(), 512 * 1024.0);
+  EXPECT_DOUBLE_EQ(trees(h100, simple).channel_Bps, 41.4e9);  // Hopper, 2 nodes
+  h100.network.nccl.buffsize_bytes = 8.0 * 1024 * 1024;
+  EXPECT_EQ(trees(h100, simple).schedule.chunk_bytes(), 1024 * 1024.0);
+  CollectiveOptions ll128 = simple;
+  ll128.nccl_protocol = Protocol::ll128;
+  EXPECT_EQ(trees(h100, ll128).channel_Bps, 0);
+  EXPECT_EQ(trees(h100, CollectiveOptions{}).channel_Bps, 0);
+  // Ampere on 4 nodes: 17.8 GB/s.
+  const platforms::PlatformSpec a100 = nodes_of("dgx-a100", 4);
+  EXPECT_DOUBLE_EQ(
+      std::get<NcclTrees>(all_reduce_schedule(Algorithm::tree, first_ranks(32), bytes, a100, simple)).channel_Bps,
+      17.8e9);
+}
+
+TEST(AllReduceSchedule, TheSimpleTreesCeilingCountsTheNodesTheRanksAreOn) {
+  // One rank on each of 4 DGX H100 nodes (a data-parallel group beside 8-way tensor parallelism):
+  // the ceiling of 4 nodes (36 GB/s), not of the one node 4 ranks would fill.
+  CollectiveOptions simple;
+  simple.nccl_protocol = Protocol::simple;
+  const auto trees = std::get<NcclTrees>(
+      all_reduce_schedule(Algorithm::tree, {0, 8, 16, 24}, 64.0 * 1024 * 1024, nodes_of("dgx-h100", 4), simple));
+  EXPECT_DOUBLE_EQ(trees.channel_Bps, 36.0e9);
+}

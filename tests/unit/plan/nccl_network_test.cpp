@@ -125,6 +125,12 @@ TEST(NcclNetworkCost, RingStepsAsEnqueueCountsThem) {
   EXPECT_NEAR(nccl_network_cost(ampere, Algorithm::ring, Protocol::simple, 16, 16 << 20).seconds,
               (2 * 10 + 240 * 1) * 1e-6, 1e-15);
   EXPECT_NEAR(tuner(ampere, Protocol::simple), (2 * 2 * 10 + 240 * 1) * 1e-6, 1e-15);
+  // NCCL_BUFFSIZE 8 MiB: Simple's steps carry 1 MiB, so a tree of 64 MiB takes half the proxy's steps.
+  NcclTopology big_buffer = two_h100_nodes(10, 1);
+  big_buffer.simple_step_bytes = 1024 * 1024;
+  EXPECT_DOUBLE_EQ(
+      nccl_network_cost(big_buffer, Algorithm::tree, Protocol::simple, 16, 64 << 20).proxy_steps,
+      nccl_network_cost(two_h100_nodes(10, 1), Algorithm::tree, Protocol::simple, 16, 64 << 20).proxy_steps / 2);
   const NcclNetworkCost ll = nccl_network_cost(two_h100_nodes(10, 0), Algorithm::ring, Protocol::ll, 16, 16 << 20);
   EXPECT_NEAR(ll.seconds, 2 * 10 * 1e-6, 1e-15);
   // LL128's step carries 576,000 data bytes (init.cc: 120 × 640 × 8 B a step, 120 of 128 data):

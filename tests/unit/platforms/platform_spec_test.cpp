@@ -487,6 +487,27 @@ TEST(NcclNet, AlgorithmsAloneAreNotTransportCostsAndRoundTrip) {
   }
 }
 
+// network.nccl.buffsize_bytes (NCCL_BUFFSIZE): no transport cost, kept when the platform is
+// written back; a fraction of a byte, or a size NCCL's steps cannot hold, is refused naming it.
+TEST(NcclNet, BuffsizeIsNoTransportCostAndRoundTrips) {
+  const auto spec =
+      from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"buffsize_bytes": 8388608}}})");
+  EXPECT_DOUBLE_EQ(spec.network.nccl.buffsize_bytes, 8388608.0);
+  EXPECT_FALSE(spec.network.nccl.given());
+  EXPECT_EQ(tp::to_json(spec)["network"]["nccl"], trainsim::Json::parse(R"({"buffsize_bytes": 8388608})"));
+  EXPECT_DOUBLE_EQ(from_text(tp::to_json(spec).dump()).network.nccl.buffsize_bytes, 8388608.0);
+  EXPECT_EQ(from_text(R"({"preset": "dgx-h100", "nodes": 2})").network.nccl.buffsize_bytes, 0);
+  for (const char* bad : {"1000", "4194304.5", "2147483648", "\"4M\""}) {
+    try {
+      from_text(std::string(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"buffsize_bytes": )") + bad +
+                "}}}");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const trainsim::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("/network/nccl/buffsize_bytes"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // network.nccl.cpu_vendor: NCCL's AMD figures (network post overhead, LL's ceiling across nodes);
 // no transport cost either, and it survives the platform written back.
 TEST(NcclNet, CpuVendorIsNoTransportCostAndRoundTrips) {

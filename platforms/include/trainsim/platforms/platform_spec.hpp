@@ -164,6 +164,9 @@ struct NcclNetSpec {
   /// A tuner plugin's table (NcclTunerRow), in order: the first all-reduce row matching a
   /// collective whose algorithm and protocol NCCL runs there is the pick. Empty: NCCL's own tuner.
   std::vector<NcclTunerRow> tuner;
+  /// NCCL_BUFFSIZE, bytes: Simple's buffer per connection, NCCL_STEPS = 8 steps of it (a tree's
+  /// chunk under Simple is one step, enqueue.cc computeCollChunkInfo); 0: NCCL's default, 4 MiB.
+  double buffsize_bytes = 0;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
   bool all_algorithms() const {
     return std::all_of(algorithms.begin(), algorithms.end(), [](bool on) { return on; });

@@ -91,7 +91,9 @@ struct CollectiveOptions {
   /// Software latency added before every step's send (seconds, ≥ 0); the route latency comes
   /// from the platform and is paid by each flow.
   double step_overhead_s = 0;
-  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB buffer).
+  /// Chunk size of pipelined algorithms (tree, broadcast), bytes > 0 (NCCL: 512 KiB slices of a 4 MiB
+  /// buffer). The tuner's Simple tree across nodes takes the platform's step instead
+  /// (network.nccl.buffsize_bytes / 8, plan::all_reduce_schedule).
   double pipeline_chunk_bytes = 512.0 * 1024.0;
   /// Largest number of chunks a pipeline is cut into (bounds the step count), ≥ 1.
   int max_pipeline_chunks = 64;

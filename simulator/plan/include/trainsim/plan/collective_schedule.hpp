@@ -271,12 +271,16 @@ struct NcclTrees {
   std::vector<int> ranks;  ///< participant p runs on GPU rank ranks[p]
   TreeSchedule schedule;
   int channels = 2;
+  /// What a channel's hop moves at most, bytes/s; 0: as fast as the links share (nccl_tuner.hpp
+  /// nccl_tree_channel_ceiling_Bps, the tuner's Simple tree).
+  double channel_Bps = 0;
 };
 /// Whether nccl_tree_all_reduce applies: ranks on ≥ 2 nodes, the same number on every node.
 bool nccl_tree_applies(const std::vector<int>& ranks, const RingLayout& layout);
 /// The chunk NCCL's tree across `nodes` nodes of `ppn` GPUs pipelines a channel's `per_channel`
-/// bytes in (enqueue.cc calcCollChunking): with the tuner's protocol, Simple's 512 KiB step
-/// (options.pipeline_chunk_bytes) whole, LL's 64 KiB step, LL128's 600 KiB step halved for small
+/// bytes in (enqueue.cc calcCollChunking): with the tuner's protocol, Simple's step
+/// (options.pipeline_chunk_bytes: all_reduce_schedule sets the platform's NCCL_BUFFSIZE / 8,
+/// 512 KiB by default) whole, LL's 64 KiB step, LL128's 600 KiB step halved for small
 /// shares; without a protocol the textbook tree's depth rule.
 double nccl_tree_chunk_bytes(double per_channel, int nodes, double ppn, const CollectiveOptions& options);
 /// NCCL's trees over `ranks` (nccl_tree_applies must hold): options.channels graph channels (0: as

@@ -75,6 +75,9 @@ struct NcclTopology {
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
+  /// One step of Simple's buffer (NCCL_BUFFSIZE / NCCL_STEPS, NcclNetSpec::buffsize_bytes): 512 KiB
+  /// by default. A tree's Simple chunk and a network message's data under Simple.
+  double simple_step_bytes = 512.0 * 1024;
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
   /// The algorithms NCCL may use (NcclNetSpec::algorithms, NCCL_ALGO), indexed as
@@ -130,10 +133,11 @@ struct NcclNetworkCost {
 /// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
 /// per-size drop) for an all-reduce of `bytes`. Per network connection NCCL's proxy handles
 /// nstepsPerLoop × nLoops × chunkSteps FIFO steps (enqueue.cc), one network message per slice:
-///   ring   2(n−1) steps a loop, loop = channels × n × chunk (Simple 2 MiB = 4 steps of 512 KiB in
+///   ring   2(n−1) steps a loop, loop = channels × n × chunk (Simple 2 MiB = 4 steps of 512 KiB, a
+///          step NcclTopology::simple_step_bytes, in
 ///          2 slices; LL 32 KiB, LL128 576,000 B data a step, one slice); each channel's ring
 ///          enters and leaves every node once (a send and a receive connection per node)
-///   tree   1 step a loop, loop = channels × chunk (Simple 512 KiB); each node's tree head has an
+///   tree   1 step a loop, loop = channels × chunk (Simple one step, 512 KiB by default); each node's tree head has an
 ///          up and a down connection each way (both trees of the channel share the proxy)
 ///   nvls_tree as tree on NVLS's CTAs, a loop of channels × heads × the NVLS tree chunk (nvls.cc:
 ///          128 KiB, 64 KiB from 4 nodes)
@@ -267,6 +271,15 @@ double nvls_efficiency(const NcclTopology& topo);
 /// Bytes NVLS's intra-node flows carry per byte in a two-level all-reduce (NVLS_TREE, NVLS across
 /// nodes): 1 / nvls_efficiency, 1 where NVLS has none.
 double nvls_intra_factor(const NcclTopology& topo);
+/// What one channel of NCCL's tree across nodes moves through each of its hops at most under
+/// Simple, bytes/s: the per-channel tree ceiling (tuning.cc perChMaxTreeBws by generation and
+/// node count: Hopper 41.4 GB/s on 2 nodes, 36 on more; Ampere 23.6 and 17.8), held to every
+/// channel the engine runs: on a fabric whose links would move a channel's step faster, the step
+/// takes bytes / ceiling (plan::NcclTrees::channel_Bps). NCCL's model caps the tree's busbw at the
+/// graph's channels × it, half the communicator's; the engine's tree (each chunk reduced up, then
+/// broadcast down) reaches a channel's busbw at its hops' rate, so at large sizes it allows twice
+/// the model's cap (simulator/README.md: the published runs read better so than at half).
+double nccl_tree_channel_ceiling_Bps(const NcclTopology& topo);
 /// Whether NCCL runs `a` on its heads (NVLS, NVLS_TREE, CollNet) rather than on the ring's and
 /// tree's channels, which `--channels` sets.
 bool runs_on_heads(Algorithm a);
