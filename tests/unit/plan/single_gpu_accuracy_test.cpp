@@ -26,12 +26,13 @@ struct Row {
   double iteration_s = 0, peak_reserved_bytes = 0;
 };
 
-std::vector<Row> rows() {
-  const CsvTable t = CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/h100_training_2026.csv");
+std::vector<Row> rows(const std::string& file = "h100_training_2026.csv") {
+  const CsvTable t = CsvTable::read(trainsim_test::test_data_dir() + "/validation/single_gpu/" + file);
   auto value = [&t](std::size_t i, const char* column) { return t.cell(i, t.column(column)); };
   std::vector<Row> out;
   for (std::size_t i = 0; i < t.row_count(); ++i) {
-    if (value(i, "status") != "ok") continue;
+    // BERT-large (in the H200 set) has no zoo model.
+    if (value(i, "status") != "ok" || value(i, "model") == "bert_large") continue;
     Row r;
     r.gpu = value(i, "gpu");
     r.model = value(i, "model") == "bert_base" ? "bert_base_mlm" : value(i, "model");
@@ -103,6 +104,34 @@ TEST(SingleGpuAccuracy, UncalibratedIterationTimeOnTheH100Rows) {
     const double mean = sum.first / sum.second;
     std::printf("%s mean error %+.1f %%\n", precision.c_str(), 100 * mean);
     EXPECT_LE(std::abs(mean), 0.10) << precision;
+  }
+}
+
+// The same measurement on an H200 (single_gpu/h200_training_2026.csv, taken after the model was
+// built on the H100 rows: out of sample), with four more CNNs. Held to its figures within 2
+// points either way, so that a change of the model shows: the model is fast on fp32 and tf32
+// here, most at batch 256 of the models the H100 set lacks (Inception-v3, AlexNet, ResNet-101,
+// GoogLeNet: 15–40 %), and slow at small batches (bf16 BERT-base up to +38 %).
+TEST(SingleGpuAccuracy, UncalibratedIterationTimeOnTheH200RowsOutOfSample) {
+  double sum_abs = 0;
+  std::map<std::string, std::pair<double, int>> by_precision;
+  const auto all = rows("h200_training_2026.csv");
+  ASSERT_EQ(all.size(), 43u);
+  for (const Row& r : all) {
+    const double error = (plan_of(scenario(r)).single_gpu_iteration_s - r.iteration_s) / r.iteration_s;
+    std::printf("%-14s %-5s %4d  measured %8.4f s  %+6.1f %%\n", r.model.c_str(), r.precision.c_str(), r.batch,
+                r.iteration_s, 100 * error);
+    sum_abs += std::abs(error);
+    by_precision[r.precision].first += error;
+    by_precision[r.precision].second += 1;
+  }
+  const double mape = sum_abs / static_cast<double>(all.size());
+  std::printf("MAPE %.1f %%\n", 100 * mape);
+  EXPECT_NEAR(mape, 0.210, 0.02);
+  const std::map<std::string, double> expected{{"fp32", -0.161}, {"tf32", -0.115}, {"bf16", -0.042}};
+  for (const auto& [precision, sum] : by_precision) {
+    std::printf("%s mean error %+.1f %%\n", precision.c_str(), 100 * sum.first / sum.second);
+    EXPECT_NEAR(sum.first / sum.second, expected.at(precision), 0.02) << precision;
   }
 }
 
