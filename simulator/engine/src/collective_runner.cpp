@@ -41,16 +41,16 @@ namespace {
 /// there (actors are cooperative, so check-then-block cannot race). The schedule must outlive
 /// the actors.
 class StepRunner {
-public:
- StepRunner(Simulation& sim, std::vector<sg4::Host*> hosts, const StepSchedule& schedule, double overhead_s,
-            double channel_Bps)
-     : sim_(sim), hosts_(std::move(hosts)), schedule_(schedule), overhead_s_(overhead_s), channel_Bps_(channel_Bps) {
-   TRAINSIM_CHECK(static_cast<int>(hosts_.size()) == schedule_.participants(), "schedule size mismatch");
-   const std::size_t n = hosts_.size();
-   arrived_.assign(n, std::vector<std::uint16_t>(std::size_t(schedule_.steps()), 0));
-   waiting_.assign(n, -1);
-   for (std::size_t p = 0; p < n; ++p) semaphores_.push_back(sg4::Semaphore::create(0));
- }
+ public:
+  StepRunner(Simulation& sim, std::vector<sg4::Host*> hosts, const StepSchedule& schedule, double overhead_s,
+             double channel_Bps)
+      : sim_(sim), hosts_(std::move(hosts)), schedule_(schedule), overhead_s_(overhead_s), channel_Bps_(channel_Bps) {
+    TRAINSIM_CHECK(static_cast<int>(hosts_.size()) == schedule_.participants(), "schedule size mismatch");
+    const std::size_t n = hosts_.size();
+    arrived_.assign(n, std::vector<std::uint16_t>(std::size_t(schedule_.steps()), 0));
+    waiting_.assign(n, -1);
+    for (std::size_t p = 0; p < n; ++p) semaphores_.push_back(sg4::Semaphore::create(0));
+  }
 
   void start(std::vector<sg4::ActorPtr>& actors) {
     for (std::size_t p = 0; p < hosts_.size(); ++p)
@@ -58,7 +58,7 @@ public:
   }
   long long flows() const { return flows_; }
 
-private:
+ private:
   void participant(int p) {
     std::vector<Send> sends;
     std::vector<sg4::CommPtr> comms;

@@ -43,9 +43,9 @@ AllReduceSchedule all_reduce_schedule(Algorithm algorithm, const std::vector<int
       if (nccl_tree_applies(ranks, layout)) {
         if (options.nccl_protocol != Protocol::simple) return nccl_tree_all_reduce(ranks, bytes, layout, options);
         // The tuner's Simple tree: chunks of one step of the platform's buffer (NCCL_BUFFSIZE / 8),
-        // each channel's hops at most at NCCL's per-channel ceiling.
-        // The ceiling's node count is the ranks' (one rank a node under tensor parallelism spans
-        // as many nodes as it has ranks), not n / GPUs per node. LL and LL128 keep their rates.
+        // each channel's hops at most at NCCL's per-channel ceiling, for the nodes the ranks are on
+        // (one rank a node beside tensor parallelism spans as many nodes as it has ranks, not
+        // n / GPUs per node). LL and LL128 keep the links' rates, as before.
         NcclTopology topo = nccl_topology(spec, n);
         topo.nodes = nodes_spanned(ranks, layout.gpus_per_node);
         CollectiveOptions stepped = options;

@@ -133,11 +133,11 @@ struct NcclNetworkCost {
 /// The network cost of running `a` with `p` on `channels` (the communicator's, after enqueue.cc's
 /// per-size drop) for an all-reduce of `bytes`. Per network connection NCCL's proxy handles
 /// nstepsPerLoop × nLoops × chunkSteps FIFO steps (enqueue.cc), one network message per slice:
-///   ring   2(n−1) steps a loop, loop = channels × n × chunk (Simple 2 MiB = 4 steps of 512 KiB, a
-///          step NcclTopology::simple_step_bytes, in
-///          2 slices; LL 32 KiB, LL128 576,000 B data a step, one slice); each channel's ring
-///          enters and leaves every node once (a send and a receive connection per node)
-///   tree   1 step a loop, loop = channels × chunk (Simple one step, 512 KiB by default); each node's tree head has an
+///   ring   2(n−1) steps a loop, loop = channels × n × chunk (Simple: 4 steps in 2 slices, a step
+///          NcclTopology::simple_step_bytes, 512 KiB by default; LL 32 KiB, LL128 576,000 B data
+///          a step, one slice); each channel's ring enters and leaves every node once (a send and
+///          a receive connection per node)
+///   tree   1 step a loop, loop = channels × chunk (Simple one step); each node's tree head has an
 ///          up and a down connection each way (both trees of the channel share the proxy)
 ///   nvls_tree as tree on NVLS's CTAs, a loop of channels × heads × the NVLS tree chunk (nvls.cc:
 ///          128 KiB, 64 KiB from 4 nodes)
@@ -278,7 +278,7 @@ double nvls_intra_factor(const NcclTopology& topo);
 /// takes bytes / ceiling (plan::NcclTrees::channel_Bps). NCCL's model caps the tree's busbw at the
 /// graph's channels × it, half the communicator's; the engine's tree (each chunk reduced up, then
 /// broadcast down) reaches a channel's busbw at its hops' rate, so at large sizes it allows twice
-/// the model's cap (simulator/README.md: the published runs read better so than at half).
+/// the model's cap (simulator/README.md: at half, two of the three curves it moves read worse).
 double nccl_tree_channel_ceiling_Bps(const NcclTopology& topo);
 /// Whether NCCL runs `a` on its heads (NVLS, NVLS_TREE, CollNet) rather than on the ring's and
 /// tree's channels, which `--channels` sets.
