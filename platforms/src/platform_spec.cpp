@@ -873,6 +873,12 @@ std::vector<int> ring_order_within_node(const PlatformSpec& spec) {
   return order;
 }
 
+double NcclNetSpec::simple_step_bytes() const {
+  constexpr double kDefaultBuffsize = 4.0 * 1024 * 1024;  // init.cc DEFAULT_BUFFSIZE
+  constexpr double kNcclSteps = 8;                        // device.h NCCL_STEPS
+  return std::floor((buffsize_bytes > 0 ? buffsize_bytes : kDefaultBuffsize) / kNcclSteps);
+}
+
 int network_ports(const PlatformSpec& spec) {
   return std::clamp(spec.network.nics_per_node, 1, std::max(1, spec.gpus_per_node));
 }

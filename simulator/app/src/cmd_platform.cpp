@@ -175,7 +175,7 @@ int platform_info(const PlatformInfoOptions& o) {
     if (spec.network.nccl.buffsize_bytes > 0)
       out += fmt::format("NCCL buf   {} (NCCL_BUFFSIZE; Simple's steps {} each)\n",
                          format_bytes(spec.network.nccl.buffsize_bytes),
-                         format_bytes(spec.network.nccl.buffsize_bytes / 8));
+                         format_bytes(spec.network.nccl.simple_step_bytes()));
     if (const auto& rows = spec.network.nccl.tuner; !rows.empty()) {
       const auto all_reduce =
           std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.collective == "allreduce"; });

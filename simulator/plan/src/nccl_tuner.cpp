@@ -50,7 +50,6 @@ constexpr double kNetOverheadIntel = 1.0, kNetOverheadAmd = 2.0;  // µs, tuning
 // Data one FIFO step carries (init.cc DEFAULT_*BUFFSIZE / NCCL_STEPS 8; device.h): Simple's buffer
 // (NCCL_BUFFSIZE, 4 MiB by default: NcclTopology::simple_step_bytes) / 8; LL's and LL128's steps
 // (kNcclLlStepBytes, kNcclLl128StepBytes) less their flags.
-constexpr double kNcclSteps = 8;
 constexpr double kLlStepData = kNcclLlStepBytes / 2;
 constexpr double kLl128StepData = kNcclLl128StepBytes * 120 / 128;
 
@@ -211,8 +210,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
-  if (spec.network.nccl.buffsize_bytes > 0)
-    t.simple_step_bytes = std::floor(spec.network.nccl.buffsize_bytes / kNcclSteps);
+  t.simple_step_bytes = spec.network.nccl.simple_step_bytes();
   t.protocols = spec.network.nccl.protocols;
   t.algorithms = spec.network.nccl.algorithms;
   t.amd_cpu = spec.network.nccl.amd_cpu;

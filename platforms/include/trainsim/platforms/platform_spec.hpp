@@ -167,6 +167,8 @@ struct NcclNetSpec {
   /// NCCL_BUFFSIZE, bytes: Simple's buffer per connection, NCCL_STEPS = 8 steps of it (a tree's
   /// chunk under Simple is one step, enqueue.cc computeCollChunkInfo); 0: NCCL's default, 4 MiB.
   double buffsize_bytes = 0;
+  /// One step of Simple's buffer, whole bytes: buffsize_bytes (NCCL's 4 MiB when 0) / NCCL_STEPS.
+  double simple_step_bytes() const;
   bool all_protocols() const { return protocols[0] && protocols[1] && protocols[2]; }
   bool all_algorithms() const {
     return std::all_of(algorithms.begin(), algorithms.end(), [](bool on) { return on; });

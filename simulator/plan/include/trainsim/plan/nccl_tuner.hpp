@@ -75,8 +75,8 @@ struct NcclTopology {
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
   double link_latency_us = 0;  ///< the platform's node-to-node latency (what the engine's flows carry)
-  /// One step of Simple's buffer (NCCL_BUFFSIZE / NCCL_STEPS, NcclNetSpec::buffsize_bytes): 512 KiB
-  /// by default. A tree's Simple chunk and a network message's data under Simple.
+  /// One step of Simple's buffer (NcclNetSpec::simple_step_bytes: NCCL_BUFFSIZE / NCCL_STEPS), 512
+  /// KiB by default. A tree's Simple chunk and a network message's data under Simple.
   double simple_step_bytes = 512.0 * 1024;
   /// The protocols NCCL may use (NcclNetSpec::protocols, NCCL_PROTO), indexed LL, LL128, Simple.
   std::array<bool, 3> protocols{true, true, true};
