@@ -30,9 +30,8 @@ namespace {
 // same curve, each size's time the faster of its two columns. Each is held within kSlack of its
 // figure, either way (the simulations are deterministic: a change of the model shows); a curve
 // added to the CSV needs its row here. The accuracy goals (simulator/README.md) are reached in
-// part: 15 % as written and 30 % in every band on the InfiniBand and RoCE systems and on AWS p5 and
-// p4de (not on A3 Mega's TCPXO: 28.7 %, its 1–64 MiB 37 % and from 64 MiB 32 %, where NCCL's model
-// picks the ring its tuner plugin did not), 5 % calibrated on its own input on Nebius (4.8 %) alone
+// part: 15 % as written and 30 % in every band on every curve here (A3 Mega with the tree its tuner
+// plugin ran, a row of its platform's tuner table), 5 % calibrated on its own input on Nebius (4.8 %) alone
 // of these (Azure 5.0 %); calibrated, every band of every curve is within kCalibratedBand (A3
 // Mega's 1–64 MiB, 27 %, the worst).
 struct Expected {
@@ -41,11 +40,12 @@ struct Expected {
 };
 constexpr Expected kExpected[] = {
     {"aws_p4de_2x8", 0.126, 0.076},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.050},
-    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.287, 0.155}, {"gcp_a4_b200_2x8", 0.082, 0.069},
+    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.145, 0.130}, {"gcp_a4_b200_2x8", 0.082, 0.069},
     {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.048},
 };
 constexpr double kSlack = 0.02;
 constexpr double kCalibratedBand = 0.3;
+constexpr double kGoalMean = 0.15, kGoalBand = 0.3;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
@@ -171,6 +171,9 @@ TEST_P(NcclCurves, CalibratingOnTheCurveReproducesIt) {
   ASSERT_NE(e, nullptr) << name;
   EXPECT_NEAR(before.mean, e->plain, kSlack) << name;
   EXPECT_NEAR(after.mean, e->calibrated, kSlack) << name;
+  // The goal as written: 15 % over the curve, 30 % in every band.
+  EXPECT_LE(before.mean, kGoalMean) << name;
+  for (const auto& [band, m] : before.band_mean) EXPECT_LE(m, kGoalBand) << name << " " << band;
   for (const auto& [band, m] : after.band_mean) EXPECT_LE(m, kCalibratedBand) << name << " " << band;
   // The calibrated platform says what it was fitted to.
   const auto info = run_trainsim({"platform", "info", out, "--json", "-"});
