@@ -11,8 +11,8 @@
 // sizes from 64 KiB (all sizes when fewer than six reach it): first the efficiency on the sizes of
 // 64 MiB and more, then a grid over the two latencies, then a pattern search over all three. A
 // constant that moves no size by 2 % is not identified by the data: it keeps its default and the
-// report says so. The efficiency's range that fits the sizes alike is reported, and where it
-// reaches 1 the platform's full rate is kept (equal_efficiencies).
+// report says so. The efficiency's range that fits the sizes alike is reported, and its middle is
+// written (equal_efficiencies, centre_efficiency).
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -194,7 +194,7 @@ struct Fit {
   std::array<bool, 3> identified{true, true, true};
   /// The efficiencies that fit the sizes alike (equal_efficiencies); {1, 1} when not identified.
   std::array<double, 2> efficiency_range{1, 1};
-  bool full_rate_kept = false;  ///< the fitted efficiency gave way to the platform's 1, which fits alike
+  bool centred = false;  ///< the efficiency written is the middle of efficiency_range
   std::vector<double> predicted;
   int simulations = 0;
 };
@@ -339,6 +339,37 @@ std::array<double, 2> equal_efficiencies(Evaluation& eval, const Constants& c, d
   return range;
 }
 
+/// Writes the middle of the efficiencies that fit the sizes alike rather than the search's end
+/// point, which lies anywhere in a flat valley: the middle is the value least far from every
+/// efficiency the data allow (two nodes often leave a fifth of the rate open), and it fits alike.
+/// The search can stop in a shallow valley below a better full rate: the range is then the one
+/// around 1.
+void centre_efficiency(Evaluation& eval, Fit& fit) {
+  Constants& c = fit.constants;
+  double at_fit = loss(eval.obs, fit.predicted, false);
+  fit.efficiency_range = equal_efficiencies(eval, c, at_fit);
+  if (fit.efficiency_range[1] >= 1 && c.efficiency < 1) {
+    Constants one = c;
+    one.efficiency = 1;
+    std::vector<double> at_one = eval.times(one);
+    const double loss_one = loss(eval.obs, at_one, false);
+    if (loss_one < at_fit - kEqualLoss) {
+      c = one;
+      at_fit = loss_one;
+      fit.predicted = std::move(at_one);
+      fit.efficiency_range = equal_efficiencies(eval, c, at_fit);
+    }
+  }
+  Constants middle = c;
+  middle.efficiency = (fit.efficiency_range[0] + fit.efficiency_range[1]) / 2;
+  if (std::abs(middle.efficiency - c.efficiency) < 1e-9) return;
+  std::vector<double> at_middle = eval.times(middle);
+  if (loss(eval.obs, at_middle, false) > at_fit + kEqualLoss) return;
+  c = middle;
+  fit.predicted = std::move(at_middle);
+  fit.centred = true;
+}
+
 Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::NcclTestsRun>& runs,
                   const std::vector<Observation>& obs) {
   Evaluation eval{base, runs, obs};
@@ -361,22 +392,7 @@ Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::N
     fit.constants = c;
     fit.predicted = eval.times(c);
   }
-  if (fit.identified[0]) {
-    // Where the platform's full rate fits the sizes as well as the fitted one, the data do not ask
-    // for less: it is kept, and the range says what they leave open.
-    const double at_fit = loss(obs, fit.predicted, false);
-    fit.efficiency_range = equal_efficiencies(eval, c, at_fit);
-    if (fit.efficiency_range[1] >= 1 && c.efficiency < 1) {
-      c.efficiency = 1;
-      fit.constants = c;
-      fit.predicted = eval.times(c);
-      fit.full_rate_kept = true;
-      // The search can stop in a shallow valley below a better 1: the range is then the one
-      // around 1, so that every efficiency it names fits within kEqualLoss of what is written.
-      const double at_one = loss(obs, fit.predicted, false);
-      if (at_one < at_fit - kEqualLoss) fit.efficiency_range = equal_efficiencies(eval, c, at_one);
-    }
-  }
+  if (fit.identified[0]) centre_efficiency(eval, fit);
   fit.simulations = eval.simulations;
   return fit;
 }
@@ -449,9 +465,9 @@ int run_calibrate(const CalibrateCliOptions& o) {
   Json constants = Json::array();
   for (std::size_t k = 0; k < 3; ++k) {
     const bool open = k == 0 && fit.identified[0] && fit.efficiency_range[0] < fit.efficiency_range[1];
-    const std::string status = !fit.identified[k]             ? "not identified by these sizes: default kept"
-                               : k == 0 && fit.full_rate_kept ? "the platform's full rate kept"
-                                                              : "fitted";
+    const std::string status = !fit.identified[k]      ? "not identified by these sizes: default kept"
+                               : k == 0 && fit.centred ? "fitted, the middle of the range"
+                                                       : "fitted";
     out += fmt::format("#   {:<20} {:>10.4g}  bounds {:<12} {}{}\n", names[k], values[k], bounds[k], status,
                        open ? fmt::format("; {:.3g} to {:.3g} fit these sizes alike (busbw error within 0.1 point)",
                                           fit.efficiency_range[0], fit.efficiency_range[1])

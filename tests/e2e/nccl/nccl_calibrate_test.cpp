@@ -31,17 +31,17 @@ namespace {
 // figure, either way (the simulations are deterministic: a change of the model shows); a curve
 // added to the CSV needs its row here. The accuracy goals (simulator/README.md) are reached in
 // part: 15 % as written and 30 % in every band on every curve here (A3 Mega with the tree its tuner
-// plugin ran, a row of its platform's tuner table), 5 % calibrated on its own input on Nebius (4.8 %) alone
-// of these (Azure 5.0 %); calibrated, every band of every curve is within kCalibratedBand (A3
-// Mega's 1–64 MiB, 27 %, the worst).
+// plugin ran, a row of its platform's tuner table), 5 % calibrated on its own input on Nebius (4.9 %)
+// and Azure (5.0 %) alone of these; calibrated, every band of every curve is within kCalibratedBand
+// (A3 Mega's 1–64 MiB, 27 %, the worst).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
 };
 constexpr Expected kExpected[] = {
-    {"aws_p4de_2x8", 0.126, 0.076},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.050},
-    {"crusoe_a100_2x8", 0.140, 0.116}, {"gcp_a3_mega_2x8", 0.145, 0.130}, {"gcp_a4_b200_2x8", 0.082, 0.069},
-    {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.048},
+    {"aws_p4de_2x8", 0.126, 0.077},    {"aws_p5_2x8", 0.143, 0.058},      {"azure_nd_a100_v4_2x8", 0.128, 0.050},
+    {"crusoe_a100_2x8", 0.140, 0.108}, {"gcp_a3_mega_2x8", 0.145, 0.130}, {"gcp_a4_b200_2x8", 0.082, 0.069},
+    {"lambda_b200_2x8", 0.112, 0.105}, {"nebius_h100_2x8", 0.055, 0.049},
 };
 constexpr double kSlack = 0.02;
 constexpr double kCalibratedBand = 0.3;
@@ -217,12 +217,13 @@ TEST(NcclCurvesFile, CalibrationIsDeterministic) {
 // its 2-node curve, the platform predicts the 4- and 8-node curves. Mean busbw error from 64 KiB
 // (1 MiB where the run starts there) as written and calibrated on the 2-node curve, each held
 // within kSlack either way. The goal, 15 % at 4 nodes, is reached on the XE9680 pair (its 2-node
-// run on bare metal, its 4-node run on VMs) and not on gj-aion's cluster (16.6 %), whose 4 and 8
-// nodes level off at 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md). `calibrated` is
-// the platform calibrated on the system's 2-node curve.
+// run on bare metal, its 4-node run on VMs) and on gj-aion's cluster (7.8 %), whose 4 and 8 nodes
+// level off at 325 GB/s where its 2 nodes' NVLS_TREE reaches 467 (simulator/README.md): the 2
+// nodes leave its NICs' efficiency open from 0.815 to 1, and the calibration writes the middle.
+// `calibrated` is the platform calibrated on the system's 2-node curve.
 constexpr Expected kScaling[] = {
-    {"gjaion_h100_ib_2x8", 0.054, 0.044}, {"gjaion_h100_ib_4x8", 0.139, 0.166}, {"gjaion_h100_ib_8x8", 0.161, 0.143},
-    {"xe9680_h100_ib_2x8", 0.104, 0.068}, {"xe9680_h100_ib_4x8", 0.120, 0.116},
+    {"gjaion_h100_ib_2x8", 0.054, 0.044}, {"gjaion_h100_ib_4x8", 0.139, 0.078}, {"gjaion_h100_ib_8x8", 0.161, 0.110},
+    {"xe9680_h100_ib_2x8", 0.104, 0.069}, {"xe9680_h100_ib_4x8", 0.120, 0.110},
 };
 
 class NcclScaling : public ::testing::TestWithParam<const char*> {};
@@ -239,8 +240,8 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
                                  "--json", dir + "/fit.json"});
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::printf("%s", cal.out.c_str());
-  // The efficiency is fitted with the range that fits the 2 nodes alike; where it reaches 1 (gj-aion:
-  // their NVLS_TREE leaves every NIC far from its rate), the platform's full rate is kept.
+  // The efficiency is fitted with the range that fits the 2 nodes alike, and its middle is written
+  // (gj-aion: their NVLS_TREE leaves every NIC far from its rate, and a fifth of it open).
   const auto fit = trainsim::Json::parse(trainsim_test::read_file(dir + "/fit.json"));
   const auto& efficiency = fit["constants"][0];
   ASSERT_EQ(efficiency["name"].get<std::string>(), "network efficiency");
@@ -248,17 +249,23 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
   const double lo = efficiency["range"][0].get<double>(), hi = efficiency["range"][1].get<double>();
   EXPECT_LE(hi, 1.0);
   if (system == "gjaion_h100_ib") {
-    // 0.815 to 1 (five bisections: to about 0.02); 1 is written.
-    EXPECT_EQ(efficiency["value"].get<double>(), 1.0);
+    // 0.815 to 1 (five bisections: to about 0.02); the middle is written.
     EXPECT_EQ(hi, 1.0);
     EXPECT_NEAR(lo, 0.815, 0.02) << "2 nodes leave the NICs' efficiency open";
-    EXPECT_NE(cal.out.find("the platform's full rate kept; 0.815 to 1 fit these sizes alike"), std::string::npos)
+    EXPECT_DOUBLE_EQ(efficiency["value"].get<double>(), (lo + hi) / 2);
+    EXPECT_NE(cal.out.find("fitted, the middle of the range; 0.815 to 1 fit these sizes alike"), std::string::npos)
         << cal.out;
-    // The low end predicts the 4 nodes within 9.1 %, the 1 written within 16.6 % (below): the band.
-    auto low = trainsim::Json::parse(trainsim_test::read_file(out));
-    low["network"]["bandwidth_Gbps"] = low["network"]["bandwidth_Gbps"].get<double>() * lo;
-    std::ofstream(dir + "/low.json") << low.dump(2);
-    EXPECT_LE(compare(all.at("gjaion_h100_ib_4x8"), dir + "/low.json", "gjaion_h100_ib_4x8+low").mean, 0.091 + kSlack);
+    // The ends of the range predict the 4 nodes within 9.1 % (the low end) and 16.6 % (1): the
+    // band a user sees; the middle written, 7.8 % (below).
+    const auto at = [&](double e, const std::string& label) {
+      auto p = trainsim::Json::parse(trainsim_test::read_file(out));
+      p["network"]["bandwidth_Gbps"] =
+          p["network"]["bandwidth_Gbps"].get<double>() * e / efficiency["value"].get<double>();
+      std::ofstream(dir + "/" + label + ".json") << p.dump(2);
+      return compare(all.at("gjaion_h100_ib_4x8"), dir + "/" + label + ".json", "gjaion_h100_ib_4x8+" + label).mean;
+    };
+    EXPECT_NEAR(at(lo, "low"), 0.091, kSlack);
+    EXPECT_NEAR(at(hi, "high"), 0.166, kSlack);
   }
   int checked = 0;
   for (const Expected& e : kScaling) {
@@ -269,6 +276,9 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
     const Errors calibrated = compare(it->second, out, std::string(e.dataset) + "+cal");
     EXPECT_NEAR(plain.mean, e.plain, kSlack) << e.dataset;
     EXPECT_NEAR(calibrated.mean, e.calibrated, kSlack) << e.dataset;
+    if (it->second.nodes == 4) {
+      EXPECT_LE(calibrated.mean, kGoalMean) << e.dataset << ": the goal from 2 nodes";
+    }
     ++checked;
   }
   EXPECT_GE(checked, 2) << system << ": a 2-node curve and at least one more";
@@ -279,7 +289,7 @@ INSTANTIATE_TEST_SUITE_P(Published, NcclScaling, ::testing::Values("gjaion_h100_
 
 // What the 2-node curve cannot show (gj-aion's NICs reach four fifths of their rate from 4 nodes,
 // where its 2 nodes' NVLS_TREE keeps them far from it), 2 and 4 nodes together do: calibrated on
-// both files, the 8-node curve is predicted within 10.3 % (16.1 % as written, 14.3 % from 2 nodes;
+// both files, the 8-node curve is predicted within 10.3 % (16.1 % as written, 11.0 % from 2 nodes;
 // 11.8 % from every other size of each, which this test fits in half the time).
 TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto all = curves("validation/nccl_allreduce_multinode_scaling.csv");
