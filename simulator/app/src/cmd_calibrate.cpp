@@ -25,6 +25,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -205,10 +206,14 @@ struct Evaluation {
   const std::vector<plan::NcclTestsRun>& runs;
   const std::vector<Observation>& obs;
   int simulations = 0;
+  /// What each set of constants predicted: the searches and the range's bisections revisit some.
+  std::map<std::array<double, 3>, std::vector<double>> predicted;
 
   std::vector<double> times(const Constants& c) {
+    const std::array<double, 3> key{c.efficiency, c.hop_us, c.proxy_us};
+    if (const auto it = predicted.find(key); it != predicted.end()) return it->second;
     ++simulations;
-    return predict(base, runs, c);
+    return predicted.emplace(key, predict(base, runs, c)).first->second;
   }
   double loss_of(const Constants& c, bool large_only) { return loss(obs, times(c), large_only); }
 };
@@ -360,9 +365,9 @@ void centre_efficiency(Evaluation& eval, Fit& fit) {
       fit.efficiency_range = equal_efficiencies(eval, c, at_fit);
     }
   }
+  if (fit.efficiency_range[0] == fit.efficiency_range[1]) return;  // nothing else fits alike
   Constants middle = c;
   middle.efficiency = (fit.efficiency_range[0] + fit.efficiency_range[1]) / 2;
-  if (std::abs(middle.efficiency - c.efficiency) < 1e-9) return;
   std::vector<double> at_middle = eval.times(middle);
   if (loss(eval.obs, at_middle, false) > at_fit + kEqualLoss) return;
   c = middle;
@@ -372,7 +377,7 @@ void centre_efficiency(Evaluation& eval, Fit& fit) {
 
 Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::NcclTestsRun>& runs,
                   const std::vector<Observation>& obs) {
-  Evaluation eval{base, runs, obs};
+  Evaluation eval{base, runs, obs, 0, {}};
   const bool has_large = std::count_if(obs.begin(), obs.end(), [](const Observation& o) { return o.large; }) >= 2;
   Constants c;
   if (has_large) c.efficiency = fit_efficiency(eval, c);

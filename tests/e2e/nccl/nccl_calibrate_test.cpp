@@ -33,7 +33,7 @@ namespace {
 // part: 15 % as written and 30 % in every band on every curve here (A3 Mega with the tree its tuner
 // plugin ran, a row of its platform's tuner table), 5 % calibrated on its own input on Nebius (4.9 %)
 // and Azure (5.0 %) alone of these; calibrated, every band of every curve is within kCalibratedBand
-// (A3 Mega's 1–64 MiB, 27 %, the worst).
+// (A3 Mega's 1–64 MiB, 28 %, the worst).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
@@ -287,10 +287,11 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
 INSTANTIATE_TEST_SUITE_P(Published, NcclScaling, ::testing::Values("gjaion_h100_ib", "xe9680_h100_ib"),
                          [](const ::testing::TestParamInfo<const char*>& param) { return std::string(param.param); });
 
-// What the 2-node curve cannot show (gj-aion's NICs reach four fifths of their rate from 4 nodes,
-// where its 2 nodes' NVLS_TREE keeps them far from it), 2 and 4 nodes together do: calibrated on
-// both files, the 8-node curve is predicted within 10.3 % (16.1 % as written, 11.0 % from 2 nodes;
-// 11.8 % from every other size of each, which this test fits in half the time).
+// What the 2-node curve leaves open (gj-aion's NICs reach four fifths of their rate from 4 nodes,
+// where its 2 nodes' NVLS_TREE keeps them far from it: 0.815 to 1 fit its 2 nodes alike), 2 and 4
+// nodes together fit: calibrated on both files, the efficiency's range is a few hundredths wide,
+// and the 8-node curve is predicted within 10.3 % (16.1 % as written, 11.0 % from the middle of
+// the 2 nodes' range; 11.8 % from every other size of each, which this test fits in half the time).
 TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   const auto all = curves("validation/nccl_allreduce_multinode_scaling.csv");
   const std::string dir = trainsim_test::make_temp_dir("nccl_scaling_24");
@@ -307,11 +308,15 @@ TEST(NcclScaling, CalibratedOnTwoAndFourNodesPredictsEight) {
   }
   const Curve& eight = all.at("gjaion_h100_ib_8x8");
   const std::string out = dir + "/calibrated.json";
-  args.insert(args.end(), {"--platform", eight.platform, "--out", out});
+  args.insert(args.end(), {"--platform", eight.platform, "--out", out, "--json", dir + "/fit.json"});
   const auto cal = run_trainsim(args);
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::printf("%s", cal.out.c_str());
-  EXPECT_LE(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.118 + kSlack);
+  const auto efficiency = trainsim::Json::parse(trainsim_test::read_file(dir + "/fit.json"))["constants"][0];
+  ASSERT_TRUE(efficiency.contains("range")) << efficiency.dump();
+  EXPECT_LT(efficiency["range"][1].get<double>() - efficiency["range"][0].get<double>(), 0.1)
+      << "the 4 nodes fit what the 2 leave open";
+  EXPECT_NEAR(compare(eight, out, "gjaion_h100_ib_8x8+cal24").mean, 0.118, kSlack);
 }
 
 TEST(NcclScalingFile, EveryCurveHasItsExpectedFigures) {
