@@ -207,7 +207,7 @@ struct Evaluation {
   const std::vector<Observation>& obs;
   int simulations = 0;
   /// What each set of constants predicted: the searches and the range's bisections revisit some.
-  std::map<std::array<double, 3>, std::vector<double>> predicted;
+  std::map<std::array<double, 3>, std::vector<double>> predicted{};
 
   std::vector<double> times(const Constants& c) {
     const std::array<double, 3> key{c.efficiency, c.hop_us, c.proxy_us};
@@ -377,7 +377,7 @@ void centre_efficiency(Evaluation& eval, Fit& fit) {
 
 Fit fit_constants(const platforms::PlatformSpec& base, const std::vector<plan::NcclTestsRun>& runs,
                   const std::vector<Observation>& obs) {
-  Evaluation eval{base, runs, obs, 0, {}};
+  Evaluation eval{base, runs, obs};
   const bool has_large = std::count_if(obs.begin(), obs.end(), [](const Observation& o) { return o.large; }) >= 2;
   Constants c;
   if (has_large) c.efficiency = fit_efficiency(eval, c);

@@ -78,8 +78,10 @@ class StepRunner {
         flows_ += static_cast<long long>(sends.size());
         for (auto& c : comms) c->wait();
         // The channel moves no faster than its ceiling, however fast the links would.
-        if (channel_Bps_ > 0 && begin + largest / channel_Bps_ > sg4::Engine::get_clock())
-          sg4::this_actor::sleep_until(begin + largest / channel_Bps_);
+        if (channel_Bps_ > 0) {
+          const double until = begin + largest / channel_Bps_;
+          if (until > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(until);
+        }
         for (const Send& m : sends) deliver(m.to, s);
       }
       if (arrived_[pi][std::size_t(s)] < schedule_.receives(p, s)) {
