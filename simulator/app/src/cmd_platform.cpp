@@ -168,6 +168,9 @@ int platform_info(const PlatformInfoOptions& o) {
           spec.network.nccl.proxy_step_s * 1e6,
           spec.network.nccl.calibrated_from.empty() ? ""
                                                     : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
+    if (spec.network.nccl.ring_efficiency < 1)
+      out += fmt::format("NCCL ring  {:.3g} of the NICs' line rate across nodes (ring_efficiency)\n",
+                         spec.network.nccl.ring_efficiency);
     if (!spec.network.nccl.all_protocols())
       out += fmt::format("NCCL proto {} only (NCCL_PROTO)\n", fmt::join(spec.network.nccl.protocol_names(), ", "));
     if (!spec.network.nccl.all_algorithms())

@@ -208,6 +208,7 @@ NcclTopology nccl_topology(const platforms::PlatformSpec& spec, int ranks) {
   t.collnet_heads = t.collnet ? std::min({t.nics, g, kMaxCollnetHeads}) : 0;
   t.net_hop_us = spec.network.nccl.hop_latency_s * 1e6;
   t.proxy_step_us = spec.network.nccl.proxy_step_s * 1e6;
+  t.ring_efficiency = spec.network.nccl.ring_efficiency;
   if (spec.network.nccl.reported_latency_s) t.reported_hop_us = *spec.network.nccl.reported_latency_s * 1e6;
   t.link_latency_us = spec.network.latency_s * 1e6;
   t.simple_step_bytes = spec.network.nccl.simple_step_bytes();
@@ -661,8 +662,13 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
   // channels the engine runs, so that a ring of 4 of 8 channels runs at the tuner's busbw, not half.
   const double ring_raw =
       topo.nodes > 1 ? raw_busbw * std::min(1.0, double(choice.channels) / topo.channels) : raw_busbw;
-  if (choice.algorithm == Algorithm::ring && choice.bus_bandwidth_Bps > 0)
-    c.wire_factor = std::max(overhead, ring_raw / choice.bus_bandwidth_Bps);
+  if (choice.algorithm == Algorithm::ring) {
+    // Across nodes the NICs move the ring's bytes, protocol overhead and all, at ring_efficiency of
+    // their line rate, and a ring's hops all run at its slowest's pace; LL's ceiling, where it
+    // binds, is the GPU's and the proxy's, below that rate.
+    const double wire = topo.nodes > 1 ? overhead / topo.ring_efficiency : overhead;
+    c.wire_factor = choice.bus_bandwidth_Bps > 0 ? std::max(wire, ring_raw / choice.bus_bandwidth_Bps) : wire;
+  }
   if (choice.algorithm == Algorithm::tree) {
     // LL's ceilings bind the tree across 2 nodes as they bind the ring (tuning.cc: the tree's busbw
     // / 3.8, at most llMaxBw): the tree graph's raw busbw (what its flows reach) over the model's, on

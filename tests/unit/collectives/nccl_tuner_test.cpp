@@ -142,6 +142,32 @@ TEST(ProtocolCosts, WireBytesLaunchAndStepLatencyFollowTheProtocol) {
   EXPECT_NEAR(plan::protocol_costs(two, tree, 2 * MiB).wire_factor, 128.0 / 120.0 / 0.6, 1e-9);
 }
 
+// Across nodes the ring's bytes cross the NICs at ring_efficiency of their line rate: the protocol's
+// wire overhead over it, LL's ceiling where that binds first; inside one node, and for the trees,
+// nothing changes.
+TEST(ProtocolCosts, RingsAcrossNodesMoveAtTheRingEfficiency) {
+  plan::NcclTopology two = topology("dgx-h100", 2);
+  ASSERT_DOUBLE_EQ(two.ring_efficiency, 1.0);
+  auto wire = [](const plan::NcclTopology& t, plan::Algorithm a, plan::Protocol p, double bytes) {
+    return plan::protocol_costs(t, candidate(t, bytes, a, p), bytes).wire_factor;
+  };
+  const double simple = wire(two, plan::Algorithm::ring, plan::Protocol::simple, 1 * GiB);
+  const double ll128 = wire(two, plan::Algorithm::ring, plan::Protocol::ll128, 16 * MiB);
+  const double ll = wire(two, plan::Algorithm::ring, plan::Protocol::ll, 1 * MiB);
+  ASSERT_GT(ll, 2.0 / 0.94) << "LL's ceiling binds at 1 MiB";
+  const double tree = wire(two, plan::Algorithm::tree, plan::Protocol::simple, 1 * GiB);
+  two.ring_efficiency = 0.94;
+  EXPECT_NEAR(wire(two, plan::Algorithm::ring, plan::Protocol::simple, 1 * GiB), simple / 0.94, 1e-12);
+  EXPECT_NEAR(wire(two, plan::Algorithm::ring, plan::Protocol::ll128, 16 * MiB), 128.0 / 120.0 / 0.94, 1e-12);
+  EXPECT_GT(128.0 / 120.0 / 0.94, ll128);
+  EXPECT_DOUBLE_EQ(wire(two, plan::Algorithm::ring, plan::Protocol::ll, 1 * MiB), ll);
+  EXPECT_DOUBLE_EQ(wire(two, plan::Algorithm::tree, plan::Protocol::simple, 1 * GiB), tree);
+  plan::NcclTopology one = topology("dgx-h100");
+  const double inside = wire(one, plan::Algorithm::ring, plan::Protocol::simple, 1 * GiB);
+  one.ring_efficiency = 0.94;
+  EXPECT_DOUBLE_EQ(wire(one, plan::Algorithm::ring, plan::Protocol::simple, 1 * GiB), inside);
+}
+
 TEST(NcclTuner, RingsAcrossNodesPayTheNetOverheadAndTheSimplePlateau) {
   // 2 DGX A100 nodes: 16 ranks, 30 steps of which 2 cross nodes; the communicator has 16 channels
   // (the ring graph's 8, one per NIC, duplicated).

@@ -487,6 +487,41 @@ TEST(NcclNet, AlgorithmsAloneAreNotTransportCostsAndRoundTrip) {
   }
 }
 
+// network.nccl.ring_efficiency: the transport's default (0.94 over ib and roce, NCCL's
+// maintainers' 46-48 GB/s per 400 Gb/s NIC; 1 otherwise), a user's own in its place, written back
+// only where it is not the default; a share outside (0, 1] is refused naming it.
+TEST(NcclNet, RingEfficiencyDefaultsByTransportAndRoundTrips) {
+  auto efficiency = [](const std::string& nccl) {
+    return from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": )" + nccl + "}}")
+        .network.nccl.ring_efficiency;
+  };
+  EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "ib"})"), 0.94);
+  EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "roce"})"), 0.94);
+  EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "efa"})"), 1.0);
+  EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "tcpxo"})"), 1.0);
+  EXPECT_DOUBLE_EQ(efficiency("{}"), 1.0);
+  EXPECT_DOUBLE_EQ(from_text(R"({"preset": "dgx-h100", "nodes": 2})").network.nccl.ring_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "ib", "ring_efficiency": 0.81})"), 0.81);
+  EXPECT_DOUBLE_EQ(efficiency(R"({"ring_efficiency": 1})"), 1.0);
+  // The default is not written back (the transport brings it again); a user's own is.
+  const auto ib = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "ib"}}})");
+  EXPECT_FALSE(tp::to_json(ib)["network"]["nccl"].contains("ring_efficiency"));
+  const auto own = from_text(
+      R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "ib", "ring_efficiency": 0.81}}})");
+  EXPECT_DOUBLE_EQ(tp::to_json(own)["network"]["nccl"]["ring_efficiency"].get<double>(), 0.81);
+  EXPECT_DOUBLE_EQ(from_text(tp::to_json(own).dump()).network.nccl.ring_efficiency, 0.81);
+  const auto plain = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"ring_efficiency": 0.9}}})");
+  EXPECT_DOUBLE_EQ(from_text(tp::to_json(plain).dump()).network.nccl.ring_efficiency, 0.9);
+  for (const char* bad : {"0", "-0.5", "1.2", "\"high\""}) {
+    try {
+      efficiency(std::string(R"({"transport": "ib", "ring_efficiency": )") + bad + "}");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const trainsim::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("/network/nccl/ring_efficiency"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // network.nccl.buffsize_bytes (NCCL_BUFFSIZE): no transport cost, kept when the platform is
 // written back; a fraction of a byte, or a size NCCL's steps cannot hold, is refused naming it.
 TEST(NcclNet, BuffsizeIsNoTransportCostAndRoundTrips) {

@@ -100,6 +100,12 @@ std::string to_string(NcclTransport transport);
 /// RDMA write between two nodes; simulator/README.md "NCCL across nodes at every size" gives the
 /// sources).
 double default_hop_latency_s(NcclTransport transport);
+/// The share of a NIC's line rate NCCL's ring reaches through `transport` when the platform gives
+/// no `ring_efficiency`: 0.94 over InfiniBand and RoCE verbs, the middle of the 46–48 GB/s per
+/// 400 Gb/s NDR NIC that NCCL's maintainers give for a two-node ring (NVIDIA/nccl-tests issue
+/// 290, 2025-03-03: "For NDR @ 400Gbps you should see 46-48GB/s per NIC", with NCCL_ALGO=RING);
+/// 1 for the others, which publish no such figure.
+double default_ring_efficiency(NcclTransport transport);
 /// The latency `transport`'s net plugin reports to NCCL (getProperties' props->latency), which
 /// NCCL's tuner adds to every network hop, when the platform gives no `reported_latency_us`, s:
 /// 75 µs for EFA (aws-ofi-nccl on p4d, p4de, p5 and p5e); none for the others (NCCL's net_ib and
@@ -149,6 +155,11 @@ struct NcclNetSpec {
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
   /// is one thread per GPU, so a collective's steps serialise on it.
   double proxy_step_s = 0;
+  /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes, (0, 1]:
+  /// the transport's and the fabric's overheads beyond the protocol's own (LL's flags, LL128's
+  /// 8 bytes a line), which NCCL's cost model leaves out. Its default is the transport's
+  /// (default_ring_efficiency); a user who measured their ring sets their own.
+  double ring_efficiency = 1;
   std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
   /// Simple; all three by default. Google's TCPXO profiles for A3 Mega leave LL out (2024's LL128 too).

@@ -71,6 +71,9 @@ struct NcclTopology {
   /// each network hop adds, and the proxy thread's CPU time per network step, µs. 0: as the model.
   double net_hop_us = 0;
   double proxy_step_us = 0;
+  /// The share of a NIC's line rate NCCL's ring moves its bytes at across nodes
+  /// (NcclNetSpec::ring_efficiency); the engine's, not the tuner's: NCCL's model leaves it out.
+  double ring_efficiency = 1;
   /// The latency the net plugin reports to NCCL (NcclNetSpec::reported_latency_s), µs, which the
   /// tuner weighs every hop by instead of net_hop_us; none: the tuner weighs net_hop_us.
   std::optional<double> reported_hop_us;
@@ -190,8 +193,9 @@ int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double b
 /// What running protocol `p` costs the simulated flows (see the engine), beyond the platform:
 struct ProtocolCosts {
   /// Bytes the flows carry per data byte. At least the protocol's wire overhead (LL 2: a 4-byte
-  /// flag per 4 data bytes; LL128 128/120), raised to raw busbw / the protocol's busbw where its
-  /// ceiling binds first (NCCL's llMaxBw, per-channel LL128 ceilings, NVLS efficiency): SimGrid
+  /// flag per 4 data bytes; LL128 128/120; a ring's across nodes over its ring_efficiency), raised
+  /// to raw busbw / the protocol's busbw where its ceiling binds first (NCCL's llMaxBw,
+  /// per-channel LL128 ceilings, NVLS efficiency): SimGrid
   /// 3.32 cannot cap a host-to-host flow's rate (Comm::set_rate aborts), so a protocol that moves
   /// data at a fraction of the fabric's rate is represented by proportionally more bytes.
   double wire_factor = 1;
