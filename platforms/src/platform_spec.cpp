@@ -426,9 +426,9 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop and reported latencies and
 // ring efficiency apply where `hop_latency_us`, `reported_latency_us` and `ring_efficiency` (a
-// share in (0, 1]) are absent. `tuner` holds a tuner plugin's table, one CSV row of NCCL's example
-// plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is NCCL_BUFFSIZE, a whole number of
-// bytes from 64 KiB (eight 8 KiB steps) to 1 GiB.
+// share of the line rate from kMinRingEfficiency to 1) are absent. `tuner` holds a tuner plugin's table, one CSV row of
+// NCCL's example plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is NCCL_BUFFSIZE, a whole number of bytes
+// from 64 KiB (eight 8 KiB steps) to 1 GiB.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "ring_efficiency",
@@ -442,10 +442,7 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto r = node.find("reported_latency_us")) nccl.reported_latency_s = r->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
-  if (auto e = node.find("ring_efficiency")) {
-    nccl.ring_efficiency = e->positive_number();
-    if (nccl.ring_efficiency > 1) throw e->error("must be in (0, 1], got " + e->raw().dump());
-  }
+  if (auto e = node.find("ring_efficiency")) nccl.ring_efficiency = e->number_in(kMinRingEfficiency, 1);
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
   if (auto list = node.find("protocols")) read_enabled(*list, kNcclProtocolNames, nccl.protocols);
@@ -997,6 +994,8 @@ Json to_json(const PlatformSpec& spec) {
   net["nics_per_node"] = n.nics_per_node;
   net["nic_attach"] = kNicAttach.name(n.nics_on_gpus);
   if (n.sharp) net["sharp"] = true;
+  // The ring efficiency is written with the transport's other costs (a platform read over this one
+  // with another transport keeps them all), and on its own where it is not the transport's.
   const bool own_ring_efficiency = n.nccl.ring_efficiency != default_ring_efficiency(n.nccl.transport);
   if (n.nccl.given() || !n.nccl.all_protocols() || !n.nccl.all_algorithms() || n.nccl.amd_cpu ||
       !n.nccl.tuner.empty() || n.nccl.buffsize_bytes > 0 || own_ring_efficiency) {
@@ -1007,7 +1006,7 @@ Json to_json(const PlatformSpec& spec) {
       if (n.nccl.reported_latency_s) nccl["reported_latency_us"] = clean(*n.nccl.reported_latency_s * 1e6);
       nccl["proxy_step_us"] = clean(n.nccl.proxy_step_s * 1e6);
     }
-    if (own_ring_efficiency) nccl["ring_efficiency"] = clean(n.nccl.ring_efficiency);
+    if (n.nccl.given() || own_ring_efficiency) nccl["ring_efficiency"] = clean(n.nccl.ring_efficiency);
     if (!n.nccl.calibrated_from.empty()) nccl["calibrated_from"] = n.nccl.calibrated_from;
     if (!n.nccl.all_protocols()) nccl["protocols"] = n.nccl.protocol_names();
     if (!n.nccl.all_algorithms()) nccl["algorithms"] = n.nccl.algorithm_names();

@@ -168,7 +168,7 @@ int platform_info(const PlatformInfoOptions& o) {
           spec.network.nccl.proxy_step_s * 1e6,
           spec.network.nccl.calibrated_from.empty() ? ""
                                                     : " (calibrated from " + spec.network.nccl.calibrated_from + ")");
-    if (spec.network.nccl.ring_efficiency < 1)
+    if (spec.network.nccl.given() || spec.network.nccl.ring_efficiency < 1)
       out += fmt::format("NCCL ring  {:.3g} of the NICs' line rate across nodes (ring_efficiency)\n",
                          spec.network.nccl.ring_efficiency);
     if (!spec.network.nccl.all_protocols())

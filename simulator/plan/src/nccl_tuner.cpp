@@ -664,8 +664,8 @@ ProtocolCosts protocol_costs(const NcclTopology& topo, const NcclChoice& choice,
       topo.nodes > 1 ? raw_busbw * std::min(1.0, double(choice.channels) / topo.channels) : raw_busbw;
   if (choice.algorithm == Algorithm::ring) {
     // Across nodes the NICs move the ring's bytes, protocol overhead and all, at ring_efficiency of
-    // their line rate, and a ring's hops all run at its slowest's pace; LL's ceiling, where it
-    // binds, is the GPU's and the proxy's, below that rate.
+    // their line rate, and a ring's hops all run at its slowest's pace; a protocol's ceiling (LL's
+    // llMaxBw, LL128's per channel), where it binds first, is the GPU's and the proxy's, below it.
     const double wire = topo.nodes > 1 ? overhead / topo.ring_efficiency : overhead;
     c.wire_factor = choice.bus_bandwidth_Bps > 0 ? std::max(wire, ring_raw / choice.bus_bandwidth_Bps) : wire;
   }

@@ -489,7 +489,8 @@ TEST(NcclNet, AlgorithmsAloneAreNotTransportCostsAndRoundTrip) {
 
 // network.nccl.ring_efficiency: the transport's default (0.94 over ib and roce, NCCL's
 // maintainers' 46-48 GB/s per 400 Gb/s NIC; 1 otherwise), a user's own in its place, written back
-// only where it is not the default; a share outside (0, 1] is refused naming it.
+// with the transport's other costs and wherever it is not the default; a share outside [0.25, 1]
+// is refused naming it.
 TEST(NcclNet, RingEfficiencyDefaultsByTransportAndRoundTrips) {
   auto efficiency = [](const std::string& nccl) {
     return from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": )" + nccl + "}}")
@@ -503,16 +504,20 @@ TEST(NcclNet, RingEfficiencyDefaultsByTransportAndRoundTrips) {
   EXPECT_DOUBLE_EQ(from_text(R"({"preset": "dgx-h100", "nodes": 2})").network.nccl.ring_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(efficiency(R"({"transport": "ib", "ring_efficiency": 0.81})"), 0.81);
   EXPECT_DOUBLE_EQ(efficiency(R"({"ring_efficiency": 1})"), 1.0);
-  // The default is not written back (the transport brings it again); a user's own is.
+  // Written with the transport's costs (a platform read over it with another transport keeps them
+  // all), and a user's own with or without a transport.
   const auto ib = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "ib"}}})");
-  EXPECT_FALSE(tp::to_json(ib)["network"]["nccl"].contains("ring_efficiency"));
+  EXPECT_DOUBLE_EQ(tp::to_json(ib)["network"]["nccl"]["ring_efficiency"].get<double>(), 0.94);
+  EXPECT_DOUBLE_EQ(tp::to_json(ib)["network"]["nccl"]["hop_latency_us"].get<double>(), 4.0);
+  EXPECT_FALSE(tp::to_json(from_text(R"({"preset": "dgx-h100", "nodes": 2})"))["network"].contains("nccl"));
   const auto own = from_text(
       R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"transport": "ib", "ring_efficiency": 0.81}}})");
   EXPECT_DOUBLE_EQ(tp::to_json(own)["network"]["nccl"]["ring_efficiency"].get<double>(), 0.81);
   EXPECT_DOUBLE_EQ(from_text(tp::to_json(own).dump()).network.nccl.ring_efficiency, 0.81);
   const auto plain = from_text(R"({"preset": "dgx-h100", "nodes": 2, "network": {"nccl": {"ring_efficiency": 0.9}}})");
   EXPECT_DOUBLE_EQ(from_text(tp::to_json(plain).dump()).network.nccl.ring_efficiency, 0.9);
-  for (const char* bad : {"0", "-0.5", "1.2", "\"high\""}) {
+  EXPECT_DOUBLE_EQ(efficiency(R"({"ring_efficiency": 0.25})"), 0.25);
+  for (const char* bad : {"0", "0.2", "-0.5", "1.2", "\"high\""}) {
     try {
       efficiency(std::string(R"({"transport": "ib", "ring_efficiency": )") + bad + "}");
       ADD_FAILURE() << bad << " was accepted";

@@ -106,6 +106,10 @@ double default_hop_latency_s(NcclTransport transport);
 /// 290, 2025-03-03: "For NDR @ 400Gbps you should see 46-48GB/s per NIC", with NCCL_ALGO=RING);
 /// 1 for the others, which publish no such figure.
 double default_ring_efficiency(NcclTransport transport);
+/// The lowest ring efficiency a platform may give: below a quarter of its line rate a NIC is
+/// misconfigured, not slow (calibrate's bound on the NICs' efficiency too), and the ring's bytes
+/// would outgrow what a plan's wire factor may hold (16).
+constexpr double kMinRingEfficiency = 0.25;
 /// The latency `transport`'s net plugin reports to NCCL (getProperties' props->latency), which
 /// NCCL's tuner adds to every network hop, when the platform gives no `reported_latency_us`, s:
 /// 75 µs for EFA (aws-ofi-nccl on p4d, p4de, p5 and p5e); none for the others (NCCL's net_ib and
@@ -136,8 +140,8 @@ struct NcclTunerRow {
 /// own cost model (tuning.cc's per-hop NET latencies) taken as is, unless the platform names its
 /// transport.
 struct NcclNetSpec {
-  /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's and
-  /// reported_latency_s's defaults.
+  /// The transport (NcclTransport::unspecified when not given); sets hop_latency_s's,
+  /// reported_latency_s's and ring_efficiency's defaults.
   NcclTransport transport = NcclTransport::unspecified;
   /// Latency each network hop of a collective's critical path adds to tuning.cc's NET latency, s
   /// (a host-bounced or TCP transport's per-message latency; a few µs on InfiniBand verbs and RoCE),
@@ -155,7 +159,8 @@ struct NcclNetSpec {
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
   /// is one thread per GPU, so a collective's steps serialise on it.
   double proxy_step_s = 0;
-  /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes, (0, 1]:
+  /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes,
+  /// [kMinRingEfficiency, 1]:
   /// the transport's and the fabric's overheads beyond the protocol's own (LL's flags, LL128's
   /// 8 bytes a line), which NCCL's cost model leaves out. Its default is the transport's
   /// (default_ring_efficiency); a user who measured their ring sets their own.
@@ -188,7 +193,8 @@ struct NcclNetSpec {
   std::vector<std::string> protocol_names() const;
   /// The enabled algorithms' NCCL_ALGO names, in kNcclAlgorithmNames' order.
   std::vector<std::string> algorithm_names() const;
-  /// Whether the transport's costs were given (or calibrated); the protocols and algorithms are apart.
+  /// Whether the transport's costs were given (or calibrated); the ring efficiency, the protocols
+  /// and the algorithms are apart.
   bool given() const {
     return hop_latency_s > 0 || proxy_step_s > 0 || reported_latency_s || !calibrated_from.empty() ||
            transport != NcclTransport::unspecified;

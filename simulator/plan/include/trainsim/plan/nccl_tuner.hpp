@@ -193,11 +193,11 @@ int nccl_kernel_sms(const NcclTopology& topo, const NcclChoice& choice, double b
 /// What running protocol `p` costs the simulated flows (see the engine), beyond the platform:
 struct ProtocolCosts {
   /// Bytes the flows carry per data byte. At least the protocol's wire overhead (LL 2: a 4-byte
-  /// flag per 4 data bytes; LL128 128/120; a ring's across nodes over its ring_efficiency), raised
-  /// to raw busbw / the protocol's busbw where its ceiling binds first (NCCL's llMaxBw,
-  /// per-channel LL128 ceilings, NVLS efficiency): SimGrid
-  /// 3.32 cannot cap a host-to-host flow's rate (Comm::set_rate aborts), so a protocol that moves
-  /// data at a fraction of the fabric's rate is represented by proportionally more bytes.
+  /// flag per 4 data bytes; LL128 128/120; a ring's across nodes divided by its ring_efficiency),
+  /// raised to raw busbw / the protocol's busbw where its ceiling binds first (NCCL's llMaxBw,
+  /// per-channel LL128 ceilings, NVLS efficiency): SimGrid 3.32 cannot cap a host-to-host flow's
+  /// rate (Comm::set_rate aborts), so a protocol that moves data at a fraction of the fabric's
+  /// rate is represented by proportionally more bytes.
   double wire_factor = 1;
   double launch_s = 0;          ///< slept once before the collective: NCCL's base latency of (a, p)
   /// Added to every step on a fabric whose latency was cut by fabric_latency_cut_s:
