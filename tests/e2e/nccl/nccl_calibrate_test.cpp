@@ -29,11 +29,12 @@ namespace {
 // size"): mean busbw error from 64 KiB with the platform as written and after calibrating on the
 // same curve, each size's time the faster of its two columns. Each is held within kSlack of its
 // figure, either way (the simulations are deterministic: a change of the model shows); a curve
-// added to the CSV needs its row here. The accuracy goals (simulator/README.md) are reached in
-// part: 15 % as written and 30 % in every band on every curve here (A3 Mega with the tree its tuner
-// plugin ran, a row of its platform's tuner table), 5 % calibrated on its own input on Nebius (4.9 %)
-// and Azure (5.0 %) alone of these; calibrated, every band of every curve is within kCalibratedBand
-// (A3 Mega's 1–64 MiB, 28 %, the worst).
+// added to the CSV needs its row here. The accuracy goals (simulator/README.md): 15 % as written
+// and 30 % in every band on every curve here (A3 Mega with the tree its tuner plugin ran, a row of
+// its platform's tuner table) and on every node count of the scaling sets; 5 % calibrated on its
+// own input on Nebius (4.9 %), Azure (5.0 %) and gj-aion's 2 nodes (4.4 %), the 2-node curve the
+// scaling test predicts 4 nodes from, alone of these; calibrated, every band of every curve is
+// within kCalibratedBand (A3 Mega's 1–64 MiB, 28 %, the worst).
 struct Expected {
   const char* dataset;
   double plain, calibrated;
@@ -45,7 +46,7 @@ constexpr Expected kExpected[] = {
 };
 constexpr double kSlack = 0.02;
 constexpr double kCalibratedBand = 0.3;
-constexpr double kGoalMean = 0.15, kGoalBand = 0.3;
+constexpr double kGoalMean = 0.15, kGoalBand = 0.3, kGoalOwnInput = 0.05;
 
 const Expected* expected(const std::string& dataset) {
   for (const Expected& e : kExpected)
@@ -281,6 +282,11 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
     for (const auto& [band, m] : plain.band_mean) EXPECT_LE(m, kGoalBand) << e.dataset << " " << band;
     if (it->second.nodes == 4) {
       EXPECT_LE(calibrated.mean, kGoalMean) << e.dataset << ": the goal from 2 nodes";
+    }
+    // The goal on its own input, met by gj-aion's 2 nodes; XE9680's read 6.9 % (their 1–4 MiB, the
+    // tree under LL128, 27–32 % slow).
+    if (it->second.nodes == 2 && system == "gjaion_h100_ib") {
+      EXPECT_LE(calibrated.mean, kGoalOwnInput) << e.dataset << ": the goal on its own input";
     }
     ++checked;
   }
