@@ -426,9 +426,9 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop and reported latencies and
 // ring efficiency apply where `hop_latency_us`, `reported_latency_us` and `ring_efficiency` (a
-// share of the line rate from kMinRingEfficiency to 1) are absent. `tuner` holds a tuner plugin's table, one CSV row of
-// NCCL's example plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is NCCL_BUFFSIZE, a whole number of bytes
-// from 64 KiB (eight 8 KiB steps) to 1 GiB.
+// share of the line rate from kMinRingEfficiency to 1) are absent. `tuner` holds a tuner plugin's
+// table, one CSV row of NCCL's example plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is
+// NCCL_BUFFSIZE, a whole number of bytes from 64 KiB (eight 8 KiB steps) to 1 GiB.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   node.require_object();
   node.allow_only({"transport", "hop_latency_us", "reported_latency_us", "proxy_step_us", "ring_efficiency",

@@ -159,10 +159,9 @@ struct NcclNetSpec {
   /// sendProxyProgress / recvProxyProgress: one step per slice of each connection), s. The proxy
   /// is one thread per GPU, so a collective's steps serialise on it.
   double proxy_step_s = 0;
-  /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes,
-  /// [kMinRingEfficiency, 1]:
-  /// the transport's and the fabric's overheads beyond the protocol's own (LL's flags, LL128's
-  /// 8 bytes a line), which NCCL's cost model leaves out. Its default is the transport's
+  /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes
+  /// ([kMinRingEfficiency, 1]): the transport's and the fabric's overheads beyond the protocol's
+  /// own (LL's flags, LL128's 8 bytes a line), which NCCL's cost model leaves out. Its default is the transport's
   /// (default_ring_efficiency); a user who measured their ring sets their own.
   double ring_efficiency = 1;
   std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
