@@ -481,6 +481,13 @@ int run_calibrate(const CalibrateCliOptions& o) {
     if (k == 0 && fit.identified[0]) entry["range"] = Json::array({fit.efficiency_range[0], fit.efficiency_range[1]});
     constants.push_back(entry);
   }
+  // The ring's share of the NICs' rate is the platform's, not fitted: the NICs' efficiency above is
+  // fitted under it (a ring's bytes cross the NICs at both).
+  const double ring_efficiency = base.network.nccl.ring_efficiency;
+  out += fmt::format(
+      "#   {:<20} {:>10.4g}  the platform's (network.nccl.ring_efficiency), kept: the efficiency "
+      "above is fitted under it\n",
+      "ring efficiency", ring_efficiency);
   out += fmt::format("# {:>14} {:>12} {:>12} {:>9} {:>12} {:>12}  {:<10} {}\n", "size(B)", "meas(us)", "pred(us)",
                      "error(%)", "busbw meas", "busbw pred", "algorithm", "protocol");
   Json residuals = Json::array();
@@ -513,11 +520,8 @@ int run_calibrate(const CalibrateCliOptions& o) {
       busbw, o.out);
   write_output(o.out, platforms::to_json(calibrated).dump(2) + "\n");
   if (!o.json_output.empty()) {
-    Json j{{"platform", o.out},
-           {"constants", constants},
-           {"residuals", residuals},
-           {"mean_abs_error_percent", mape},
-           {"mean_busbw_error_percent", busbw}};
+    Json j{{"platform", o.out},      {"constants", constants},         {"ring_efficiency", ring_efficiency},
+           {"residuals", residuals}, {"mean_abs_error_percent", mape}, {"mean_busbw_error_percent", busbw}};
     write_output(o.json_output, j.dump(2) + "\n");
     if (o.json_output == "-") return 0;
   }

@@ -246,6 +246,12 @@ TEST_P(NcclScaling, CalibratedOnTwoNodesPredictsMore) {
   const auto fit = trainsim::Json::parse(trainsim_test::read_file(dir + "/fit.json"));
   const auto& efficiency = fit["constants"][0];
   ASSERT_EQ(efficiency["name"].get<std::string>(), "network efficiency");
+  // Fitted under the platform's ring efficiency, which the report names and the written platform
+  // keeps (both systems name InfiniBand: 0.94).
+  EXPECT_DOUBLE_EQ(fit["ring_efficiency"].get<double>(), 0.94);
+  EXPECT_NE(cal.out.find("ring efficiency            0.94  the platform's"), std::string::npos) << cal.out;
+  EXPECT_DOUBLE_EQ(
+      trainsim::Json::parse(trainsim_test::read_file(out))["network"]["nccl"]["ring_efficiency"].get<double>(), 0.94);
   ASSERT_TRUE(efficiency.contains("range")) << "the efficiency is fitted on both systems";
   const double lo = efficiency["range"][0].get<double>(), hi = efficiency["range"][1].get<double>();
   EXPECT_LE(hi, 1.0);
