@@ -426,7 +426,7 @@ void read_enabled(const JsonNode& list, const std::array<const char*, N>& names,
 // `cpu_vendor` as NCCL's topology detection reports the hosts' CPUs (intel, the default, or amd).
 // `transport` names the transport (kNcclTransports); its default hop and reported latencies and
 // ring efficiency apply where `hop_latency_us`, `reported_latency_us` and `ring_efficiency` (a
-// share of the line rate from kMinRingEfficiency to 1) are absent. `tuner` holds a tuner plugin's
+// share of the line rate from kMinLineRateShare to 1) are absent. `tuner` holds a tuner plugin's
 // table, one CSV row of NCCL's example plugin a string (nccl_tuner_table.hpp). `buffsize_bytes` is
 // NCCL_BUFFSIZE, a whole number of bytes from 64 KiB (eight 8 KiB steps) to 1 GiB.
 void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
@@ -442,7 +442,7 @@ void read_nccl_net(const JsonNode& node, NcclNetSpec& nccl) {
   if (auto h = node.find("hop_latency_us")) nccl.hop_latency_s = h->number_in(0, 1e4) * 1e-6;
   if (auto r = node.find("reported_latency_us")) nccl.reported_latency_s = r->number_in(0, 1e4) * 1e-6;
   if (auto p = node.find("proxy_step_us")) nccl.proxy_step_s = p->number_in(0, 1e3) * 1e-6;
-  if (auto e = node.find("ring_efficiency")) nccl.ring_efficiency = e->number_in(kMinRingEfficiency, 1);
+  if (auto e = node.find("ring_efficiency")) nccl.ring_efficiency = e->number_in(kMinLineRateShare, 1);
   if (auto c = node.find("calibrated_from")) nccl.calibrated_from = c->as_string();
   if (auto v = node.find("cpu_vendor")) nccl.amd_cpu = v->one_of({"intel", "amd"}) == "amd";
   if (auto list = node.find("protocols")) read_enabled(*list, kNcclProtocolNames, nccl.protocols);

@@ -59,7 +59,7 @@ struct Constants {
   double hop_us = 0;      ///< NcclNetSpec::hop_latency_s in µs, [0, kMaxHopUs]
   double proxy_us = 0;    ///< NcclNetSpec::proxy_step_s in µs, [0, kMaxProxyUs]
 };
-constexpr double kMinEfficiency = 0.25;  // below a quarter of line rate the NIC is misconfigured, not slow
+constexpr double kMinEfficiency = platforms::kMinLineRateShare;
 constexpr double kMaxHopUs = 500;        // a TCP round trip through two hosts' kernels, with margin
 constexpr double kMaxProxyUs = 50;       // a proxy step slower than this is a stalled host
 /// The fewest distinct sizes a calibration takes: two per constant.

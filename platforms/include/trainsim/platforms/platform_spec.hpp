@@ -106,10 +106,10 @@ double default_hop_latency_s(NcclTransport transport);
 /// 290, 2025-03-03: "For NDR @ 400Gbps you should see 46-48GB/s per NIC", with NCCL_ALGO=RING);
 /// 1 for the others, which publish no such figure.
 double default_ring_efficiency(NcclTransport transport);
-/// The lowest ring efficiency a platform may give: below a quarter of its line rate a NIC is
-/// misconfigured, not slow (calibrate's bound on the NICs' efficiency too), and the ring's bytes
-/// would outgrow what a plan's wire factor may hold (16).
-constexpr double kMinRingEfficiency = 0.25;
+/// The lowest share of its line rate a NIC is taken to reach: below a quarter it is misconfigured,
+/// not slow. It bounds a platform's ring efficiency (below it an LL ring's bytes would also outgrow
+/// what a plan's wire factor may hold, 16) and the NICs' efficiency `calibrate nccl-tests` fits.
+constexpr double kMinLineRateShare = 0.25;
 /// The latency `transport`'s net plugin reports to NCCL (getProperties' props->latency), which
 /// NCCL's tuner adds to every network hop, when the platform gives no `reported_latency_us`, s:
 /// 75 µs for EFA (aws-ofi-nccl on p4d, p4de, p5 and p5e); none for the others (NCCL's net_ib and
@@ -160,9 +160,9 @@ struct NcclNetSpec {
   /// is one thread per GPU, so a collective's steps serialise on it.
   double proxy_step_s = 0;
   /// The share of each NIC's line rate at which NCCL's ring moves its bytes across nodes
-  /// ([kMinRingEfficiency, 1]): the transport's and the fabric's overheads beyond the protocol's
-  /// own (LL's flags, LL128's 8 bytes a line), which NCCL's cost model leaves out. Its default is the transport's
-  /// (default_ring_efficiency); a user who measured their ring sets their own.
+  /// ([kMinLineRateShare, 1]): the transport's and the fabric's overheads beyond the protocol's
+  /// own (LL's flags, LL128's 8 bytes a line), which NCCL's cost model leaves out. Its default is
+  /// the transport's (default_ring_efficiency); a user who measured their ring sets their own.
   double ring_efficiency = 1;
   std::string calibrated_from;  ///< the nccl-tests file(s) the constants were fitted to ("" when not)
   /// The protocols NCCL may use (NCCL_PROTO as the cluster's profile sets it), indexed LL, LL128,
